@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+// One target per layer; each depends only on the layers above it:
+// C shims → Posix → EventLoop → JSON → JSONRPC → Service → netmodel.
+import PackageDescription
+
+var package = Package(
+  name: "netmodel",
+  products: [
+    .executable(name: "netmodel", targets: ["netmodel"])
+  ],
+  targets: [
+    .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
+    .systemLibrary(
+      name: "CJansson", path: "Sources/CJansson", pkgConfig: "jansson",
+      providers: [.apt(["libjansson-dev"])]),
+    .target(name: "Posix", dependencies: ["CSystem"]),
+    .target(name: "EventLoop", dependencies: ["Posix"]),
+    .target(name: "JSON", dependencies: ["CJansson"]),
+    .target(name: "JSONRPC", dependencies: ["JSON", "EventLoop", "Posix"]),
+    .target(name: "Service", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
+    .executableTarget(name: "netmodel", dependencies: ["Service", "JSONRPC", "EventLoop", "Posix"]),
+    .testTarget(name: "PosixTests", dependencies: ["Posix"]),
+    .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
+    .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+    .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
+    .testTarget(name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix"]),
+  ],
+  swiftLanguageModes: [.v6]
+)
+
+// The libFuzzer target links against clang's fuzzer runtime, which a normal build
+// must not do, so it exists only when asked for (see README "Fuzzing").
+import class Foundation.ProcessInfo
+
+if ProcessInfo.processInfo.environment["NETMODEL_FUZZ"] != nil {
+  package.targets.append(
+    .executableTarget(name: "FuzzDispatch", dependencies: ["JSONRPC", "JSON", "Service"], path: "Fuzz/FuzzDispatch"))
+}

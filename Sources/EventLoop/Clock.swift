@@ -1,0 +1,22 @@
+import Posix
+
+/// Where the loop reads the time; tests swap in a `ManualClock`.
+public protocol LoopClock: AnyObject {
+  /// Monotonic nanoseconds.
+  var now: UInt64 { get }
+}
+
+public final class MonotonicClock: LoopClock {
+  public init() {}
+  public var now: UInt64 { Process.monotonicNanoseconds() }
+}
+
+/// A clock that moves only when told to, so timer tests never sleep.
+public final class ManualClock: LoopClock {
+  public private(set) var now: UInt64
+
+  public init(start: UInt64 = 1_000_000_000) { now = start }
+
+  public func advance(byMilliseconds ms: UInt64) { now += ms * 1_000_000 }
+  public func advance(byNanoseconds ns: UInt64) { now += ns }
+}

@@ -1,0 +1,76 @@
+import CJansson
+
+extension JSON {
+  /// Compact text with no spaces; keys in insertion order.
+  public static let compactFlags = Int(JSON_COMPACT) | Int(JSON_ENCODE_ANY)
+
+  /// Appends this value's compact text to `buffer`. No intermediate string is made.
+  public func encode(into buffer: inout [UInt8], flags: Int = JSON.compactFlags) {
+    withUnsafeMutablePointer(to: &buffer) { pointer in
+      _ = json_dump_callback(
+        raw,
+        { chunk, size, context in
+          let target = context!.assumingMemoryBound(to: [UInt8].self)
+          chunk!.withMemoryRebound(to: UInt8.self, capacity: size) {
+            target.pointee.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))
+          }
+          return 0
+        }, pointer, flags)
+    }
+  }
+
+  public func encoded(flags: Int = JSON.compactFlags) -> [UInt8] {
+    var buffer: [UInt8] = []
+    encode(into: &buffer, flags: flags)
+    return buffer
+  }
+
+  public var text: String { String(decoding: encoded(), as: UTF8.self) }
+}
+
+extension JSON: CustomStringConvertible {
+  public var description: String { text }
+}
+
+/// Appends `value` to `buffer` as a JSON string literal, escaped as RFC 8259 asks.
+public func appendJSONString(_ value: String, to buffer: inout [UInt8]) {
+  buffer.append(UInt8(ascii: "\""))
+  let hex: [UInt8] = Array("0123456789abcdef".utf8)
+  for byte in value.utf8 {
+    switch byte {
+    case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])
+    case UInt8(ascii: "\\"): buffer.append(contentsOf: [92, 92])
+    case 0x0A: buffer.append(contentsOf: [92, UInt8(ascii: "n")])
+    case 0x0D: buffer.append(contentsOf: [92, UInt8(ascii: "r")])
+    case 0x09: buffer.append(contentsOf: [92, UInt8(ascii: "t")])
+    case 0..<0x20:
+      buffer.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+    default: buffer.append(byte)
+    }
+  }
+  buffer.append(UInt8(ascii: "\""))
+}
+
+/// Appends the decimal text of `value`.
+public func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
+  if value == 0 {
+    buffer.append(UInt8(ascii: "0"))
+    return
+  }
+  var magnitude = value.magnitude
+  var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+  var count = 0
+  withUnsafeMutableBytes(of: &digits) { raw in
+    while magnitude > 0 {
+      raw[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+      magnitude /= 10
+      count += 1
+    }
+  }
+  if value < 0 { buffer.append(UInt8(ascii: "-")) }
+  withUnsafeBytes(of: &digits) { raw in
+    for i in stride(from: count - 1, through: 0, by: -1) { buffer.append(raw[i]) }
+  }
+}

@@ -1,0 +1,151 @@
+import JSON
+import Posix
+
+/// One request as a handler sees it.
+public struct Request {
+  public let id: RequestID
+  public let method: String
+  /// An object or an array; nil when the peer sent none or `null`.
+  public let params: JSON?
+  public let connection: Connection
+  public let responder: Responder
+}
+
+/// Method registry and dispatch: decodes frames into messages, answers what is malformed,
+/// routes the rest to handlers, and runs batches and `$/cancelRequest`. Knows nothing of
+/// what the methods do.
+///
+/// Must be used on the loop's thread.
+public final class Dispatcher {
+  /// A handler answers through `request.responder`, now or later. Throwing answers
+  /// with that error.
+  public typealias RequestHandler = (Request) throws(ResponseError) -> Void
+  public typealias NotificationHandler = (_ params: JSON?, _ connection: Connection) -> Void
+
+  public let statistics: RPCStatistics
+  private var requestHandlers: [String: RequestHandler] = [:]
+  private var notificationHandlers: [String: NotificationHandler] = [:]
+  /// Consulted before every request: an error here answers it instead of its handler
+  /// (for example `-32005` after `shutdown`).
+  public var gate: ((String) -> ResponseError?)?
+
+  public init(statistics: RPCStatistics = RPCStatistics()) {
+    self.statistics = statistics
+    notificationHandlers["$/cancelRequest"] = { params, connection in
+      guard let idValue = params?["id"], let id = RequestID(idValue) else { return }
+      connection.pendingRequests[id]?.cancel()
+    }
+  }
+
+  public func register(_ method: String, _ handler: @escaping RequestHandler) {
+    requestHandlers[method] = handler
+  }
+
+  public func registerNotification(_ method: String, _ handler: @escaping NotificationHandler) {
+    notificationHandlers[method] = handler
+  }
+
+  /// Every method the dispatcher handles, requests and notifications, sorted.
+  public var methods: [String] { Array(Set(requestHandlers.keys).union(notificationHandlers.keys)).sorted() }
+
+  // MARK: Frames
+
+  public func handle(_ frame: Frame, from connection: Connection) {
+    switch frame {
+    case .message(let bytes):
+      let parsed = bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try JSON.parse(buffer) } }
+      switch parsed {
+      case .success(let json): handle(json, from: connection)
+      case .failure(let error):
+        let data = JSON.object()
+          .set("line", .integer(error.line))
+          .set("column", .integer(error.column))
+          .set("position", .integer(error.position))
+        sendError(ResponseError(.parseError, "parse error: \(error.message)", data: data), id: nil, to: connection)
+      }
+    case .oversized(let size):
+      let limit = Int64(connection.maxMessageBytes)
+      let data = JSON.object().set("limit", .integer(limit))
+      if let size { data.set("size", .integer(size)) }
+      sendError(
+        ResponseError(
+          .invalidRequest, "message exceeds the limit of \(limit) bytes (--max-message-bytes); it was skipped",
+          data: data),
+        id: nil, to: connection)
+    case .badHeader(let reason):
+      sendError(ResponseError(.parseError, "bad message header: \(reason)"), id: nil, to: connection)
+    }
+  }
+
+  /// Handles one parsed message or batch.
+  public func handle(_ json: JSON, from connection: Connection) {
+    guard json.isArray else {
+      dispatch(IncomingMessage(json), connection: connection, batch: nil, slot: 0)
+      return
+    }
+    let elements = json.elements
+    if elements.isEmpty {
+      sendError(.invalidRequest("empty batch"), id: nil, to: connection)
+      return
+    }
+    let messages = elements.map(IncomingMessage.init)
+    let answered = messages.filter {
+      switch $0 {
+      case .request, .invalid: return true
+      case .notification, .response: return false
+      }
+    }.count
+    let batch = answered > 0 ? BatchReply(connection: connection, count: answered) : nil
+    var slot = 0
+    for message in messages {
+      dispatch(message, connection: connection, batch: batch, slot: slot)
+      if case .request = message { slot += 1 } else if case .invalid = message { slot += 1 }
+    }
+  }
+
+  // MARK: Dispatch
+
+  private func dispatch(_ message: IncomingMessage, connection: Connection, batch: BatchReply?, slot: Int) {
+    switch message {
+    case .request(let id, let method, let params):
+      let responder = Responder(
+        id: id, method: method, connection: connection, batch: batch, slot: slot, statistics: statistics)
+      guard let handler = requestHandlers[method] else {
+        statistics.requestsTotal += 1
+        responder.fail(.methodNotFound(method))
+        return
+      }
+      statistics.countRequest(method)
+      if let refusal = gate?(method) {
+        responder.fail(refusal)
+        return
+      }
+      do {
+        try handler(Request(id: id, method: method, params: params, connection: connection, responder: responder))
+      } catch {
+        responder.fail(error)
+      }
+      if !responder.isDone && batch == nil {
+        connection.pendingRequests[id] = responder
+      }
+    case .notification(let method, let params):
+      statistics.notificationsReceived += 1
+      if let handler = notificationHandlers[method] {
+        handler(params, connection)
+      } else {
+        Log.debug("ignored notification \(method)")
+      }
+    case .response:
+      Log.debug("ignored a response from connection \(connection.id)")
+    case .invalid(let id, let error):
+      let responder = Responder(
+        id: id ?? .null, method: "", connection: connection, batch: batch, slot: slot, statistics: statistics)
+      responder.fail(error)
+    }
+  }
+
+  private func sendError(_ error: ResponseError, id: RequestID?, to connection: Connection) {
+    statistics.countError(error.code)
+    connection.send { MessageEncoder.error(id: id, error, into: &$0) }
+  }
+}

@@ -1,0 +1,22 @@
+import JSON
+
+extension Framing {
+  /// Appends one framed message whose body `encodeBody` writes, with no extra copy
+  /// for newline-delimited peers.
+  func appendFrame(to output: inout [UInt8], scratch: inout [UInt8], encodeBody: (inout [UInt8]) -> Void) {
+    switch self {
+    case .newlineDelimited:
+      encodeBody(&output)
+      output.append(0x0A)
+    case .contentLength:
+      scratch.removeAll(keepingCapacity: true)
+      encodeBody(&scratch)
+      output.append(contentsOf: Framing.contentLengthPrefix)
+      appendDecimal(Int64(scratch.count), to: &output)
+      output.append(contentsOf: [0x0D, 0x0A, 0x0D, 0x0A])
+      output.append(contentsOf: scratch)
+    }
+  }
+
+  private static let contentLengthPrefix = Array("Content-Length: ".utf8)
+}

@@ -1,0 +1,92 @@
+import JSON
+
+/// One decoded element of what a peer sent: a request, a notification, or something
+/// that is neither and gets an error reply (with its id when one could be read).
+public enum IncomingMessage {
+  case request(id: RequestID, method: String, params: JSON?)
+  case notification(method: String, params: JSON?)
+  /// A response from the peer; the server sends no requests, so it is ignored.
+  case response
+  case invalid(id: RequestID?, ResponseError)
+
+  /// Decodes one message object, following JSON-RPC 2.0 §4 and §5.
+  public init(_ json: JSON) {
+    guard json.isObject else {
+      self = .invalid(id: nil, .invalidRequest("a request must be a JSON object"))
+      return
+    }
+    var id: RequestID?
+    let idValue = json["id"]
+    if let idValue {
+      guard let parsed = RequestID(idValue) else {
+        self = .invalid(id: nil, .invalidRequest("id must be a string, a number or null"))
+        return
+      }
+      id = parsed
+    }
+    guard json["jsonrpc"]?.string == "2.0" else {
+      self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
+      return
+    }
+    guard let methodValue = json["method"] else {
+      if json["result"] != nil || json["error"] != nil {
+        self = .response
+      } else {
+        self = .invalid(id: id ?? .null, .invalidRequest("method is missing"))
+      }
+      return
+    }
+    guard let method = methodValue.string else {
+      self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
+      return
+    }
+    var params = json["params"]
+    if let value = params {
+      switch value.kind {
+      case .object, .array: break
+      case .null: params = nil
+      default:
+        self = .invalid(id: id ?? .null, .invalidRequest("params must be an object or an array"))
+        return
+      }
+    }
+    if let id {
+      self = .request(id: id, method: method, params: params)
+    } else {
+      self = .notification(method: method, params: params)
+    }
+  }
+}
+
+/// Writes the bodies of outgoing messages straight into an output buffer.
+public enum MessageEncoder {
+  public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
+    buffer.append(contentsOf: idPrefix)
+    id.encode(into: &buffer)
+    buffer.append(contentsOf: resultPrefix)
+    encodeResult(&buffer)
+    buffer.append(UInt8(ascii: "}"))
+  }
+
+  public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: idPrefix)
+    (id ?? .null).encode(into: &buffer)
+    buffer.append(contentsOf: errorPrefix)
+    error.encode(into: &buffer)
+    buffer.append(UInt8(ascii: "}"))
+  }
+
+  public static func notification(method: String, params: JSON, into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: methodPrefix)
+    appendJSONString(method, to: &buffer)
+    buffer.append(contentsOf: paramsPrefix)
+    params.encode(into: &buffer)
+    buffer.append(UInt8(ascii: "}"))
+  }
+
+  private static let idPrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+  private static let resultPrefix = Array(#","result":"#.utf8)
+  private static let errorPrefix = Array(#","error":"#.utf8)
+  private static let methodPrefix = Array(#"{"jsonrpc":"2.0","method":"#.utf8)
+  private static let paramsPrefix = Array(#","params":"#.utf8)
+}

@@ -1,0 +1,119 @@
+import JSON
+
+/// Answers one request exactly once: now, later (after a backend call), or with
+/// `-32800` when the peer cancels it. Answers after that are ignored.
+///
+/// Must be used on the loop's thread.
+public final class Responder {
+  public let id: RequestID
+  public let method: String
+  public private(set) var isDone = false
+  /// Called when the peer cancels the request, so the handler can stop its work.
+  public var onCancel: (() -> Void)?
+
+  private weak var connection: Connection?
+  private let batch: BatchReply?
+  private let slot: Int
+  private let statistics: RPCStatistics
+
+  init(id: RequestID, method: String, connection: Connection, batch: BatchReply?, slot: Int, statistics: RPCStatistics) {
+    self.id = id
+    self.method = method
+    self.connection = connection
+    self.batch = batch
+    self.slot = slot
+    self.statistics = statistics
+  }
+
+  public func succeed(_ result: JSON) {
+    succeed { result.encode(into: &$0) }
+  }
+
+  /// Succeeds with a result whose JSON text `encodeResult` writes straight into the
+  /// output: the fast path for hot methods.
+  public func succeed(encodingResult encodeResult: (inout [UInt8]) -> Void) {
+    guard finish() else { return }
+    let id = self.id
+    deliver { MessageEncoder.result(id: id, into: &$0, encodeResult: encodeResult) }
+  }
+
+  public func fail(_ error: ResponseError) {
+    guard finish() else { return }
+    statistics.countError(error.code)
+    let id = self.id
+    deliver { MessageEncoder.error(id: id, error, into: &$0) }
+  }
+
+  /// Answers `-32800` and tells the handler.
+  func cancel() {
+    guard !isDone else { return }
+    fail(ResponseError(.requestCancelled, "request cancelled", data: JSON.object().set("method", .string(method))))
+    let handler = onCancel
+    onCancel = nil
+    handler?()
+  }
+
+  /// The peer is gone: nobody will read an answer, so the work may stop.
+  func connectionClosed() {
+    guard !isDone else { return }
+    isDone = true
+    let handler = onCancel
+    onCancel = nil
+    handler?()
+  }
+
+  private func finish() -> Bool {
+    if isDone { return false }
+    isDone = true
+    onCancel = nil
+    if let connection, batch == nil, connection.pendingRequests[id] === self {
+      connection.pendingRequests[id] = nil
+    }
+    return true
+  }
+
+  private func deliver(_ encode: (inout [UInt8]) -> Void) {
+    guard let connection else { return }
+    if let batch {
+      batch.fill(slot: slot, encode: encode)
+    } else {
+      connection.send(encodeBody: encode)
+    }
+  }
+}
+
+/// Collects the answers to one batch and sends them as one array once all are in.
+final class BatchReply {
+  private weak var connection: Connection?
+  private var parts: [[UInt8]?]
+  private var remaining: Int
+
+  init(connection: Connection, count: Int) {
+    self.connection = connection
+    parts = Array(repeating: nil, count: count)
+    remaining = count
+  }
+
+  func fill(slot: Int, encode: (inout [UInt8]) -> Void) {
+    var bytes: [UInt8] = []
+    encode(&bytes)
+    parts[slot] = bytes
+    remaining -= 1
+    if remaining == 0 { send() }
+  }
+
+  private func send() {
+    guard let connection else { return }
+    let parts = self.parts
+    connection.send { buffer in
+      buffer.append(UInt8(ascii: "["))
+      var first = true
+      for case let part? in parts {
+        if !first { buffer.append(UInt8(ascii: ",")) }
+        first = false
+        buffer.append(contentsOf: part)
+      }
+      buffer.append(UInt8(ascii: "]"))
+    }
+  }
+}

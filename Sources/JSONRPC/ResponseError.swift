@@ -1,0 +1,65 @@
+import JSON
+
+/// A JSON-RPC error code. A struct, not an enum, so layers above can add their own.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable {
+  public let rawValue: Int64
+  public init(rawValue: Int64) { self.rawValue = rawValue }
+
+  public static let parseError = ErrorCode(rawValue: -32700)
+  public static let invalidRequest = ErrorCode(rawValue: -32600)
+  public static let methodNotFound = ErrorCode(rawValue: -32601)
+  public static let invalidParams = ErrorCode(rawValue: -32602)
+  public static let internalError = ErrorCode(rawValue: -32603)
+  public static let requestCancelled = ErrorCode(rawValue: -32800)
+  public static let backendUnavailable = ErrorCode(rawValue: -32001)
+  public static let backendRejected = ErrorCode(rawValue: -32002)
+  public static let unauthorized = ErrorCode(rawValue: -32003)
+  public static let unknownKindOrList = ErrorCode(rawValue: -32004)
+  public static let shuttingDown = ErrorCode(rawValue: -32005)
+}
+
+/// The `error` member of a response.
+public struct ResponseError: Error {
+  public var code: ErrorCode
+  public var message: String
+  public var data: JSON?
+
+  public init(_ code: ErrorCode, _ message: String, data: JSON? = nil) {
+    self.code = code
+    self.message = message
+    self.data = data
+  }
+
+  /// `-32602` with `data.path`, a JSON Pointer to the offending field of `params`.
+  public static func invalidParams(_ message: String, path: String) -> ResponseError {
+    ResponseError(.invalidParams, message, data: JSON.object().set("path", .string(path)))
+  }
+
+  public static func methodNotFound(_ method: String) -> ResponseError {
+    ResponseError(.methodNotFound, "method not found: \(method)", data: JSON.object().set("method", .string(method)))
+  }
+
+  public static func invalidRequest(_ message: String) -> ResponseError {
+    ResponseError(.invalidRequest, message)
+  }
+
+  public static func internalError(_ message: String) -> ResponseError {
+    ResponseError(.internalError, message)
+  }
+
+  public func encode(into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: ResponseError.codePrefix)
+    appendDecimal(code.rawValue, to: &buffer)
+    buffer.append(contentsOf: ResponseError.messagePrefix)
+    appendJSONString(message, to: &buffer)
+    if let data {
+      buffer.append(contentsOf: ResponseError.dataPrefix)
+      data.encode(into: &buffer)
+    }
+    buffer.append(UInt8(ascii: "}"))
+  }
+
+  private static let codePrefix = Array(#"{"code":"#.utf8)
+  private static let messagePrefix = Array(#","message":"#.utf8)
+  private static let dataPrefix = Array(#","data":"#.utf8)
+}

@@ -1,0 +1,123 @@
+import CSystem
+import Glibc
+
+/// Unix stream sockets: listen, accept with peer credentials, connect.
+public enum UnixSocket {
+  /// Why a listening socket could not be made.
+  public enum ListenError: Error, CustomStringConvertible {
+    /// Another live process answers on the path; it is left alone.
+    case inUse(path: String)
+    case system(Errno, path: String)
+
+    public var description: String {
+      switch self {
+      case .inUse(let path):
+        return "another netmodel server is already listening on \(path); stop it or choose --socket=PATH"
+      case .system(let errno, let path): return "cannot listen on \(path): \(errno)"
+      }
+    }
+  }
+
+  /// Binds and listens on `path`, creating its folder with mode 0700 and giving the
+  /// socket mode 0600. A socket file that nobody answers on (left by a dead server) is
+  /// replaced; one with a live listener is never taken over.
+  public static func listen(path: String, backlog: Int32 = 128) throws(ListenError) -> FileDescriptor {
+    let folder = parentFolder(of: path)
+    do { try makeFolder(folder, mode: 0o700) } catch { throw .system(error, path: folder) }
+
+    let fd = nm_unix_socket()
+    if fd < 0 { throw .system(.current("socket"), path: path) }
+    let socket = FileDescriptor(rawValue: fd)
+    // umask makes the socket 0600 from its creation, with no window for another user.
+    let oldMask = umask(0o177)
+    var result = nm_unix_bind(fd, path)
+    if result != 0 && nm_errno() == EADDRINUSE {
+      if isAnswering(path: path) {
+        umask(oldMask)
+        socket.close()
+        throw .inUse(path: path)
+      }
+      unlink(path)
+      result = nm_unix_bind(fd, path)
+    }
+    umask(oldMask)
+    if result != 0 {
+      let error = Errno.current("bind")
+      socket.close()
+      throw .system(error, path: path)
+    }
+    chmod(path, 0o600)
+    if Glibc.listen(fd, backlog) != 0 {
+      let error = Errno.current("listen")
+      socket.close()
+      throw .system(error, path: path)
+    }
+    return socket
+  }
+
+  /// Accepts one pending connection, non-blocking and close-on-exec; nil when none waits.
+  /// The corresponding C function is `accept4`.
+  public static func accept(_ listener: FileDescriptor) throws(Errno) -> FileDescriptor? {
+    while true {
+      let fd = nm_accept(listener.rawValue)
+      if fd >= 0 { return FileDescriptor(rawValue: fd) }
+      let error = Errno.current("accept4")
+      if error.isInterrupted || error.code == ECONNABORTED { continue }
+      if error.isWouldBlock { return nil }
+      throw error
+    }
+  }
+
+  /// The uid of the process at the other end. The corresponding option is `SO_PEERCRED`.
+  public static func peerUID(_ fd: FileDescriptor) throws(Errno) -> UInt32 {
+    var uid: UInt32 = 0
+    if nm_peer_uid(fd.rawValue, &uid) != 0 { throw .current("getsockopt(SO_PEERCRED)") }
+    return uid
+  }
+
+  /// Connects to a listening socket; the returned descriptor is blocking.
+  public static func connect(path: String) throws(Errno) -> FileDescriptor {
+    let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    if fd < 0 { throw .current("socket") }
+    if nm_unix_connect(fd, path) != 0 {
+      let error = Errno.current("connect")
+      Glibc.close(fd)
+      throw error
+    }
+    return FileDescriptor(rawValue: fd)
+  }
+
+  /// True when a server accepts connections on `path`.
+  public static func isAnswering(path: String) -> Bool {
+    guard let fd = try? connect(path: path) else { return false }
+    fd.close()
+    return true
+  }
+
+  public static func currentUID() -> UInt32 { getuid() }
+
+  static func parentFolder(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+  }
+
+  /// Creates `path` and its missing parents; the last component gets `mode`.
+  /// An existing folder is tightened to `mode` only if this user owns it.
+  static func makeFolder(_ path: String, mode: mode_t) throws(Errno) {
+    if mkdir(path, mode) == 0 { return }
+    let error = Errno.current("mkdir")
+    if error.code == ENOENT {
+      try makeFolder(parentFolder(of: path), mode: 0o755)
+      if mkdir(path, mode) != 0 && nm_errno() != EEXIST { throw .current("mkdir") }
+      return
+    }
+    if error.code != EEXIST { throw error }
+    var info = stat()
+    if stat(path, &info) == 0 && info.st_uid == getuid() { chmod(path, mode) }
+  }
+}
+
+/// Removes a socket file. The corresponding C function is `unlink`.
+public func unlinkSocket(_ path: String) {
+  unlink(path)
+}

@@ -1,0 +1,40 @@
+import EventLoop
+import JSONRPC
+import Posix
+import Service
+
+/// Runs the server until `exit`, a signal, or the end of stdin; returns the exit code.
+func serve(_ options: ServeOptions) -> Int32 {
+  Log.level = options.logLevel
+  do {
+    let signals = try SignalFD(signals: [SignalFD.terminate, SignalFD.interrupt])
+    let loop = try EventLoop()
+    let server = RPCServer(loop: loop, maxMessageBytes: options.maxMessageBytes)
+    let service = NetmodelService(server: server)
+
+    _ = try loop.register(signals.fd, events: .readable) { _ in
+      while let signal = signals.next() {
+        Log.info("signal \(signal): shutting down")
+        service.terminate(exitCode: 0)
+      }
+    }
+    if let path = options.socketPath {
+      do {
+        try server.listen(path: path)
+      } catch {
+        Log.error("\(error)")
+        return 1
+      }
+    }
+    if options.useStdio {
+      server.onStdioEnded = { service.terminate(exitCode: 0) }
+      try server.attachStdio()
+    }
+    try loop.run()
+    server.shutDown()
+    return service.exitCode ?? 0
+  } catch {
+    Log.error("\(error)")
+    return 1
+  }
+}

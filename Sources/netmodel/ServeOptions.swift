@@ -1,0 +1,65 @@
+import Posix
+
+/// `netmodel serve` options, parsed by hand: the argument parser is in no package
+/// the toolchain ships, and this keeps start-up light.
+struct ServeOptions {
+  var useStdio = true
+  var socketPath: String?
+  var logLevel = Log.Level.warn
+  var maxMessageBytes = 16 << 20
+  var stateDirectory: String?
+
+  struct UsageError: Error {
+    let message: String
+  }
+
+  init(arguments: ArraySlice<String>) throws(UsageError) {
+    var rest = arguments
+    while let argument = rest.popFirst() {
+      let (name, inlineValue) = ServeOptions.split(argument)
+      func value() throws(UsageError) -> String {
+        if let inlineValue { return inlineValue }
+        guard let next = rest.popFirst() else { throw UsageError(message: "\(name) needs a value") }
+        return next
+      }
+      switch name {
+      case "--socket":
+        socketPath = inlineValue ?? ServeOptions.defaultSocketPath()
+      case "--no-stdio":
+        useStdio = false
+      case "--log-level":
+        let text = try value()
+        guard let level = Log.Level(name: text) else {
+          throw UsageError(message: "--log-level must be debug, info, warn, error or off, not \(text)")
+        }
+        logLevel = level
+      case "--max-message-bytes":
+        let text = try value()
+        guard let bytes = Int(text), bytes >= 64 else {
+          throw UsageError(message: "--max-message-bytes must be a number of bytes ≥ 64, not \(text)")
+        }
+        maxMessageBytes = bytes
+      case "--state-dir":
+        stateDirectory = try value()
+      default:
+        throw UsageError(message: "unknown option \(argument)")
+      }
+    }
+    if !useStdio && socketPath == nil {
+      throw UsageError(message: "--no-stdio needs --socket: there would be nothing to serve")
+    }
+  }
+
+  static func split(_ argument: String) -> (String, String?) {
+    guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+    return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+  }
+
+  /// `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, else `/tmp/netmodel-$UID/netmodel.sock`.
+  static func defaultSocketPath() -> String {
+    if let runtime = Process.environment("XDG_RUNTIME_DIR"), !runtime.isEmpty {
+      return runtime + "/netmodel/netmodel.sock"
+    }
+    return "/tmp/netmodel-\(UnixSocket.currentUID())/netmodel.sock"
+  }
+}

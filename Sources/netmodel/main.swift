@@ -1,0 +1,62 @@
+import Posix
+import Service
+
+let usage = """
+  netmodel \(netmodelVersion): network models for UIs, served over JSON-RPC 2.0
+
+  Usage:
+    netmodel serve [options]    serve on stdin/stdout (and a Unix socket with --socket)
+    netmodel --version
+    netmodel --help
+
+  Serve options:
+    --socket[=PATH]             also listen on a Unix socket (default
+                                $XDG_RUNTIME_DIR/netmodel/netmodel.sock, else
+                                /tmp/netmodel-$UID/netmodel.sock)
+    --no-stdio                  serve the socket only
+    --log-level LEVEL           debug, info, warn (default), error, off; logs go to stderr
+    --max-message-bytes N       largest accepted message (default 16777216)
+    --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel)
+
+  Framing is detected per connection: Content-Length headers (LSP) or one JSON
+  message per line. The methods are described by `rpc.discover` and schema/openrpc.json.
+
+  """
+
+Process.ignoreBrokenPipes()
+var arguments = CommandLine.arguments.dropFirst()
+let command = arguments.first ?? "serve"
+switch command {
+case "--help", "-h", "help":
+  try? FileDescriptor.standardOutput.writeAll(usage)
+  Process.exit(0)
+case "--version", "-V", "version":
+  try? FileDescriptor.standardOutput.writeAll("netmodel \(netmodelVersion)\n")
+  Process.exit(0)
+case "serve":
+  if !arguments.isEmpty { arguments = arguments.dropFirst() }
+  if arguments.contains("--help") || arguments.contains("-h") {
+    try? FileDescriptor.standardOutput.writeAll(usage)
+    Process.exit(0)
+  }
+  do {
+    let options = try ServeOptions(arguments: arguments)
+    Process.exit(serve(options))
+  } catch {
+    try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\nTry 'netmodel --help'.\n")
+    Process.exit(2)
+  }
+default:
+  if command.hasPrefix("--") {
+    // Options without a command: `netmodel --socket` means `netmodel serve --socket`.
+    do {
+      let options = try ServeOptions(arguments: arguments)
+      Process.exit(serve(options))
+    } catch {
+      try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\nTry 'netmodel --help'.\n")
+      Process.exit(2)
+    }
+  }
+  try? FileDescriptor.standardError.writeAll("netmodel: unknown command \(command)\nTry 'netmodel --help'.\n")
+  Process.exit(2)
+}
