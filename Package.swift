@@ -19,11 +19,13 @@ var package = Package(
     .target(name: "JSONRPC", dependencies: ["JSON", "EventLoop", "Posix"]),
     .target(name: "Service", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
     .executableTarget(name: "netmodel", dependencies: ["Service", "JSONRPC", "EventLoop", "Posix"]),
+    .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-    .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
-    .testTarget(name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix"]),
+    .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
+    .testTarget(
+      name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )
@@ -34,5 +36,5 @@ import class Foundation.ProcessInfo
 
 if ProcessInfo.processInfo.environment["NETMODEL_FUZZ"] != nil {
   package.targets.append(
-    .executableTarget(name: "FuzzDispatch", dependencies: ["JSONRPC", "JSON", "Service"], path: "Fuzz/FuzzDispatch"))
+    .executableTarget(name: "FuzzDispatch", dependencies: ["JSONRPC", "JSON", "Service", "TestSupport"], path: "Fuzz/FuzzDispatch"))
 }

@@ -47,9 +47,8 @@ public final class Responder {
   /// Answers `-32800` and tells the handler.
   func cancel() {
     guard !isDone else { return }
-    fail(ResponseError(.requestCancelled, "request cancelled", data: JSON.object().set("method", .string(method))))
     let handler = onCancel
-    onCancel = nil
+    fail(ResponseError(.requestCancelled, "request cancelled", data: JSON.object().set("method", .string(method))))
     handler?()
   }
 

@@ -1,0 +1,98 @@
+import EventLoop
+import Posix
+import Testing
+
+@Suite struct EventLoopTests {
+  @Test func timersFireInDeadlineOrderOnlyWhenTheClockReachesThem() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    var fired: [String] = []
+    loop.schedule(afterMilliseconds: 20) { fired.append("b") }
+    loop.schedule(afterMilliseconds: 10) { fired.append("a") }
+    loop.schedule(afterMilliseconds: 20) { fired.append("c") }
+    try loop.runOnce(wait: false)
+    #expect(fired.isEmpty)
+    #expect(loop.nextTimerDelay == 10_000_000)
+    clock.advance(byMilliseconds: 10)
+    try loop.runOnce(wait: false)
+    #expect(fired == ["a"])
+    clock.advance(byMilliseconds: 10)
+    try loop.runOnce(wait: false)
+    #expect(fired == ["a", "b", "c"])
+    #expect(loop.nextTimerDelay == nil)
+  }
+
+  @Test func aTimerRunsAgainAfterTheDelayItReturnsAndStopsOnNil() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    var runs = 0
+    loop.schedule(afterNanoseconds: 5_000_000) {
+      runs += 1
+      return runs < 3 ? 5_000_000 : nil
+    }
+    for _ in 0..<10 {
+      clock.advance(byMilliseconds: 5)
+      try loop.runOnce(wait: false)
+    }
+    #expect(runs == 3)
+  }
+
+  @Test func cancelledTimersNeverRun() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    var ran = false
+    let timer = loop.schedule(afterMilliseconds: 1) { ran = true }
+    loop.cancel(timer)
+    clock.advance(byMilliseconds: 5)
+    try loop.runOnce(wait: false)
+    #expect(!ran)
+    #expect(loop.nextTimerDelay == nil)
+  }
+
+  @Test func readinessReachesTheHandlerAndHooksRunAfter() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    let (a, b) = try FileDescriptor.socketPair()
+    defer {
+      a.close()
+      b.close()
+    }
+    var order: [String] = []
+    let registration = try loop.register(a, events: .readable) { events in
+      #expect(events.contains(.readable))
+      var byte: UInt8 = 0
+      _ = try? a.read(into: &byte, count: 1)
+      order.append("read \(byte)")
+    }
+    loop.addBeforeSleepHook { order.append("hook") }
+    try loop.runOnce(wait: false)
+    #expect(order == ["hook"])
+    var byte: UInt8 = 7
+    _ = try b.write(&byte, count: 1)
+    try loop.runOnce(wait: false)
+    #expect(order == ["hook", "read 7", "hook"])
+    loop.deregister(registration)
+    _ = try b.write(&byte, count: 1)
+    try loop.runOnce(wait: false)
+    #expect(order == ["hook", "read 7", "hook", "hook"])
+  }
+
+  @Test func executedTasksRunOnTheNextIterationInOrder() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    var order: [Int] = []
+    loop.execute {
+      order.append(1)
+      loop.execute { order.append(3) }
+    }
+    loop.execute { order.append(2) }
+    #expect(order.isEmpty)
+    try loop.runOnce(wait: false)
+    #expect(order == [1, 2, 3])
+  }
+
+  @Test func wakeUpEndsAWaitWithoutTimers() throws {
+    let loop = try EventLoop()
+    loop.wakeUp()
+    // Would block forever without the wake-up's readable eventfd.
+    try loop.runOnce(wait: true)
+  }
+}

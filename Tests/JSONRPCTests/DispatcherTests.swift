@@ -1,0 +1,201 @@
+import EventLoop
+import JSON
+import JSONRPC
+import TestSupport
+import Testing
+
+/// A server with a few handlers, one of which answers only when told to.
+final class Fixture {
+  let loop: EventLoop
+  let server: RPCServer
+  var held: [Responder] = []
+  var cancelled: [String] = []
+
+  init(maxMessageBytes: Int = 1 << 20) throws {
+    loop = try EventLoop(clock: ManualClock())
+    server = RPCServer(loop: loop, maxMessageBytes: maxMessageBytes)
+    server.dispatcher.register("echo") { request in
+      request.responder.succeed(request.params ?? .null())
+    }
+    server.dispatcher.register("hold") { [unowned self] request in
+      let method = request.method
+      request.responder.onCancel = { [unowned self] in self.cancelled.append(method) }
+      self.held.append(request.responder)
+    }
+    server.dispatcher.register("fail") { _ throws(ResponseError) in
+      throw .invalidParams("bad", path: "/x")
+    }
+  }
+
+  func peer(_ framing: Framing = .newlineDelimited) throws -> InProcessPeer {
+    try InProcessPeer(server: server, framing: framing)
+  }
+}
+
+@Suite struct DispatcherTests {
+  @Test(arguments: [Framing.newlineDelimited, .contentLength])
+  func idsAreEchoedInTheTypeTheyWereSentAs(framing: Framing) throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer(framing)
+    for id in ["7", #""7""#, "null", "-3", #""""#] {
+      try peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"echo","params":[1]}"#, framing: framing)
+      let reply = try #require(try peer.receive().first)
+      #expect(reply["id"]!.text == id)
+      #expect(reply["result"]!.text == "[1]")
+    }
+  }
+
+  @Test(arguments: [Framing.newlineDelimited, .contentLength])
+  func malformedInputGetsTheRightErrorAndTheConnectionGoesOn(framing: Framing) throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer(framing)
+    let cases: [(String, Int64, String)] = [
+      (#"{"jsonrpc":"2.0","id":1,"method":"echo""#, -32700, "null"),
+      (#"{"jsonrpc":"1.0","id":2,"method":"echo"}"#, -32600, "2"),
+      (#"{"jsonrpc":"2.0","id":3}"#, -32600, "3"),
+      (#"{"jsonrpc":"2.0","id":4,"method":5}"#, -32600, "4"),
+      (#"{"jsonrpc":"2.0","id":{},"method":"echo"}"#, -32600, "null"),
+      (#"{"jsonrpc":"2.0","id":5,"method":"echo","params":"s"}"#, -32600, "5"),
+      (#"{"jsonrpc":"2.0","id":6,"method":"nope"}"#, -32601, "6"),
+      (#"{"jsonrpc":"2.0","id":7,"method":"fail"}"#, -32602, "7"),
+      ("42", -32600, "null"),
+    ]
+    for (message, code, id) in cases {
+      try peer.send(message, framing: framing)
+      let reply = try #require(try peer.receive().first, "no reply to \(message)")
+      #expect(reply["error"]?["code"]?.integer == code, "\(message)")
+      #expect(reply["id"]?.text == id, "\(message)")
+    }
+    try peer.send(#"{"jsonrpc":"2.0","id":8,"method":"echo","params":{"still":"here"}}"#, framing: framing)
+    #expect(try peer.receive().first?["result"]?["still"]?.string == "here")
+  }
+
+  @Test func invalidParamsCarryThePathOfTheBadField() throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer()
+    try peer.send(#"{"jsonrpc":"2.0","id":1,"method":"fail"}"#)
+    let error = try #require(try peer.receive().first?["error"])
+    #expect(error["data"]?["path"]?.string == "/x")
+  }
+
+  @Test(arguments: [Framing.newlineDelimited, .contentLength])
+  func batchesFollowTheSpec(framing: Framing) throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer(framing)
+    try peer.send("[]", framing: framing)
+    let empty = try #require(try peer.receive().first)
+    #expect(!empty.isArray)
+    #expect(empty["error"]?["code"]?.integer == -32600)
+
+    try peer.send(#"[{"jsonrpc":"2.0","method":"echo"},{"jsonrpc":"2.0","method":"x"}]"#, framing: framing)
+    try peer.send(#"{"jsonrpc":"2.0","id":"after","method":"echo"}"#, framing: framing)
+    let next = try #require(try peer.receive().first)
+    #expect(next["id"]?.string == "after", "an all-notification batch must get no reply")
+
+    try peer.send(
+      #"[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","method":"echo"},1,{"jsonrpc":"2.0","id":2,"method":"nope"}]"#,
+      framing: framing)
+    let mixed = try #require(try peer.receive().first)
+    #expect(mixed.isArray)
+    #expect(mixed.count == 3)
+    #expect(mixed[0]?["result"]?.text == "[1]")
+    #expect(mixed[1]?["error"]?["code"]?.integer == -32600)
+    #expect(mixed[2]?["error"]?["code"]?.integer == -32601)
+  }
+
+  @Test func aBatchWaitsForItsSlowestMember() throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer()
+    try peer.send(#"[{"jsonrpc":"2.0","id":1,"method":"hold"},{"jsonrpc":"2.0","id":2,"method":"echo"}]"#)
+    #expect(try peer.drain().isEmpty)
+    fixture.held[0].succeed(.string("late"))
+    let batch = try #require(try peer.receive().first)
+    #expect(batch[0]?["result"]?.string == "late")
+    #expect(batch[1]?["id"]?.integer == 2)
+  }
+
+  @Test func cancelAnswersMinus32800OnceAndTellsTheHandler() throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer()
+    try peer.send(#"{"jsonrpc":"2.0","id":"slow","method":"hold"}"#)
+    #expect(try peer.drain().isEmpty)
+    try peer.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"slow"}}"#)
+    let reply = try #require(try peer.receive().first)
+    #expect(reply["id"]?.string == "slow")
+    #expect(reply["error"]?["code"]?.integer == -32800)
+    #expect(fixture.cancelled == ["hold"])
+    // The handler's late answer is dropped: the request was already answered.
+    fixture.held[0].succeed(.string("too late"))
+    #expect(try peer.drain().isEmpty)
+  }
+
+  @Test func cancelMatchesTheIdByTypeAndIgnoresUnknownIds() throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer()
+    try peer.send(#"{"jsonrpc":"2.0","id":7,"method":"hold"}"#)
+    try peer.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"7"}}"#)
+    try peer.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":99}}"#)
+    #expect(try peer.drain().isEmpty)
+    fixture.held[0].succeed(.integer(1))
+    #expect(try peer.receive().first?["result"]?.integer == 1)
+  }
+
+  @Test func anOversizedMessageIsRefusedNamingTheLimitAndSkipped() throws {
+    let fixture = try Fixture(maxMessageBytes: 100)
+    let peer = try fixture.peer()
+    try peer.send(#"{"jsonrpc":"2.0","id":1,"method":"echo","params":[""# + String(repeating: "x", count: 200) + #""]}"#)
+    try peer.send(#"{"jsonrpc":"2.0","id":2,"method":"echo"}"#)
+    let replies = try peer.receive(2)
+    #expect(replies.count == 2)
+    #expect(replies[0]["error"]?["code"]?.integer == -32600)
+    #expect(replies[0]["error"]?["data"]?["limit"]?.integer == 100)
+    #expect(replies[0]["error"]?["message"]?.string?.contains("100") == true)
+    #expect(replies[1]["id"]?.integer == 2)
+  }
+
+  @Test func repliesUseThePeersFraming() throws {
+    let fixture = try Fixture()
+    let lspPeer = try fixture.peer(.contentLength)
+    try lspPeer.send(#"{"jsonrpc":"2.0","id":1,"method":"echo"}"#, framing: .contentLength)
+    let lspBytes = String(decoding: try lspPeer.rawOutput(), as: UTF8.self)
+    #expect(lspBytes == "Content-Length: 38\r\n\r\n" + #"{"jsonrpc":"2.0","id":1,"result":null}"#)
+
+    let linePeer = try fixture.peer()
+    try linePeer.send(#"{"jsonrpc":"2.0","id":1,"method":"echo"}"#)
+    let lineBytes = String(decoding: try linePeer.rawOutput(), as: UTF8.self)
+    #expect(lineBytes == #"{"jsonrpc":"2.0","id":1,"result":null}"# + "\n")
+  }
+
+  @Test func aPeerThatStopsReadingDoesNotDelayAnother() throws {
+    let fixture = try Fixture()
+    let stalled = try fixture.peer()
+    let big = #"{"jsonrpc":"2.0","id":1,"method":"echo","params":[""# + String(repeating: "y", count: 60_000) + #""]}"#
+    for _ in 0..<50 { try stalled.send(big) }
+    let other = try fixture.peer()
+    try other.send(#"{"jsonrpc":"2.0","id":"quick","method":"echo"}"#)
+    let reply = try #require(try other.receive(1, iterations: 20).first)
+    #expect(reply["id"]?.string == "quick")
+    #expect(stalled.connection.unsentByteCount > 0, "the stalled peer's replies wait in its own queue")
+    #expect(try stalled.receive(50, iterations: 2000).count == 50, "and none of them is dropped")
+  }
+
+  @Test func statisticsCountWhatHappened() throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer()
+    try peer.send(#"{"jsonrpc":"2.0","id":1,"method":"echo"}"#)
+    try peer.send(#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#)
+    try peer.send(#"{"jsonrpc":"2.0","method":"note"}"#)
+    _ = try peer.receive(2)
+    let stats = fixture.server.statistics
+    #expect(stats.requestsTotal == 2)
+    #expect(stats.requestsByMethod == ["echo": 1])
+    #expect(stats.notificationsReceived == 1)
+    #expect(stats.errorsByCode == [-32601: 1])
+    #expect(stats.bytesIn > 0 && stats.bytesOut > 0)
+    #expect(stats.connectionsOpen == 1)
+    peer.closeWrite()
+    _ = try peer.drain()
+    #expect(stats.connectionsOpen == 0)
+    #expect(stats.connectionsTotal == 1)
+  }
+}

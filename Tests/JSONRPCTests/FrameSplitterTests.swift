@@ -1,0 +1,129 @@
+import JSONRPC
+import Testing
+
+/// A small deterministic generator, so random chunkings repeat from run to run.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// What a splitter yields, as comparable values.
+enum Piece: Equatable, CustomStringConvertible {
+  case message(String)
+  case oversized(Int?)
+  case badHeader
+
+  var description: String {
+    switch self {
+    case .message(let text): return "message(\(text))"
+    case .oversized(let n): return "oversized(\(String(describing: n)))"
+    case .badHeader: return "badHeader"
+    }
+  }
+}
+
+func split(_ input: [UInt8], chunks: [Int], limit: Int = 1 << 20) -> [Piece] {
+  var splitter = FrameSplitter(maxMessageBytes: limit)
+  var pieces: [Piece] = []
+  var offset = 0
+  var index = 0
+  while offset < input.count {
+    let size = min(chunks[index % chunks.count], input.count - offset)
+    index += 1
+    splitter.append(Array(input[offset..<offset + size]))
+    offset += size
+    while let frame = splitter.next() {
+      switch frame {
+      case .message(let bytes): pieces.append(.message(String(decoding: bytes, as: UTF8.self)))
+      case .oversized(let n): pieces.append(.oversized(n))
+      case .badHeader: pieces.append(.badHeader)
+      }
+    }
+  }
+  return pieces
+}
+
+func lsp(_ body: String, extraHeaders: String = "") -> String {
+  "Content-Length: \(body.utf8.count)\r\n\(extraHeaders)\r\n\(body)"
+}
+
+@Suite struct FrameSplitterTests {
+  static let bodies = [
+    #"{"jsonrpc":"2.0","id":1,"method":"stats"}"#,
+    #"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"é","method":"x"}]"#,
+    #"{"jsonrpc":"2.0","id":2,"method":"a","params":{"text":"line\nbreak ü 🎉"}}"#,
+  ]
+
+  @Test func newlineDelimitedWholeAndByteByByteAgree() {
+    let input = Array((FrameSplitterTests.bodies.joined(separator: "\n") + "\r\n\n  \n").utf8)
+    let whole = split(input, chunks: [input.count])
+    #expect(whole == FrameSplitterTests.bodies.map(Piece.message))
+    #expect(split(input, chunks: [1]) == whole)
+  }
+
+  @Test func contentLengthWholeByteByByteAndRandomChunksAgree() {
+    let input = Array(
+      (lsp(FrameSplitterTests.bodies[0])
+        + lsp(FrameSplitterTests.bodies[1], extraHeaders: "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n")
+        + "\r\n" + lsp(FrameSplitterTests.bodies[2])).utf8)
+    let expected = FrameSplitterTests.bodies.map(Piece.message)
+    #expect(split(input, chunks: [input.count]) == expected)
+    #expect(split(input, chunks: [1]) == expected)
+    var rng = SplitMix64(state: 42)
+    for _ in 0..<200 {
+      let chunks = (0..<16).map { _ in Int.random(in: 1...40, using: &rng) }
+      #expect(split(input, chunks: chunks) == expected)
+    }
+  }
+
+  @Test func framingIsDetectedFromTheFirstNonWhitespaceByte() {
+    var lower = FrameSplitter()
+    lower.append(Array("\r\n  content-length: 2\r\n\r\n{}".utf8))
+    #expect(lower.next() == .message(ArraySlice("{}".utf8)))
+    #expect(lower.framing == .contentLength)
+
+    var ndjson = FrameSplitter()
+    ndjson.append(Array(" [1]\n".utf8))
+    #expect(ndjson.next() == .message(ArraySlice("[1]".utf8)))
+    #expect(ndjson.framing == .newlineDelimited)
+  }
+
+  @Test func oversizedContentLengthMessageIsSkippedAndTheNextOneRead() {
+    let big = String(repeating: "x", count: 300)
+    let input = Array((lsp(big) + lsp(#"{"ok":1}"#)).utf8)
+    for chunks in [[input.count], [1], [7, 13, 64]] {
+      #expect(split(input, chunks: chunks, limit: 100) == [.oversized(300), .message(#"{"ok":1}"#)])
+    }
+  }
+
+  @Test func oversizedLineIsSkippedAndTheNextOneRead() {
+    let big = "{" + String(repeating: " ", count: 300) + "}"
+    let input = Array((big + "\n" + #"{"ok":1}"# + "\n").utf8)
+    #expect(split(input, chunks: [input.count], limit: 100) == [.oversized(302), .message(#"{"ok":1}"#)])
+    let pieces = split(input, chunks: [1], limit: 100)
+    #expect(pieces.count == 2)
+    #expect(pieces.last == .message(#"{"ok":1}"#))
+    if case .oversized = pieces.first {} else { Issue.record("expected oversized first, got \(pieces)") }
+  }
+
+  @Test func headersWithoutContentLengthAreReportedAndSkipped() {
+    let input = Array(("Content-Type: x\r\n\r\n" + lsp("{}")).utf8)
+    #expect(split(input, chunks: [input.count]) == [.badHeader, .message("{}")])
+  }
+
+  @Test func bufferStaysBoundedAfterManyMessages() {
+    var splitter = FrameSplitter()
+    let message = Array((#"{"jsonrpc":"2.0","id":1,"method":"stats"}"# + "\n").utf8)
+    for _ in 0..<10_000 {
+      splitter.append(message)
+      while splitter.next() != nil {}
+    }
+    #expect(splitter.bufferedByteCount == 0)
+  }
+}

@@ -1,0 +1,120 @@
+import Glibc
+import EventLoop
+import JSON
+import JSONRPC
+import Service
+import TestSupport
+import Testing
+
+let repositoryRoot: String = {
+  var path = #filePath
+  for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+  return path
+}()
+
+func readFile(_ path: String) throws -> [UInt8] {
+  let fd = open(path, O_RDONLY)
+  guard fd >= 0 else { throw POSIXFailure(path: path) }
+  defer { close(fd) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let n = read(fd, &chunk, chunk.count)
+    if n <= 0 { break }
+    bytes.append(contentsOf: chunk[0..<n])
+  }
+  return bytes
+}
+
+struct POSIXFailure: Error { let path: String }
+
+final class ServiceFixture {
+  let service: NetmodelService
+  let peer: InProcessPeer
+
+  init() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    service = NetmodelService(server: RPCServer(loop: loop))
+    peer = try InProcessPeer(server: service.server)
+  }
+
+  func call(_ method: String, _ params: String? = nil, id: Int = 1) throws -> JSON {
+    let paramsPart = params.map { #","params":\#($0)"# } ?? ""
+    try peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)"\#(paramsPart)}"#)
+    return try #require(try peer.receive().first)
+  }
+}
+
+@Suite struct ServiceTests {
+  @Test func rpcDiscoverAnswersExactlyTheSchemaFile() throws {
+    let file = try JSON.parse(try readFile(repositoryRoot + "/schema/openrpc.json"))
+    let fixture = try ServiceFixture()
+    let reply = try fixture.call("rpc.discover")
+    let document = try #require(reply["result"])
+    #expect(document == file, "run scripts/embed-schema after editing schema/openrpc.json")
+  }
+
+  @Test func everyMethodTheServerAnswersIsInTheSchemaAndBack() throws {
+    let file = try JSON.parse(try readFile(repositoryRoot + "/schema/openrpc.json"))
+    let documented = Set(file["methods"]!.elements.map { $0["name"]!.string! })
+    let fixture = try ServiceFixture()
+    let methods = try #require(try fixture.call("initialize")["result"]?["capabilities"]?["methods"])
+    #expect(Set(methods.elements.map { $0.string! }) == documented)
+  }
+
+  @Test func initializeNamesTheServer() throws {
+    let fixture = try ServiceFixture()
+    let result = try #require(try fixture.call("initialize", #"{"processId":null,"capabilities":{}}"#)["result"])
+    #expect(result["serverInfo"]?["name"]?.string == "netmodel")
+    #expect(result["serverInfo"]?["version"]?.string == netmodelVersion)
+    #expect(result["protocolVersion"]?.string == "1.0")
+  }
+
+  @Test(arguments: [nil, "null", "[]", "{}"])
+  func paramsAbsentNullOrEmptyAreAllAccepted(params: String?) throws {
+    let fixture = try ServiceFixture()
+    let reply = try fixture.call("stats", params)
+    #expect(reply["result"]?["requests"]?["byMethod"]?["stats"]?.integer == 1)
+  }
+
+  @Test func anUnexpectedParamIsNamedInDataPath() throws {
+    let fixture = try ServiceFixture()
+    let reply = try fixture.call("stats", #"{"verbose":true}"#)
+    #expect(reply["error"]?["code"]?.integer == -32602)
+    #expect(reply["error"]?["data"]?["path"]?.string == "/verbose")
+    let positional = try fixture.call("stats", "[1]")
+    #expect(positional["error"]?["data"]?["path"]?.string == "")
+  }
+
+  @Test func statsCountsRequestsErrorsAndBytes() throws {
+    let fixture = try ServiceFixture()
+    _ = try fixture.call("initialize")
+    _ = try fixture.call("nope")
+    let stats = try #require(try fixture.call("stats")["result"])
+    #expect(stats["requests"]?["total"]?.integer == 3)
+    #expect(stats["requests"]?["byMethod"]?["initialize"]?.integer == 1)
+    #expect(stats["errors"]?["byCode"]?["-32601"]?.integer == 1)
+    #expect(stats["connections"]?["open"]?.integer == 1)
+    #expect((stats["bytes"]?["in"]?.integer ?? 0) > 100)
+    #expect((stats["bytes"]?["out"]?.integer ?? 0) > 100)
+  }
+
+  @Test func afterShutdownRequestsAreRefusedAndExitEndsWithZero() throws {
+    let fixture = try ServiceFixture()
+    #expect(try fixture.call("shutdown")["result"]?.isNull == true)
+    let refused = try fixture.call("stats")
+    #expect(refused["error"]?["code"]?.integer == -32005)
+    #expect(fixture.service.exitCode == nil)
+    try fixture.peer.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
+    _ = try fixture.peer.drain()
+    #expect(fixture.service.exitCode == 0)
+    #expect(fixture.service.loop.isStopping)
+  }
+
+  @Test func exitWithoutShutdownEndsWithOne() throws {
+    let fixture = try ServiceFixture()
+    try fixture.peer.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
+    _ = try fixture.peer.drain()
+    #expect(fixture.service.exitCode == 1)
+  }
+}
