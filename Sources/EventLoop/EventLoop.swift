@@ -111,7 +111,7 @@ public final class EventLoop {
   }
 
   /// Runs `task` on the next iteration, after I/O. Use it to defer work out of a
-  /// handler without another timer.
+  /// handler without another timer. A task queued by a task runs one iteration later.
   public func execute(_ task: @escaping () -> Void) {
     pendingTasks.append(task)
   }
@@ -160,12 +160,13 @@ public final class EventLoop {
 
   public var isStopping: Bool { stopRequested }
 
+  /// Runs the tasks queued so far; tasks they queue wait for the next iteration, so a
+  /// task that re-queues itself cannot starve I/O, timers and the flush hooks.
   private func runPendingTasks() {
-    while !pendingTasks.isEmpty {
-      let tasks = pendingTasks
-      pendingTasks.removeAll(keepingCapacity: true)
-      for task in tasks { task() }
-    }
+    guard !pendingTasks.isEmpty else { return }
+    let tasks = pendingTasks
+    pendingTasks.removeAll(keepingCapacity: true)
+    for task in tasks { task() }
   }
 
   private func runDueTimers() {

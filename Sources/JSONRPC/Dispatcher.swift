@@ -112,7 +112,11 @@ public final class Dispatcher {
         id: id, method: method, connection: connection, batch: batch, slot: slot, statistics: statistics)
       guard let handler = requestHandlers[method] else {
         statistics.requestsTotal += 1
-        responder.fail(.methodNotFound(method))
+        if notificationHandlers[method] != nil {
+          responder.fail(.invalidRequest("\(method) is a notification: send it without an id"))
+        } else {
+          responder.fail(.methodNotFound(method))
+        }
         return
       }
       statistics.countRequest(method)

@@ -102,18 +102,21 @@ public enum UnixSocket {
   }
 
   /// Creates `path` and its missing parents; the last component gets `mode`.
-  /// An existing folder is tightened to `mode` only if this user owns it.
+  /// An existing folder is left as it is: `--socket=/tmp/x.sock` must never change
+  /// the mode of /tmp.
   static func makeFolder(_ path: String, mode: mode_t) throws(Errno) {
     if mkdir(path, mode) == 0 { return }
     let error = Errno.current("mkdir")
-    if error.code == ENOENT {
-      try makeFolder(parentFolder(of: path), mode: 0o755)
-      if mkdir(path, mode) != 0 && nm_errno() != EEXIST { throw .current("mkdir") }
+    var info = stat()
+    // An existing folder can fail with EACCES rather than EEXIST when its parent is
+    // not writable to us; what matters is that it is there.
+    if stat(path, &info) == 0 {
+      guard (info.st_mode & S_IFMT) == S_IFDIR else { throw Errno(ENOTDIR, call: "mkdir") }
       return
     }
-    if error.code != EEXIST { throw error }
-    var info = stat()
-    if stat(path, &info) == 0 && info.st_uid == getuid() { chmod(path, mode) }
+    guard error.code == ENOENT else { throw error }
+    try makeFolder(parentFolder(of: path), mode: 0o755)
+    if mkdir(path, mode) != 0 && nm_errno() != EEXIST { throw .current("mkdir") }
   }
 }
 

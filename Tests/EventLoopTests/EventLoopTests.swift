@@ -76,7 +76,7 @@ import Testing
     #expect(order == ["hook", "read 7", "hook", "hook"])
   }
 
-  @Test func executedTasksRunOnTheNextIterationInOrder() throws {
+  @Test func executedTasksRunOnTheNextIterationInOrderAndCannotStarveTheLoop() throws {
     let loop = try EventLoop(clock: ManualClock())
     var order: [Int] = []
     loop.execute {
@@ -86,7 +86,16 @@ import Testing
     loop.execute { order.append(2) }
     #expect(order.isEmpty)
     try loop.runOnce(wait: false)
+    #expect(order == [1, 2])
+    try loop.runOnce(wait: false)
     #expect(order == [1, 2, 3])
+
+    var hooks = 0
+    loop.addBeforeSleepHook { hooks += 1 }
+    func forever() { loop.execute { forever() } }
+    forever()
+    try loop.runOnce(wait: false)
+    #expect(hooks == 1, "a task that re-queues itself must not keep the loop from its hooks")
   }
 
   @Test func wakeUpEndsAWaitWithoutTimers() throws {

@@ -23,6 +23,15 @@ func mode(_ path: String) -> mode_t {
     #expect(mode(String(path[..<path.lastIndex(of: "/")!])) == 0o700)
   }
 
+  @Test func anExistingFolderKeepsItsMode() throws {
+    let folder = temporaryFolder()
+    chmod(folder, 0o755)
+    let fd = try UnixSocket.listen(path: folder + "/shared.sock")
+    defer { fd.close() }
+    #expect(mode(folder) == 0o755, "a folder netmodel did not create is not netmodel's to change")
+    #expect(mode(folder + "/shared.sock") == 0o600)
+  }
+
   @Test func aStaleSocketFileIsReplaced() throws {
     let path = temporaryFolder() + "/stale.sock"
     let dead = try UnixSocket.listen(path: path)
