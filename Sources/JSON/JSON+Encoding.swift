@@ -35,20 +35,33 @@ extension JSON: CustomStringConvertible {
 /// Appends `value` to `buffer` as a JSON string literal, escaped as RFC 8259 asks.
 public func appendJSONString(_ value: String, to buffer: inout [UInt8]) {
   buffer.append(UInt8(ascii: "\""))
-  let hex: [UInt8] = Array("0123456789abcdef".utf8)
-  for byte in value.utf8 {
-    switch byte {
-    case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])
-    case UInt8(ascii: "\\"): buffer.append(contentsOf: [92, 92])
-    case 0x0A: buffer.append(contentsOf: [92, UInt8(ascii: "n")])
-    case 0x0D: buffer.append(contentsOf: [92, UInt8(ascii: "r")])
-    case 0x09: buffer.append(contentsOf: [92, UInt8(ascii: "t")])
-    case 0..<0x20:
-      buffer.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-    default: buffer.append(byte)
+  var copy = value
+  copy.withUTF8 { utf8 in
+    // Most strings need no escaping: copy runs of plain bytes in one go.
+    var runStart = 0
+    for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+      if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+      appendEscape(byte, to: &buffer)
+      runStart = index + 1
     }
+    if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
   }
   buffer.append(UInt8(ascii: "\""))
+}
+
+private func appendEscape(_ byte: UInt8, to buffer: inout [UInt8]) {
+  let hex: StaticString = "0123456789abcdef"
+  switch byte {
+  case UInt8(ascii: "\""): buffer.append(contentsOf: [92, 34])
+  case UInt8(ascii: "\\"): buffer.append(contentsOf: [92, 92])
+  case 0x0A: buffer.append(contentsOf: [92, UInt8(ascii: "n")])
+  case 0x0D: buffer.append(contentsOf: [92, UInt8(ascii: "r")])
+  case 0x09: buffer.append(contentsOf: [92, UInt8(ascii: "t")])
+  default:
+    hex.withUTF8Buffer { digits in
+      buffer.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+    }
+  }
 }
 
 /// Appends the decimal text of `value`.

@@ -36,7 +36,7 @@ public struct ResponseError: Error {
   }
 
   public static func methodNotFound(_ method: String) -> ResponseError {
-    ResponseError(.methodNotFound, "method not found: \(method)", data: JSON.object().set("method", .string(method)))
+    ResponseError(.methodNotFound, "method not found: \(method)")
   }
 
   public static func invalidRequest(_ message: String) -> ResponseError {
