@@ -221,6 +221,7 @@ public final class Connection {
   private func endOfInput() {
     guard !inputEnded else { return }
     inputEnded = true
+    if !isClosed, let last = splitter.finishInput() { owner?.connection(self, didReceive: last) }
     if let inputRegistration, input != output {
       loop.deregister(inputRegistration)
       self.inputRegistration = nil

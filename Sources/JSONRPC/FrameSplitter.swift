@@ -33,6 +33,8 @@ public struct FrameSplitter {
     case none
     case bytes(Int)
     case restOfLine
+    /// Headers too long to keep: drop bytes up to the blank line, then the body.
+    case restOfHeaders(bodyLength: Int?)
   }
 
   /// Headers longer than this without a blank line are not headers.
@@ -68,6 +70,16 @@ public struct FrameSplitter {
         start += remaining
         skip = .none
       }
+      if case .restOfHeaders(let bodyLength) = skip {
+        guard let end = findHeaderEnd() else {
+          // Keep the last two bytes: the blank line may straddle two reads.
+          start = max(start, buffer.count - 2)
+          return nil
+        }
+        start = end.body
+        skip = .bytes(bodyLength ?? 0)
+        continue
+      }
       skipWhitespace()
       guard start < buffer.count else { return nil }
       if framing == nil {
@@ -86,6 +98,7 @@ public struct FrameSplitter {
 
   private mutating func skipWhitespace() {
     if case .restOfLine = skip { return }
+    if case .restOfHeaders = skip { return }
     while start < buffer.count {
       switch buffer[start] {
       case 0x20, 0x09, 0x0A, 0x0D: start += 1
@@ -131,16 +144,28 @@ public struct FrameSplitter {
 
   /// nil: need more bytes; .some(nil): a frame was skipped, look again.
   private mutating func nextContentLengthFrame() -> Frame?? {
+    let tooLong = Frame.badHeader("headers longer than \(FrameSplitter.maxHeaderBytes) bytes")
     guard let headerEnd = findHeaderEnd() else {
       if buffer.count - start > FrameSplitter.maxHeaderBytes {
+        // Whatever way the bytes arrive, the same frames must come out: read the
+        // length from the complete lines seen so far and skip headers and body.
+        let lastNewline = buffer[start...].lastIndex(of: 0x0A) ?? start
+        let length = FrameSplitter.contentLength(in: buffer[start..<lastNewline])
         start = buffer.count
-        return .some(.badHeader("headers longer than \(FrameSplitter.maxHeaderBytes) bytes"))
+        skip = .restOfHeaders(bodyLength: length)
+        return .some(tooLong)
       }
       return nil
     }
     let headers = buffer[start..<headerEnd.headers]
     let bodyStart = headerEnd.body
-    guard let length = FrameSplitter.contentLength(in: headers) else {
+    let length = FrameSplitter.contentLength(in: headers)
+    if headers.count > FrameSplitter.maxHeaderBytes {
+      start = bodyStart
+      skip = .bytes(length ?? 0)
+      return .some(tooLong)
+    }
+    guard let length else {
       start = bodyStart
       return .some(.badHeader("missing or invalid Content-Length header"))
     }
@@ -175,13 +200,15 @@ public struct FrameSplitter {
       guard name.lowercased() == "content-length" else { continue }
       var value = 0
       var digits = 0
+      var ended = false
       for byte in line[(colon + 1)...] {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"):
+          if ended { return nil }
           value = value &* 10 &+ Int(byte - UInt8(ascii: "0"))
           digits += 1
           if digits > 15 { return nil }
-        case 0x20, 0x09, 0x0D: continue
+        case 0x20, 0x09, 0x0D: ended = digits > 0
         default: return nil
         }
       }
@@ -189,6 +216,22 @@ public struct FrameSplitter {
       result = value
     }
     return result
+  }
+
+  /// At end of input: a last newline-delimited message without its newline is still
+  /// a message (`printf '{...}' | netmodel serve`). Nothing for Content-Length framing,
+  /// where a short body is a truncated message.
+  public mutating func finishInput() -> Frame? {
+    guard framing == .newlineDelimited, case .none = skip else { return nil }
+    skipWhitespace()
+    guard start < buffer.count else { return nil }
+    var end = buffer.count
+    if buffer[end - 1] == 0x0D { end -= 1 }
+    let lineStart = start
+    start = buffer.count
+    scanned = start
+    if end - lineStart > maxMessageBytes { return .oversized(byteCount: end - lineStart) }
+    return .message(buffer[lineStart..<end])
   }
 
   /// Drops consumed bytes once they are most of the buffer, so memory stays bounded

@@ -117,6 +117,35 @@ func lsp(_ body: String, extraHeaders: String = "") -> String {
     #expect(split(input, chunks: [input.count]) == [.badHeader, .message("{}")])
   }
 
+  @Test func overlongHeadersGiveTheSameFramesHoweverTheyArrive() {
+    let padded = "Content-Length: 2\r\nX-Pad: " + String(repeating: "a", count: 8200) + "\r\n\r\n{}"
+    let input = Array((padded + lsp("[]")).utf8)
+    let expected: [Piece] = [.badHeader, .message("[]")]
+    #expect(split(input, chunks: [input.count]) == expected)
+    for chunks in [[1], [4097], [3, 5000, 7], [8191, 2, 2]] {
+      #expect(split(input, chunks: chunks) == expected, "chunks \(chunks)")
+    }
+  }
+
+  @Test func spacesInsideTheLengthAreNotALength() {
+    let input = Array("Content-Length: 1 2\r\n\r\n".utf8 + Array(repeating: UInt8(ascii: "x"), count: 12) + Array(lsp("{}").utf8))
+    #expect(split(input, chunks: [input.count]).first == .badHeader)
+  }
+
+  @Test func aLastLineWithoutItsNewlineIsStillAMessageAtEndOfInput() {
+    var splitter = FrameSplitter()
+    splitter.append(Array(#"{"a":1}"#.utf8) + [0x0A] + Array(#"{"b":2}"#.utf8))
+    #expect(splitter.next() == .message(ArraySlice(#"{"a":1}"#.utf8)))
+    #expect(splitter.next() == nil)
+    #expect(splitter.finishInput() == .message(ArraySlice(#"{"b":2}"#.utf8)))
+    #expect(splitter.finishInput() == nil)
+
+    var lsp = FrameSplitter()
+    lsp.append(Array("Content-Length: 10\r\n\r\n{}".utf8))
+    #expect(lsp.next() == nil)
+    #expect(lsp.finishInput() == nil, "a truncated Content-Length body is not a message")
+  }
+
   @Test func bufferStaysBoundedAfterManyMessages() {
     var splitter = FrameSplitter()
     let message = Array((#"{"jsonrpc":"2.0","id":1,"method":"stats"}"# + "\n").utf8)

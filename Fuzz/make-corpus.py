@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus Fuzz/corpus/ for FuzzDispatch.
+
+Each file is one selector byte (how the split run cuts the rest, see ChunkPlan in
+Fuzz/FuzzDispatch/FuzzDispatch.swift) followed by the bytes a peer sends on one
+connection. Run from anywhere: python3 Fuzz/make-corpus.py
+"""
+import json
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "corpus")
+
+
+def req(method, id=1, params=None, **extra):
+    message = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    message.update(extra)
+    return json.dumps(message, separators=(",", ":"))
+
+
+def note(method, params=None):
+    message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message, separators=(",", ":"))
+
+
+def nd(*lines):
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def cl(*bodies, header="Content-Length"):
+    out = b""
+    for body in bodies:
+        data = body.encode() if isinstance(body, str) else body
+        out += f"{header}: {len(data)}\r\n\r\n".encode() + data
+    return out
+
+
+# Selector bytes: low 3 bits pick the largest chunk (1, 2, 3, 5, 8, 17, 64, 4097),
+# bit 3 fixes the size, the high bits seed the random sizes.
+SEEDS = {
+    "nd-initialize": (0x07, nd(req("initialize", params={}))),
+    "cl-initialize": (0x0F, cl(req("initialize"))),
+    "cl-headers": (
+        0x12,
+        b"content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}"
+        + f"Content-Type: x\r\nContent-Length:  {len(req('rpc.discover', id=2))} \r\n\r\n".encode()
+        + req("rpc.discover", id=2).encode(),
+    ),
+    "cl-lf-only": (0x01, f"Content-Length: {len(req('initialize', id=3))}\n\n".encode() + req("initialize", id=3).encode() + b"\n\n"),
+    "cl-partial-header": (0x00, b"Content-Length: 4"),
+    "cl-partial-body": (0x09, b"Content-Length: 100\r\n\r\n" + req("initialize").encode()),
+    "cl-bad-headers": (
+        0x23,
+        b"Content-Length: abc\r\n\r\n{}"
+        + b"Content-Type: x\r\n\r\n"
+        + b"Content-Length: 9999999999999999\r\n\r\n"
+        + b"Content-Length: -1\r\n\r\n"
+        + b"Content-Length:\r\n\r\n"
+        + cl(note("x")),
+    ),
+    "cl-oversized": (0x0E, b"Content-Length: 5000\r\n\r\n" + b"[" * 5000 + cl(req("shutdown"))),
+    "nd-oversized": (0x36, b'{"a":"' + b"x" * 4200 + b'"}\n' + nd(req("initialize", id="after"))),
+    "nd-batch-empty": (0x05, nd("[]", "[ ]")),
+    "nd-batch-mixed": (
+        0x44,
+        nd(
+            "["
+            + ",".join(
+                [
+                    req("initialize", id=1),
+                    note("ignored"),
+                    "1",
+                    req("nope", id="x"),
+                    '{"jsonrpc":"2.0","id":2,"result":0}',
+                    req("shutdown", id=3, params=[]),
+                    req("initialize", id=4),
+                ]
+            )
+            + "]"
+        ),
+    ),
+    "nd-batch-notifications": (
+        0x52,
+        nd("[" + note("a") + "," + note("$/cancelRequest", {"id": 1}) + "," + note("exit") + "]"),
+    ),
+    "nd-invalid-requests": (
+        0x0B,
+        nd(
+            '{"jsonrpc":"1.0","id":1,"method":"initialize"}',
+            '{"id":1,"method":"initialize"}',
+            '{"jsonrpc":"2.0","id":[1],"method":"initialize"}',
+            '{"jsonrpc":"2.0","id":{},"method":"x"}',
+            '{"jsonrpc":"2.0","id":true,"method":"x"}',
+            '{"jsonrpc":"2.0","id":1}',
+            '{"jsonrpc":"2.0","id":1,"method":5}',
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":3}',
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":"s"}',
+            '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}',
+            '"str"',
+            "42",
+            "null",
+            "[1,2]",
+        ),
+    ),
+    "nd-parse-errors": (
+        0x63,
+        nd('{"jsonrpc":', "{]", '{"a":1}}', "[1,]", "{'a':1}", "tru", "\x7f")
+        + b"\xff\xfe\xc3\x28\n"
+        + b'{"jsonrpc":"2.0","id":1,"method":"a\x00b"}\n',
+    ),
+    "nd-cancel": (
+        0x1C,
+        nd(
+            note("$/cancelRequest", {"id": 1}),
+            note("$/cancelRequest", {"id": "abc"}),
+            note("$/cancelRequest", {"id": [1]}),
+            note("$/cancelRequest", [1]),
+            note("$/cancelRequest"),
+            req("$/cancelRequest", id=9, params={"id": 9}),
+        ),
+    ),
+    "nd-shutdown-exit": (
+        0x24,
+        nd(req("shutdown", id=1), req("initialize", id=2), req("shutdown", id=3), note("exit"), req("initialize", id=4)),
+    ),
+    "cl-exit-first": (0x2D, cl(note("exit"), req("initialize", id=1), req("stats", id=2))),
+    "nd-unicode": (
+        0x71,
+        nd(
+            req("initialize", id="\u00e9\u4e2d\U0001F600"),
+            '{"jsonrpc":"2.0","id":"\\ud83d\\ude00\\u0000\\n","method":"m\\u00e9thode"}',
+            '{"jsonrpc":"2.0","id":"\\ud800","method":"x"}',
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"k\\u0000":"\\udfff"}}',
+        )
+        + '{"jsonrpc":"2.0","id":"é😀","method":"ün"}\n'.encode(),
+    ),
+    "nd-deep-nesting": (
+        0x46,
+        # Deeper than jansson's 2048 limit (the line stays under the 4096-byte limit),
+        # then a balanced 1000-deep value inside params.
+        ("[" * 2100 + "\n").encode()
+        + ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"a":' + "[" * 1000 + "]" * 1000 + "}}\n").encode(),
+    ),
+    "nd-int64-limits": (
+        0x0A,
+        nd(
+            '{"jsonrpc":"2.0","id":9223372036854775807,"method":"x"}',
+            '{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}',
+            '{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}',
+            '{"jsonrpc":"2.0","id":-9223372036854775809,"method":"x"}',
+            '{"jsonrpc":"2.0","id":1e308,"method":"x"}',
+            '{"jsonrpc":"2.0","id":1e400,"method":"x"}',
+            '{"jsonrpc":"2.0","id":-0,"method":"x"}',
+            '{"jsonrpc":"2.0","id":-0.0,"method":"x"}',
+            '{"jsonrpc":"2.0","id":5e-324,"method":"x"}',
+        ),
+    ),
+    "nd-id-types": (
+        0x17,
+        nd(
+            req("initialize", id=1),
+            req("initialize", id="1"),
+            req("initialize", id=1.5),
+            req("initialize", id=None),
+            '{"jsonrpc":"2.0","method":"initialize"}',
+            '{"jsonrpc":"2.0","id":"","method":""}',
+        ),
+    ),
+    "nd-stats": (0x2B, nd(req("stats"), req("stats", id=2, params={"x": 1}), req("stats", id=3, params=[]))),
+    "nd-rpc-discover": (0x37, nd(req("rpc.discover"), req("rpc.discover", id=2, params={"a/b~c": 1}))),
+    "nd-params": (
+        0x3C,
+        nd(
+            req("initialize", params=[]),
+            req("initialize", id=2, params=None),
+            '{"jsonrpc":"2.0","id":3,"method":"initialize","params":null}',
+            req("initialize", id=4, params=[1]),
+            req("initialize", id=5, params={"x": 1}),
+            req("shutdown", id=6, params={"a": 1}),
+        ),
+    ),
+    "nd-whitespace-crlf": (
+        0x03,
+        b"\r\n \t\n" + req("initialize").encode() + b"\r\n\n\n  " + req("initialize", id=2).encode() + b"\r\n",
+    ),
+    "cl-whitespace-between": (0x19, b"\r\n\r\n  " + cl(req("initialize")) + b"\r\n\n" + cl(req("initialize", id=2))),
+    "nd-then-content-length": (0x1D, nd(req("initialize"), "Content-Length: 2", "", "{}")),
+    "nd-no-trailing-newline": (0x08, nd(req("initialize")) + req("initialize", id=2).encode()),
+    "nd-duplicate-keys": (
+        0x4A,
+        nd('{"jsonrpc":"2.0","jsonrpc":"1.0","id":1,"method":"initialize"}', '{"jsonrpc":"2.0","id":1,"id":"2","method":"initialize"}'),
+    ),
+}
+
+
+def main():
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    for name, (selector, payload) in SEEDS.items():
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(bytes([selector]) + payload)
+    print(f"wrote {len(SEEDS)} seeds to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
