@@ -29,6 +29,9 @@ public final class Connection {
   public var maxMessageBytes: Int { splitter.maxMessageBytes }
   /// Higher layers keep per-connection state here (subscriptions, for example).
   public var attachments: [String: AnyObject] = [:]
+  /// Called when every queued byte has been taken by the peer: the moment to queue
+  /// more of what was held back (coalesced notifications).
+  public var onDrained: (() -> Void)?
 
   private let loop: EventLoop
   private let input: FileDescriptor
@@ -129,12 +132,20 @@ public final class Connection {
     outBuffer.removeAll(keepingCapacity: outBuffer.capacity <= 1 << 20)
     outOffset = 0
     setWantsWritable(false)
+    onDrained?()
     if readPaused {
       readPaused = false
       updateInterest()
       loop.execute { [weak self] in self?.readAvailable() }
     }
     if inputEnded && transport == .socket { close() }
+  }
+
+  /// Answers every request still waiting for its handler with `error`: the process is
+  /// going away and nobody must wait for an answer that will never come.
+  func failPendingRequests(_ error: ResponseError) {
+    for responder in pendingRequests.values { responder.fail(error) }
+    pendingRequests.removeAll()
   }
 
   /// Writes everything, waiting if it must. Only for the last words before exit.
@@ -161,6 +172,7 @@ public final class Connection {
     outputRegistration = nil
     for responder in pendingRequests.values { responder.connectionClosed() }
     pendingRequests.removeAll()
+    onDrained = nil
     if transport == .socket { input.close() }
     outBuffer = []
     owner?.connectionDidClose(self)

@@ -20,6 +20,7 @@ public final class RPCServer {
 
   public private(set) var connections: [Int: Connection] = [:]
   private var needsFlush: [Connection] = []
+  private var preFlushHooks: [() -> Void] = []
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
   private let readBuffer = ReadBuffer()
@@ -72,8 +73,16 @@ public final class RPCServer {
 
   public var socketPaths: [String] { listeners.map(\.path) }
 
+  /// Runs `hook` once per loop iteration just before replies are written: where the
+  /// outbox makes the iteration's mutations durable (group commit), so no reply
+  /// promises what a crash could lose.
+  public func addPreFlushHook(_ hook: @escaping () -> Void) {
+    preFlushHooks.append(hook)
+  }
+
   /// Writes whatever each connection has queued, without waiting.
   public func flushAll() {
+    for hook in preFlushHooks { hook() }
     while !needsFlush.isEmpty {
       let batch = needsFlush
       needsFlush.removeAll(keepingCapacity: true)
@@ -86,6 +95,9 @@ public final class RPCServer {
   public func shutDown() {
     for listener in listeners { listener.close() }
     listeners.removeAll()
+    let goingAway = ResponseError(
+      .shuttingDown, "server shutting down", data: JSON.object().set("retryable", .bool(false)))
+    for connection in connections.values { connection.failPendingRequests(goingAway) }
     flushAll()
     for connection in connections.values.sorted(by: { $0.id < $1.id }) {
       connection.flushBlocking()

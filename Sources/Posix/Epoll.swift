@@ -121,4 +121,17 @@ public enum Process {
   }
 
   public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+
+  /// Resident set size, from /proc/self/statm (its second field, in pages).
+  public static func residentMemoryBytes() -> Int {
+    let fd = open("/proc/self/statm", O_RDONLY)
+    guard fd >= 0 else { return 0 }
+    defer { Glibc.close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 128)
+    let count = Glibc.read(fd, &buffer, buffer.count)
+    guard count > 0 else { return 0 }
+    let fields = buffer[0..<count].split(separator: UInt8(ascii: " "))
+    guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
 }

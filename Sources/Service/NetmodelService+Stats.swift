@@ -22,8 +22,26 @@ extension NetmodelService {
     for (code, count) in stats.errorsByCode.sorted(by: { $0.key < $1.key }) {
       byCode.set(String(code), .integer(count))
     }
+    let counters = store.counters
+    let backend = JSON.object()
+      .set("calls", .integer(counters.backendCalls))
+      .set("mutations", .integer(counters.backendMutations))
+      .set("reads", .integer(counters.backendReads))
+      .set("retries", .integer(counters.retries))
+      .set("rollbacks", .integer(counters.rollbacks))
+    let notifications = JSON.object()
+      .set("sent", .integer(subscriptions.counters.notificationsSent))
+      .set("coalesced", .integer(subscriptions.counters.coalesced))
     return JSON.object()
       .set("uptimeMs", .integer(Int64(uptimeMs)))
+      .set("backend", backend)
+      .set("dedupeHits", .integer(counters.dedupeHits))
+      .set("cacheHits", .integer(counters.cacheHits))
+      .set("entities", .integer(store.entityCount))
+      .set("subscriptions", .integer(subscriptions.subscriptionCount))
+      .set("notifications", notifications)
+      .set("outbox", .integer(outbox?.count ?? 0))
+      .set("residentMemoryBytes", .integer(Process.residentMemoryBytes()))
       .set(
         "connections",
         JSON.object().set("open", .integer(stats.connectionsOpen)).set("total", .integer(stats.connectionsTotal))

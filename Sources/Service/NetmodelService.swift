@@ -1,6 +1,7 @@
 import EventLoop
 import JSON
 import JSONRPC
+import NetworkModels
 import Posix
 
 public let netmodelVersion = "0.1.0"
@@ -11,7 +12,23 @@ public let protocolVersion = "1.0"
 ///
 /// Must be used on the loop's thread.
 public final class NetmodelService {
+  /// What `configure` and the command line set.
+  public struct Configuration {
+    /// How old a confirmed state may be and still answer `getFollowState`.
+    public var defaultMaxAgeMs: UInt64 = 30_000
+    public var environment = "default"
+    /// Held for the backend; never logged, echoed or counted.
+    public var authToken: String?
+
+    public init() {}
+  }
+
   public let server: RPCServer
+  public let store: FollowStore
+  public var configuration: Configuration
+  /// Made durable once per loop iteration, before replies are written.
+  public let outbox: Outbox?
+  let subscriptions = SubscriptionHub()
   public var loop: EventLoop { server.loop }
   public private(set) var shutdownRequested = false
   /// The process's exit code once the loop stops; nil while running.
@@ -25,10 +42,25 @@ public final class NetmodelService {
     }
   }()
 
-  public init(server: RPCServer) {
+  /// Without a store, follows live in memory only (tests, fuzzing).
+  public init(
+    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil, configuration: Configuration = Configuration()
+  ) {
     self.server = server
+    self.store = store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop))
+    self.outbox = outbox
+    self.configuration = configuration
     registerLifecycleMethods()
     registerStats()
+    registerFollowMethods()
+    registerSubscriptionMethods()
+    registerConfigure()
+    self.store.onChange = { [unowned self] state in self.subscriptions.publish(state) }
+    server.onConnectionClosed = { [unowned self] connection in self.subscriptions.connectionClosed(connection) }
+    server.addPreFlushHook { [unowned self] in
+      if let outbox = self.outbox, outbox.needsCommit { outbox.commit() }
+      self.subscriptions.drainAll()
+    }
   }
 
   /// Ends the process cleanly: write everything queued, then stop the loop.
@@ -61,6 +93,26 @@ public final class NetmodelService {
     dispatcher.register("rpc.discover") { [unowned self] request throws(ResponseError) in
       try Params.expectNone(request.params)
       request.responder.succeed(self.discoverDocument)
+    }
+  }
+
+  private func registerConfigure() {
+    server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
+      let params = try Params(request.params)
+      if let environment = try params.string("environment") {
+        if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
+        self.configuration.environment = environment
+      }
+      if let token = params.object?["authToken"] {
+        if token.isNull {
+          self.configuration.authToken = nil
+        } else if let value = token.string {
+          self.configuration.authToken = value
+        } else {
+          throw .invalidParams("authToken must be a string or null", path: "/authToken")
+        }
+      }
+      request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
     }
   }
 

@@ -4,7 +4,7 @@ let openRPCDocumentText = ##"""
   "openrpc": "1.3.2",
   "info": {
     "title": "netmodel",
-    "description": "netmodel keeps network models (followable entities, stateful lists, preloading by interface state) in memory for UI hosts that are not written in Swift, and speaks JSON-RPC 2.0 to them.\n\n**Transports.** `netmodel serve` speaks on stdin/stdout; `--socket[=PATH]` also (with `--no-stdio`, only) listens on a Unix socket (folder 0700, socket 0600, peers with another uid refused). All connections share the same models.\n\n**Framing** is detected per connection from its first non-whitespace byte: `C` or `c` selects the LSP base protocol (`Content-Length: N` header, other headers ignored, a blank line, then N bytes of UTF-8 JSON); `{` or `[` selects newline-delimited JSON, one message per line. Replies use the framing the peer used. Stdout carries protocol bytes only.\n\n**Message size limit** (default 16 MiB, `--max-message-bytes`): a larger message is skipped and answered with -32600 (id `null`) whose `data.limit` is the limit in bytes; the connection goes on.\n\n**Batches** are supported: an empty batch gets one -32600 error, a batch of only notifications gets no reply.\n\n`x-protocol` below says the same in machine-readable form.",
+    "description": "netmodel keeps network models (followable entities, stateful lists, preloading by interface state) in memory for UI hosts that are not written in Swift, and speaks JSON-RPC 2.0 to them.\n\n**Transports.** `netmodel serve` speaks on stdin/stdout; `--socket[=PATH]` also (with `--no-stdio`, only) listens on a Unix socket (folder 0700, socket 0600, peers with another uid refused). All connections share the same models.\n\n**Framing** is detected per connection from its first non-whitespace byte: `C` or `c` selects the LSP base protocol (`Content-Length: N` header, other headers ignored, a blank line, then N bytes of UTF-8 JSON); `{` or `[` selects newline-delimited JSON, one message per line. Replies use the framing the peer used. Stdout carries protocol bytes only.\n\n**Message size limit** (default 16 MiB, `--max-message-bytes`): a larger message is skipped and answered with -32600 (id `null`) whose `data.limit` is the limit in bytes; the connection goes on.\n\n**Batches** are supported: an empty batch gets one -32600 error, a batch of only notifications gets no reply.\n\n**Network models.** `follow`, `unfollow` and `setFollowState` change an entity's shown state at once (optimistic), send the change to the backend (one call per entity in flight, toggles coalesced, transient failures retried with backoff and jitter) and roll back to the last confirmed state when the backend refuses; `getFollowState` reads it. Every follow method answers with an `EntityState` (components.schemas).\n\n**Server notifications.** After `subscribe`, the server sends `stateChanged` notifications (requests without an id, from server to client) carrying the new full state. OpenRPC describes only client-to-server methods, so these are described under `x-notifications`, with their params as components.schemas.StateChangedParams.\n\n`x-protocol` below says the same in machine-readable form.",
     "version": "0.1.0"
   },
   "x-protocol": {
@@ -147,11 +147,18 @@ let openRPCDocumentText = ##"""
               "capabilities": {
                 "methods": [
                   "$/cancelRequest",
+                  "configure",
                   "exit",
+                  "follow",
+                  "getFollowState",
                   "initialize",
                   "rpc.discover",
+                  "setFollowState",
                   "shutdown",
-                  "stats"
+                  "stats",
+                  "subscribe",
+                  "unfollow",
+                  "unsubscribe"
                 ]
               }
             }
@@ -171,11 +178,18 @@ let openRPCDocumentText = ##"""
               "capabilities": {
                 "methods": [
                   "$/cancelRequest",
+                  "configure",
                   "exit",
+                  "follow",
+                  "getFollowState",
                   "initialize",
                   "rpc.discover",
+                  "setFollowState",
                   "shutdown",
-                  "stats"
+                  "stats",
+                  "subscribe",
+                  "unfollow",
+                  "unsubscribe"
                 ]
               }
             }
@@ -288,7 +302,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "stats",
       "summary": "Returns the server's counters.",
-      "description": "Counters since the process started, over all connections. The `stats` request that asks is already counted. More counters will be added as the service grows; clients ignore fields they do not know. Takes no params: `params` may be absent, `null`, `{}` or `[]`; anything else is answered with -32602.",
+      "description": "Counters since the process started, over all connections, and the size of what the server holds now (entities, subscriptions, unsettled intents, resident memory). The `stats` request that asks is already counted. More counters will be added as the service grows; clients ignore fields they do not know. Takes no params: `params` may be absent, `null`, `{}` or `[]`; anything else is answered with -32602.",
       "paramStructure": "by-name",
       "params": [],
       "result": {
@@ -316,30 +330,821 @@ let openRPCDocumentText = ##"""
             "name": "stats",
             "value": {
               "uptimeMs": 73512,
+              "backend": {
+                "calls": 9,
+                "mutations": 6,
+                "reads": 3,
+                "retries": 2,
+                "rollbacks": 1
+              },
+              "dedupeHits": 4,
+              "cacheHits": 5,
+              "entities": 3,
+              "subscriptions": 1,
+              "notifications": {
+                "sent": 14,
+                "coalesced": 2
+              },
+              "outbox": 0,
+              "residentMemoryBytes": 9043968,
               "connections": {
                 "open": 2,
                 "total": 3
               },
               "requests": {
-                "total": 7,
+                "total": 22,
                 "byMethod": {
+                  "follow": 4,
+                  "getFollowState": 8,
                   "initialize": 2,
                   "rpc.discover": 1,
-                  "stats": 3
+                  "setFollowState": 1,
+                  "stats": 3,
+                  "subscribe": 1,
+                  "unfollow": 2
                 }
               },
               "notificationsReceived": 1,
               "bytes": {
-                "in": 4096,
-                "out": 18533
+                "in": 6120,
+                "out": 24790
               },
               "errors": {
-                "total": 2,
+                "total": 3,
                 "byCode": {
+                  "-32001": 1,
                   "-32601": 1,
                   "-32700": 1
                 }
               }
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "follow",
+      "summary": "Follows an entity: shown at once, then sent to the backend.",
+      "description": "Same as `setFollowState` with `following: true`.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "kind",
+          "description": "The entity's kind (artist, profile, gene, …).",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityKind"
+          }
+        },
+        {
+          "name": "id",
+          "description": "The entity's id within its kind.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityID"
+          }
+        },
+        {
+          "name": "await",
+          "description": "false (the default): answer at once with the optimistic state. true: answer once the backend settled — with the confirmed state, or with the application error of the failure, whose `data.state` is the rolled-back state.",
+          "required": false,
+          "schema": {
+            "type": "boolean",
+            "default": false
+          }
+        }
+      ],
+      "result": {
+        "name": "entityState",
+        "schema": {
+          "$ref": "#/components/schemas/EntityState"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/BackendUnavailable"
+        },
+        {
+          "$ref": "#/components/errors/BackendRejected"
+        },
+        {
+          "$ref": "#/components/errors/Unauthorized"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "follow an artist never fetched",
+          "description": "The optimistic state: shown as followed, the backend has not answered yet.",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "banksy"
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "banksy",
+              "following": true,
+              "confirmed": null,
+              "pending": true,
+              "error": null,
+              "attributes": null,
+              "version": 1
+            }
+          }
+        },
+        {
+          "name": "follow and wait for the backend",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "banksy"
+            },
+            {
+              "name": "await",
+              "value": true
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "banksy",
+              "following": true,
+              "confirmed": true,
+              "pending": false,
+              "error": null,
+              "attributes": null,
+              "version": 2
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "unfollow",
+      "summary": "Unfollows an entity: shown at once, then sent to the backend.",
+      "description": "Same as `setFollowState` with `following: false`.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "kind",
+          "description": "The entity's kind (artist, profile, gene, …).",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityKind"
+          }
+        },
+        {
+          "name": "id",
+          "description": "The entity's id within its kind.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityID"
+          }
+        },
+        {
+          "name": "await",
+          "description": "false (the default): answer at once with the optimistic state. true: answer once the backend settled — with the confirmed state, or with the application error of the failure, whose `data.state` is the rolled-back state.",
+          "required": false,
+          "schema": {
+            "type": "boolean",
+            "default": false
+          }
+        }
+      ],
+      "result": {
+        "name": "entityState",
+        "schema": {
+          "$ref": "#/components/schemas/EntityState"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/BackendUnavailable"
+        },
+        {
+          "$ref": "#/components/errors/BackendRejected"
+        },
+        {
+          "$ref": "#/components/errors/Unauthorized"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "unfollow a followed artist",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "banksy"
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "banksy",
+              "following": false,
+              "confirmed": true,
+              "pending": true,
+              "error": null,
+              "attributes": null,
+              "version": 3
+            }
+          }
+        },
+        {
+          "name": "unfollow what is already unfollowed",
+          "description": "Nothing is sent: the current state is returned, `version` unchanged.",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "kaws"
+            },
+            {
+              "name": "await",
+              "value": true
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "kaws",
+              "following": false,
+              "confirmed": false,
+              "pending": false,
+              "error": null,
+              "attributes": null,
+              "version": 4
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "setFollowState",
+      "summary": "Sets whether an entity is followed: shown at once, then sent to the backend.",
+      "description": "For a toggle whose wanted state the UI knows (`following`); `follow` and `unfollow` are the same with a fixed value.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "kind",
+          "description": "The entity's kind (artist, profile, gene, …).",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityKind"
+          }
+        },
+        {
+          "name": "id",
+          "description": "The entity's id within its kind.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityID"
+          }
+        },
+        {
+          "name": "following",
+          "description": "The wanted state: true to follow, false to unfollow.",
+          "required": true,
+          "schema": {
+            "type": "boolean"
+          }
+        },
+        {
+          "name": "await",
+          "description": "false (the default): answer at once with the optimistic state. true: answer once the backend settled — with the confirmed state, or with the application error of the failure, whose `data.state` is the rolled-back state.",
+          "required": false,
+          "schema": {
+            "type": "boolean",
+            "default": false
+          }
+        }
+      ],
+      "result": {
+        "name": "entityState",
+        "schema": {
+          "$ref": "#/components/schemas/EntityState"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/BackendUnavailable"
+        },
+        {
+          "$ref": "#/components/errors/BackendRejected"
+        },
+        {
+          "$ref": "#/components/errors/Unauthorized"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "set a gene followed",
+          "params": [
+            {
+              "name": "kind",
+              "value": "gene"
+            },
+            {
+              "name": "id",
+              "value": "brca1"
+            },
+            {
+              "name": "following",
+              "value": true
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "gene",
+              "id": "brca1",
+              "following": true,
+              "confirmed": false,
+              "pending": true,
+              "error": null,
+              "attributes": null,
+              "version": 5
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "getFollowState",
+      "summary": "Returns an entity's state, from memory when fresh enough, else from the backend.",
+      "description": "Answers from memory when the entity's state was confirmed by the backend (a read or a mutation) no more than `maxAgeMs` ago and `refresh` is not true; otherwise asks the backend. Concurrent reads of one entity share one backend call. A state read while a mutation is pending never replaces the shown `following`, and a read that started before the latest mutation does not change `confirmed`. A failed read is answered with its application error (-32001, -32002, -32003 or -32004) whose `data.state` is the entity's state, `error` set; the failure is also kept in the state and pushed to subscribers.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "kind",
+          "description": "The entity's kind (artist, profile, gene, …).",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityKind"
+          }
+        },
+        {
+          "name": "id",
+          "description": "The entity's id within its kind.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityID"
+          }
+        },
+        {
+          "name": "refresh",
+          "description": "true: always ask the backend.",
+          "required": false,
+          "schema": {
+            "type": "boolean",
+            "default": false
+          }
+        },
+        {
+          "name": "maxAgeMs",
+          "description": "How old, in milliseconds, a confirmed state may be and still be answered from memory. Default: the server's `--max-age-ms` (30000 unless set).",
+          "required": false,
+          "schema": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      ],
+      "result": {
+        "name": "entityState",
+        "schema": {
+          "$ref": "#/components/schemas/EntityState"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/BackendUnavailable"
+        },
+        {
+          "$ref": "#/components/errors/BackendRejected"
+        },
+        {
+          "$ref": "#/components/errors/Unauthorized"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "read an artist's state",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "banksy"
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "banksy",
+              "following": true,
+              "confirmed": true,
+              "pending": false,
+              "error": null,
+              "attributes": null,
+              "version": 2
+            }
+          }
+        },
+        {
+          "name": "ask the backend, whatever the age",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "kaws"
+            },
+            {
+              "name": "refresh",
+              "value": true
+            },
+            {
+              "name": "maxAgeMs",
+              "value": 0
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "kaws",
+              "following": false,
+              "confirmed": false,
+              "pending": false,
+              "error": null,
+              "attributes": null,
+              "version": 1
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "subscribe",
+      "summary": "Subscribes this connection to state changes; returns the current states.",
+      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nList topics (`type: \"list\"`) are answered -32004 UnknownKindOrList (`data.list`) for now: lists arrive with a later issue. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "topics",
+          "description": "What to hear about; at least one topic.",
+          "required": true,
+          "schema": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+              "$ref": "#/components/schemas/Topic"
+            }
+          }
+        }
+      ],
+      "result": {
+        "name": "subscribeResult",
+        "schema": {
+          "$ref": "#/components/schemas/SubscribeResult"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "subscribe to one artist and to every gene",
+          "description": "banksy was never fetched: it is fetched now and its state follows as a notification.",
+          "params": [
+            {
+              "name": "topics",
+              "value": [
+                {
+                  "type": "entity",
+                  "kind": "artist",
+                  "id": "banksy"
+                },
+                {
+                  "type": "entity",
+                  "kind": "gene"
+                }
+              ]
+            }
+          ],
+          "result": {
+            "name": "subscribeResult",
+            "value": {
+              "subscription": "s1",
+              "snapshot": [
+                {
+                  "kind": "artist",
+                  "id": "banksy",
+                  "following": null,
+                  "confirmed": null,
+                  "pending": false,
+                  "error": null,
+                  "attributes": null,
+                  "version": 0
+                },
+                {
+                  "kind": "gene",
+                  "id": "brca1",
+                  "following": true,
+                  "confirmed": true,
+                  "pending": false,
+                  "error": null,
+                  "attributes": null,
+                  "version": 6
+                },
+                {
+                  "kind": "gene",
+                  "id": "tp53",
+                  "following": false,
+                  "confirmed": false,
+                  "pending": false,
+                  "error": null,
+                  "attributes": null,
+                  "version": 2
+                }
+              ]
+            }
+          }
+        },
+        {
+          "name": "subscribe to every entity",
+          "params": [
+            {
+              "name": "topics",
+              "value": [
+                {
+                  "type": "entity"
+                }
+              ]
+            }
+          ],
+          "result": {
+            "name": "subscribeResult",
+            "value": {
+              "subscription": "s2",
+              "snapshot": [
+                {
+                  "kind": "artist",
+                  "id": "banksy",
+                  "following": true,
+                  "confirmed": true,
+                  "pending": false,
+                  "error": null,
+                  "attributes": null,
+                  "version": 2
+                }
+              ]
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "unsubscribe",
+      "summary": "Ends a subscription of this connection.",
+      "description": "Stops the subscription's notifications; those still queued for it are dropped. A subscription belongs to the connection that made it: a name that is not a subscription of this connection (unknown, already ended, or another connection's) is answered -32602 with `data.path` \"/subscription\". Closing a connection ends its subscriptions.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "subscription",
+          "description": "The name `subscribe` returned.",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "result": {
+        "name": "unsubscribeResult",
+        "schema": {
+          "type": "object",
+          "required": [
+            "ok"
+          ],
+          "properties": {
+            "ok": {
+              "const": true
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "unsubscribe",
+          "params": [
+            {
+              "name": "subscription",
+              "value": "s1"
+            }
+          ],
+          "result": {
+            "name": "unsubscribeResult",
+            "value": {
+              "ok": true
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "configure",
+      "summary": "Sets the backend environment and auth token.",
+      "description": "Both params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend (for its auth header); it is never logged, echoed or counted, and `null` forgets it. `environment` names the backend environment (a named base URL) for backends that have them; it starts as \"default\". The local backend uses neither.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "environment",
+          "description": "The environment's name.",
+          "required": false,
+          "schema": {
+            "type": "string",
+            "minLength": 1
+          }
+        },
+        {
+          "name": "authToken",
+          "description": "The token for the backend, or null to forget it.",
+          "required": false,
+          "schema": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
+      ],
+      "result": {
+        "name": "configureResult",
+        "schema": {
+          "type": "object",
+          "required": [
+            "environment"
+          ],
+          "properties": {
+            "environment": {
+              "description": "The environment now in use.",
+              "type": "string"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "choose staging and set a token",
+          "params": [
+            {
+              "name": "environment",
+              "value": "staging"
+            },
+            {
+              "name": "authToken",
+              "value": "eyJhbGciOi…"
+            }
+          ],
+          "result": {
+            "name": "configureResult",
+            "value": {
+              "environment": "staging"
+            }
+          }
+        },
+        {
+          "name": "forget the token",
+          "params": [
+            {
+              "name": "authToken",
+              "value": null
+            }
+          ],
+          "result": {
+            "name": "configureResult",
+            "value": {
+              "environment": "staging"
             }
           }
         }
@@ -381,6 +1186,102 @@ let openRPCDocumentText = ##"""
         }
       ],
       "x-notification": true
+    }
+  ],
+  "x-notifications": [
+    {
+      "name": "stateChanged",
+      "summary": "A subscribed entity's state changed (server to client).",
+      "description": "A JSON-RPC notification the server sends (no id; do not answer it) to a connection with a subscription whose topics match the changed entity: `{\"jsonrpc\":\"2.0\",\"method\":\"stateChanged\",\"params\":{\"subscription\":…,\"seq\":…,\"state\":…}}`. It is written in the framing the connection uses.\n\n`seq` grows by one per notification on a connection (over all its subscriptions), starting at 1. `state` is always the full state, never a delta, so notifications are coalesced: when a connection reads slower than states change, only the newest state per (subscription, entity) waits in its queue. A slow reader costs memory bounded by its subscriptions' entities, never by the number of changes, and never slows the server or other connections; replies are never dropped. A coalesced state is skipped, not numbered, so `seq` has no gaps. Clients keep the state with the highest `version` per entity.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "subscription",
+          "description": "The subscription the change matched, as `subscribe` named it.",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "seq",
+          "description": "Position of this notification on its connection: 1, 2, 3, …",
+          "required": true,
+          "schema": {
+            "type": "integer",
+            "minimum": 1
+          }
+        },
+        {
+          "name": "state",
+          "description": "The entity's new state.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityState"
+          }
+        }
+      ],
+      "x-params-schema": {
+        "$ref": "#/components/schemas/StateChangedParams"
+      },
+      "examples": [
+        {
+          "name": "banksy's follow confirmed",
+          "params": [
+            {
+              "name": "subscription",
+              "value": "s1"
+            },
+            {
+              "name": "seq",
+              "value": 2
+            },
+            {
+              "name": "state",
+              "value": {
+                "kind": "artist",
+                "id": "banksy",
+                "following": true,
+                "confirmed": true,
+                "pending": false,
+                "error": null,
+                "attributes": null,
+                "version": 2
+              }
+            }
+          ]
+        },
+        {
+          "name": "a follow rolled back after the backend refused it",
+          "params": [
+            {
+              "name": "subscription",
+              "value": "s1"
+            },
+            {
+              "name": "seq",
+              "value": 7
+            },
+            {
+              "name": "state",
+              "value": {
+                "kind": "artist",
+                "id": "kaws",
+                "following": false,
+                "confirmed": false,
+                "pending": false,
+                "error": {
+                  "code": -32002,
+                  "message": "simulated HTTP 422 (follow artist/kaws)",
+                  "retryable": false
+                },
+                "attributes": null,
+                "version": 9
+              }
+            }
+          ]
+        }
+      ]
     }
   ],
   "components": {
@@ -488,6 +1389,10 @@ let openRPCDocumentText = ##"""
                   "properties": {
                     "retryable": {
                       "const": true
+                    },
+                    "state": {
+                      "description": "For an awaited mutation or a read: the entity's state after the failure (rolled back).",
+                      "$ref": "#/components/schemas/EntityState"
                     }
                   }
                 }
@@ -522,6 +1427,10 @@ let openRPCDocumentText = ##"""
                     },
                     "retryable": {
                       "const": false
+                    },
+                    "state": {
+                      "description": "For an awaited mutation or a read: the entity's state after the failure (rolled back).",
+                      "$ref": "#/components/schemas/EntityState"
                     }
                   }
                 }
@@ -557,6 +1466,10 @@ let openRPCDocumentText = ##"""
                     },
                     "retryable": {
                       "const": false
+                    },
+                    "state": {
+                      "description": "For an awaited mutation or a read: the entity's state after the failure (rolled back).",
+                      "$ref": "#/components/schemas/EntityState"
                     }
                   }
                 }
@@ -592,6 +1505,10 @@ let openRPCDocumentText = ##"""
                     },
                     "retryable": {
                       "const": false
+                    },
+                    "state": {
+                      "description": "For an awaited mutation or a read: the entity's state after the failure (rolled back).",
+                      "$ref": "#/components/schemas/EntityState"
                     }
                   },
                   "anyOf": [
@@ -638,6 +1555,213 @@ let openRPCDocumentText = ##"""
             }
           }
         ]
+      },
+      "EntityKind": {
+        "title": "EntityKind",
+        "description": "The kind of an entity (artist, profile, gene, …). Kinds are defined by the backend; the local backend accepts any.",
+        "type": "string",
+        "pattern": "^[a-z][a-z0-9_-]{0,63}$"
+      },
+      "EntityID": {
+        "title": "EntityID",
+        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.)",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 256
+      },
+      "EntityRef": {
+        "title": "EntityRef",
+        "description": "Which object of the backend an entity is.",
+        "type": "object",
+        "required": [
+          "kind",
+          "id"
+        ],
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/EntityKind"
+          },
+          "id": {
+            "$ref": "#/components/schemas/EntityID"
+          }
+        }
+      },
+      "EntityState": {
+        "title": "EntityState",
+        "description": "An entity's follow state, as every follow method returns it and every `stateChanged` carries it. Full, never a delta.",
+        "type": "object",
+        "required": [
+          "kind",
+          "id",
+          "following",
+          "confirmed",
+          "pending",
+          "error",
+          "attributes",
+          "version"
+        ],
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/EntityKind"
+          },
+          "id": {
+            "$ref": "#/components/schemas/EntityID"
+          },
+          "following": {
+            "description": "What the UI should show now (optimistic: the wanted state while a mutation is pending); null while nothing is known.",
+            "type": [
+              "boolean",
+              "null"
+            ]
+          },
+          "confirmed": {
+            "description": "The last state the backend confirmed; null when never fetched.",
+            "type": [
+              "boolean",
+              "null"
+            ]
+          },
+          "pending": {
+            "description": "A mutation is in flight or queued (waiting for a retry) for this entity.",
+            "type": "boolean"
+          },
+          "error": {
+            "description": "null, or the last failure of a mutation or read of this entity; kept until the next successful change or fetch.",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "code",
+                  "message",
+                  "retryable"
+                ],
+                "properties": {
+                  "code": {
+                    "description": "The application error code of the failure: -32001 backend unavailable, -32002 backend rejected, -32003 unauthorized, -32004 unknown kind.",
+                    "type": "integer"
+                  },
+                  "message": {
+                    "type": "string"
+                  },
+                  "retryable": {
+                    "description": "Whether the failure was transient (-32001).",
+                    "type": "boolean"
+                  }
+                }
+              }
+            ]
+          },
+          "attributes": {
+            "description": "The entity's detail object where the kind defines a detail endpoint and it was loaded; else null (always null for now: detail endpoints arrive with a later issue).",
+            "type": [
+              "object",
+              "null"
+            ]
+          },
+          "version": {
+            "description": "Grows by one on every change of this entity's state. Clients drop a state whose version is lower than one they already hold.",
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
+      "Topic": {
+        "title": "Topic",
+        "description": "What a subscription hears about.",
+        "oneOf": [
+          {
+            "title": "EntityTopic",
+            "description": "{type: entity, kind, id}: one entity; {type: entity, kind}: every entity of a kind; {type: entity}: every entity. An id needs a kind.",
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "properties": {
+              "type": {
+                "const": "entity"
+              },
+              "kind": {
+                "$ref": "#/components/schemas/EntityKind"
+              },
+              "id": {
+                "$ref": "#/components/schemas/EntityID"
+              }
+            },
+            "dependencies": {
+              "id": [
+                "kind"
+              ]
+            }
+          },
+          {
+            "title": "ListTopic",
+            "description": "One list with its params. Not served yet: answered -32004 UnknownKindOrList until lists arrive with a later issue.",
+            "type": "object",
+            "required": [
+              "type",
+              "list"
+            ],
+            "properties": {
+              "type": {
+                "const": "list"
+              },
+              "list": {
+                "type": "string"
+              },
+              "params": {
+                "type": "object"
+              }
+            }
+          }
+        ]
+      },
+      "SubscribeResult": {
+        "title": "SubscribeResult",
+        "type": "object",
+        "required": [
+          "subscription",
+          "snapshot"
+        ],
+        "properties": {
+          "subscription": {
+            "description": "The subscription's name (unique in the process), used by `unsubscribe` and in `stateChanged`.",
+            "type": "string"
+          },
+          "snapshot": {
+            "description": "Current states of the entities the topics match (see the method's description).",
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/EntityState"
+            }
+          }
+        }
+      },
+      "StateChangedParams": {
+        "title": "StateChangedParams",
+        "description": "The params of the `stateChanged` notification the server sends (see `x-notifications`).",
+        "type": "object",
+        "required": [
+          "subscription",
+          "seq",
+          "state"
+        ],
+        "properties": {
+          "subscription": {
+            "description": "The subscription the change matched.",
+            "type": "string"
+          },
+          "seq": {
+            "description": "Grows by one per notification on the connection, starting at 1.",
+            "type": "integer",
+            "minimum": 1
+          },
+          "state": {
+            "$ref": "#/components/schemas/EntityState"
+          }
+        }
       },
       "InitializeResult": {
         "title": "InitializeResult",
@@ -690,6 +1814,14 @@ let openRPCDocumentText = ##"""
         "type": "object",
         "required": [
           "uptimeMs",
+          "backend",
+          "dedupeHits",
+          "cacheHits",
+          "entities",
+          "subscriptions",
+          "notifications",
+          "outbox",
+          "residentMemoryBytes",
           "connections",
           "requests",
           "notificationsReceived",
@@ -699,6 +1831,94 @@ let openRPCDocumentText = ##"""
         "properties": {
           "uptimeMs": {
             "description": "Milliseconds since the process started.",
+            "type": "integer",
+            "minimum": 0
+          },
+          "backend": {
+            "description": "Backend calls since start.",
+            "type": "object",
+            "required": [
+              "calls",
+              "mutations",
+              "reads",
+              "retries",
+              "rollbacks"
+            ],
+            "properties": {
+              "calls": {
+                "description": "Every backend call: mutations and reads (retries included).",
+                "type": "integer",
+                "minimum": 0
+              },
+              "mutations": {
+                "description": "Follow/unfollow calls sent (retries included).",
+                "type": "integer",
+                "minimum": 0
+              },
+              "reads": {
+                "description": "State reads sent.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "retries": {
+                "description": "Retries scheduled after transient failures.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "rollbacks": {
+                "description": "Mutations rolled back to the confirmed state (permanent failure or retries exhausted).",
+                "type": "integer",
+                "minimum": 0
+              }
+            }
+          },
+          "dedupeHits": {
+            "description": "Work saved: reads that joined a backend read already in flight, and mutations that needed no call (the wanted state was already known).",
+            "type": "integer",
+            "minimum": 0
+          },
+          "cacheHits": {
+            "description": "`getFollowState` requests answered from memory.",
+            "type": "integer",
+            "minimum": 0
+          },
+          "entities": {
+            "description": "Entities held in memory now.",
+            "type": "integer",
+            "minimum": 0
+          },
+          "subscriptions": {
+            "description": "Subscriptions open now, over all connections.",
+            "type": "integer",
+            "minimum": 0
+          },
+          "notifications": {
+            "description": "`stateChanged` notifications.",
+            "type": "object",
+            "required": [
+              "sent",
+              "coalesced"
+            ],
+            "properties": {
+              "sent": {
+                "description": "Notifications written.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "coalesced": {
+                "description": "Queued states replaced by a newer state of the same entity and subscription before they were written.",
+                "type": "integer",
+                "minimum": 0
+              }
+            }
+          },
+          "outbox": {
+            "description": "Unsettled intents in the outbox now (mutations not yet confirmed or rolled back).",
+            "type": "integer",
+            "minimum": 0
+          },
+          "residentMemoryBytes": {
+            "description": "The process's resident memory (from /proc/self/statm); 0 when unknown.",
             "type": "integer",
             "minimum": 0
           },

@@ -5,8 +5,12 @@ import JSONRPC
 /// Absent params, `null`, `[]` and `{}` all read as "no params": real clients send each.
 public struct Params {
   public let object: JSON?
+  /// Where this object sits in the request's params, so nested objects (a topic in
+  /// `topics`) report the full JSON Pointer.
+  public let path: String
 
-  public init(_ params: JSON?) throws(ResponseError) {
+  public init(_ params: JSON?, path: String = "") throws(ResponseError) {
+    self.path = path
     guard let params else {
       object = nil
       return
@@ -14,7 +18,7 @@ public struct Params {
     switch params.kind {
     case .object: object = params
     case .array where params.count == 0: object = nil
-    default: throw .invalidParams("params must be an object (by-name)", path: "")
+    default: throw .invalidParams(path.isEmpty ? "params must be an object (by-name)" : "must be an object", path: path)
     }
   }
 
@@ -30,25 +34,25 @@ public struct Params {
 
   public func string(_ key: String) throws(ResponseError) -> String? {
     guard let value = object?[key], !value.isNull else { return nil }
-    guard let string = value.string else { throw .invalidParams("\(key) must be a string", path: "/" + key) }
+    guard let string = value.string else { throw .invalidParams("\(key) must be a string", path: path + "/" + key) }
     return string
   }
 
   public func bool(_ key: String) throws(ResponseError) -> Bool? {
     guard let value = object?[key], !value.isNull else { return nil }
-    guard let bool = value.bool else { throw .invalidParams("\(key) must be a boolean", path: "/" + key) }
+    guard let bool = value.bool else { throw .invalidParams("\(key) must be a boolean", path: path + "/" + key) }
     return bool
   }
 
   public func integer(_ key: String) throws(ResponseError) -> Int64? {
     guard let value = object?[key], !value.isNull else { return nil }
-    guard let integer = value.integer else { throw .invalidParams("\(key) must be an integer", path: "/" + key) }
+    guard let integer = value.integer else { throw .invalidParams("\(key) must be an integer", path: path + "/" + key) }
     return integer
   }
 
   public func object(_ key: String) throws(ResponseError) -> JSON? {
     guard let value = object?[key], !value.isNull else { return nil }
-    guard value.isObject else { throw .invalidParams("\(key) must be an object", path: "/" + key) }
+    guard value.isObject else { throw .invalidParams("\(key) must be an object", path: path + "/" + key) }
     return value
   }
 

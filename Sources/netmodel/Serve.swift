@@ -1,5 +1,6 @@
 import EventLoop
 import JSONRPC
+import NetworkModels
 import Posix
 import Service
 
@@ -10,7 +11,20 @@ func serve(_ options: ServeOptions) -> Int32 {
     let signals = try SignalFD(signals: [SignalFD.terminate, SignalFD.interrupt])
     let loop = try EventLoop()
     let server = RPCServer(loop: loop, maxMessageBytes: options.maxMessageBytes)
-    let service = NetmodelService(server: server)
+    let folder = try StateFolder(stateDir: options.stateDirectory)
+    let outbox = try Outbox(loop: loop, folder: folder)
+    var backend: FollowBackend = try LocalBackend(loop: loop, folder: folder)
+    let seed = options.seed ?? Process.monotonicNanoseconds()
+    if let simulation = options.simulation {
+      backend = SimulatedBackend(wrapping: backend, loop: loop, settings: simulation, seed: simulation.seed ?? seed)
+    }
+    let store = FollowStore(
+      loop: loop, backend: backend, policy: RetryPolicy(whenExhausted: options.whenExhausted), intentLog: outbox,
+      seed: seed)
+    var configuration = NetmodelService.Configuration()
+    configuration.defaultMaxAgeMs = options.maxAgeMs
+    let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)
+    store.replayIntents()
 
     _ = try loop.register(signals.fd, events: .readable) { _ in
       while let signal = signals.next() {
@@ -32,6 +46,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     try loop.run()
     server.shutDown()
+    if outbox.needsCommit { outbox.commit() }
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")

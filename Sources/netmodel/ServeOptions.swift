@@ -1,3 +1,4 @@
+import NetworkModels
 import Posix
 
 /// `netmodel serve` options, parsed by hand: the argument parser is in no package
@@ -8,6 +9,10 @@ struct ServeOptions {
   var logLevel = Log.Level.warn
   var maxMessageBytes = 16 << 20
   var stateDirectory: String?
+  var simulation: SimulationSettings?
+  var seed: UInt64?
+  var whenExhausted = RetryPolicy.WhenExhausted.rollBack
+  var maxAgeMs: UInt64 = 30_000
 
   struct UsageError: Error {
     let message: String
@@ -41,6 +46,26 @@ struct ServeOptions {
         maxMessageBytes = bytes
       case "--state-dir":
         stateDirectory = try value()
+      case "--simulate":
+        let spec = try value()
+        switch Result(catching: { () throws(SimulationSpecError) in try SimulatedBackend.parse(spec: spec) }) {
+        case .success(let settings): simulation = settings
+        case .failure(let error): throw UsageError(message: error.message)
+        }
+      case "--seed":
+        let text = try value()
+        guard let number = UInt64(text) else { throw UsageError(message: "--seed must be a non-negative integer, not \(text)") }
+        seed = number
+      case "--when-exhausted":
+        switch try value() {
+        case "rollback": whenExhausted = .rollBack
+        case "queue": whenExhausted = .keepQueued
+        case let other: throw UsageError(message: "--when-exhausted must be rollback or queue, not \(other)")
+        }
+      case "--max-age-ms":
+        let text = try value()
+        guard let number = UInt64(text) else { throw UsageError(message: "--max-age-ms must be a number, not \(text)") }
+        maxAgeMs = number
       default:
         throw UsageError(message: "unknown option \(argument)")
       }

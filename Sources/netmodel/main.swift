@@ -16,7 +16,15 @@ let usage = """
     --no-stdio                  serve the socket only
     --log-level LEVEL           debug, info, warn (default), error, off; logs go to stderr
     --max-message-bytes N       largest accepted message (default 16777216)
-    --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel)
+    --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel):
+                                local-follows.json (the local backend) and outbox.log
+    --max-age-ms N              how old a confirmed state may be and still answer
+                                getFollowState from memory (default 30000)
+    --when-exhausted MODE       rollback (default): a mutation whose retries ran out
+                                rolls back; queue: it stays pending until the backend answers
+    --simulate SPEC             wrap the backend with delays and failures:
+                                latency=MS,jitter=MS,failure=RATE[,status=CODE]
+    --seed N                    make --simulate and retry jitter reproducible
 
   Framing is detected per connection: Content-Length headers (LSP) or one JSON
   message per line. The methods are described by `rpc.discover` and schema/openrpc.json.

@@ -51,7 +51,8 @@ final class ServiceFixture {
     let fixture = try ServiceFixture()
     let reply = try fixture.call("rpc.discover")
     let document = try #require(reply["result"])
-    #expect(document == file, "run scripts/embed-schema after editing schema/openrpc.json")
+    let same = document == file
+    #expect(same, "rpc.discover differs from schema/openrpc.json: run scripts/embed-schema")
   }
 
   @Test func everyMethodTheServerAnswersIsInTheSchemaAndBack() throws {

@@ -43,6 +43,22 @@ EXPECTED_METHODS = {
     "rpc.discover": "request",
     "stats": "request",
     "$/cancelRequest": "notification",
+    # Network models: follows and subscriptions.
+    "follow": "request",
+    "unfollow": "request",
+    "setFollowState": "request",
+    "getFollowState": "request",
+    "subscribe": "request",
+    "unsubscribe": "request",
+    "configure": "request",
+}
+
+# Notifications the server sends to clients. OpenRPC describes only client-to-server
+# methods, so the document lists these under the top-level `x-notifications`, each
+# shaped like a method object (params as content descriptors, examples) with
+# `x-params-schema` pointing at the schema of its whole params object.
+EXPECTED_SERVER_NOTIFICATIONS = {
+    "stateChanged": "#/components/schemas/StateChangedParams",
 }
 
 EXPECTED_ERRORS = {
@@ -194,7 +210,7 @@ def test_document_is_two_space_indented_json():
     assert text == json.dumps(DOC, indent=2, ensure_ascii=False) + "\n"
 
 
-def test_methods_are_exactly_the_foundation_methods():
+def test_methods_are_exactly_the_expected_methods():
     names = [m["name"] for m in DOC["methods"]]
     assert len(names) == len(set(names)), "method names must be unique"
     assert set(names) == set(EXPECTED_METHODS)
@@ -330,3 +346,145 @@ def test_initialize_example_lists_every_method():
     for example in method["examples"]:
         listed = example["result"]["value"]["capabilities"]["methods"]
         assert sorted(listed) == sorted(EXPECTED_METHODS)
+
+
+# --- network models -----------------------------------------------------------------------
+
+
+def entity_state(**changes):
+    state = {
+        "kind": "artist",
+        "id": "banksy",
+        "following": True,
+        "confirmed": None,
+        "pending": True,
+        "error": None,
+        "attributes": None,
+        "version": 1,
+    }
+    state.update(changes)
+    return state
+
+
+def test_entity_state_schema():
+    check = validator_at(DOC, "/components/schemas/EntityState")
+    assert check.is_valid(entity_state())
+    assert check.is_valid(entity_state(following=None, pending=False, version=0))
+    assert check.is_valid(
+        entity_state(error={"code": -32001, "message": "backend unavailable", "retryable": True}, attributes={})
+    )
+    assert not check.is_valid(entity_state(kind="Artist"))
+    assert not check.is_valid(entity_state(kind="a" * 65))
+    assert check.is_valid(entity_state(kind="a" * 64))
+    assert not check.is_valid(entity_state(id=""))
+    assert not check.is_valid(entity_state(id="x" * 257))
+    assert not check.is_valid(entity_state(version=-1))
+    assert not check.is_valid(entity_state(pending=None))
+    assert not check.is_valid(entity_state(error={"code": -32001, "message": "x"}))
+    assert not check.is_valid(entity_state(attributes=[]))
+    without_version = entity_state()
+    del without_version["version"]
+    assert not check.is_valid(without_version)
+
+
+def test_topic_schema():
+    check = validator_at(DOC, "/components/schemas/Topic")
+    assert check.is_valid({"type": "entity", "kind": "artist", "id": "banksy"})
+    assert check.is_valid({"type": "entity", "kind": "artist"})
+    assert check.is_valid({"type": "entity"})
+    assert check.is_valid({"type": "list", "list": "following/artist", "params": {}})
+    assert not check.is_valid({"type": "entity", "id": "banksy"}), "an id needs a kind"
+    assert not check.is_valid({"type": "list"})
+    assert not check.is_valid({"type": "gallery"})
+    assert not check.is_valid({"kind": "artist"})
+
+
+def test_subscribe_needs_a_topic():
+    by_name = {m["name"]: i for i, m in enumerate(DOC["methods"])}
+    index = by_name["subscribe"]
+    topics = next(j for j, p in enumerate(DOC["methods"][index]["params"]) if p["name"] == "topics")
+    check = validator_at(DOC, f"/methods/{index}/params/{topics}/schema")
+    assert not check.is_valid([])
+    assert check.is_valid([{"type": "entity"}])
+
+
+def test_stats_schema_demands_the_model_counters():
+    by_name = {m["name"]: i for i, m in enumerate(DOC["methods"])}
+    index = by_name["stats"]
+    check = validator_at(DOC, f"/methods/{index}/result/schema")
+    example = copy.deepcopy(DOC["methods"][index]["examples"][0]["result"]["value"])
+    assert check.is_valid(example)
+    for field in ("backend", "dedupeHits", "cacheHits", "entities", "subscriptions", "notifications", "outbox",
+                  "residentMemoryBytes"):
+        without = copy.deepcopy(example)
+        del without[field]
+        assert not check.is_valid(without), field
+
+
+def test_application_errors_may_carry_the_state():
+    check = validator_at(DOC, "/components/schemas/ErrorObject")
+    rolled_back = entity_state(following=False, confirmed=False, pending=False, version=3,
+                               error={"code": -32002, "message": "rejected", "retryable": False})
+    assert check.is_valid(
+        {"code": -32002, "message": "rejected", "data": {"status": 422, "retryable": False, "state": rolled_back}}
+    )
+    assert not check.is_valid(
+        {"code": -32001, "message": "unavailable", "data": {"retryable": True, "state": {"kind": "artist"}}}
+    )
+
+
+def server_notifications():
+    return DOC.get("x-notifications", [])
+
+
+def test_server_notifications_are_exactly_the_expected_ones():
+    names = [n["name"] for n in server_notifications()]
+    assert len(names) == len(set(names))
+    assert set(names) == set(EXPECTED_SERVER_NOTIFICATIONS)
+    assert not set(names) & set(EXPECTED_METHODS), "a server notification is not a method clients call"
+    for entry in server_notifications():
+        assert entry["x-params-schema"] == {"$ref": EXPECTED_SERVER_NOTIFICATIONS[entry["name"]]}
+        assert entry.get("description"), entry["name"]
+        assert "result" not in entry and "errors" not in entry, "a notification is never answered"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SERVER_NOTIFICATIONS))
+def test_server_notification_is_shaped_like_a_method_object(name):
+    index = next(i for i, n in enumerate(server_notifications()) if n["name"] == name)
+    entry = copy.deepcopy(server_notifications()[index])
+    del entry["x-params-schema"]
+    # Validate the entry as OpenRPC would validate a method object (its content
+    # descriptors, schemas and examples), inside a copy of the document.
+    as_method = copy.deepcopy(DOC)
+    as_method["methods"].append(entry)
+    errors = list(meta_validator(as_method).iter_errors(as_method))
+    assert not errors, describe(errors)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SERVER_NOTIFICATIONS))
+def test_server_notification_examples_validate(name):
+    index, entry = next((i, n) for i, n in enumerate(server_notifications()) if n["name"] == name)
+    assert entry.get("examples"), f"{name} has no example"
+    assert entry.get("paramStructure") == "by-name"
+    declared = {p["name"]: j for j, p in enumerate(entry["params"])}
+    required = {p["name"] for p in entry["params"] if p.get("required")}
+    whole = validator_at(DOC, EXPECTED_SERVER_NOTIFICATIONS[name][1:])
+    for example in entry["examples"]:
+        assert "result" not in example
+        given = {p["name"]: p["value"] for p in example["params"]}
+        assert set(given) <= set(declared), f"{name}: undeclared params {set(given) - set(declared)}"
+        assert required <= set(given), f"{name}: missing required params {required - set(given)}"
+        for param, value in given.items():
+            check = validator_at(DOC, f"/x-notifications/{index}/params/{declared[param]}/schema")
+            problems = list(check.iter_errors(value))
+            assert not problems, f"{name}.{param}: {describe(problems)}"
+        problems = list(whole.iter_errors(given))
+        assert not problems, f"{name}: example {example['name']!r}: {describe(problems)}"
+
+
+def test_state_changed_params_schema():
+    check = validator_at(DOC, "/components/schemas/StateChangedParams")
+    assert check.is_valid({"subscription": "s1", "seq": 1, "state": entity_state()})
+    assert not check.is_valid({"subscription": "s1", "seq": 0, "state": entity_state()})
+    assert not check.is_valid({"subscription": "s1", "seq": 1})
+    assert not check.is_valid({"subscription": "s1", "seq": 1, "state": {"kind": "artist", "id": "banksy"}})

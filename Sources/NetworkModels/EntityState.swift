@@ -1,0 +1,67 @@
+/// (kind, id): which object of the backend an entity is.
+public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
+  public let kind: String
+  public let id: String
+
+  public init(kind: String, id: String) {
+    self.kind = kind
+    self.id = id
+  }
+
+  public var description: String { "\(kind)/\(id)" }
+
+  /// Why a kind or id is refused, or nil when both are valid: kind matches
+  /// `^[a-z][a-z0-9_-]{0,63}$`, id is 1…256 bytes.
+  public static func problem(kind: String, id: String) -> (field: String, reason: String)? {
+    let bytes = Array(kind.utf8)
+    let validKind =
+      (1...64).contains(bytes.count) && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0])
+      && bytes.dropFirst().allSatisfy {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+          || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+      }
+    if !validKind { return ("kind", "kind must match ^[a-z][a-z0-9_-]{0,63}$") }
+    if id.utf8.isEmpty || id.utf8.count > 256 { return ("id", "id must be 1 to 256 bytes") }
+    return nil
+  }
+}
+
+/// The last failure of an entity, as EntityState's `error` shows it.
+public struct FollowFailure: Error, Sendable, Equatable {
+  public enum Kind: Sendable, Equatable {
+    /// Network error, timeout, 5xx, 429: worth retrying.
+    case unavailable
+    /// Another 4xx.
+    case rejected(status: Int)
+    /// 401 or 403: a token is missing or wrong.
+    case unauthorized(status: Int)
+    /// The backend has no such kind.
+    case unknownKind
+  }
+
+  public var kind: Kind
+  public var message: String
+  /// For 429 and 503: how long the backend asked us to wait.
+  public var retryAfterMs: UInt64?
+
+  public init(_ kind: Kind, _ message: String, retryAfterMs: UInt64? = nil) {
+    self.kind = kind
+    self.message = message
+    self.retryAfterMs = retryAfterMs
+  }
+
+  public var isRetryable: Bool { kind == .unavailable }
+}
+
+/// A snapshot of one entity, as every follow method returns it and every entity
+/// notification carries it.
+public struct EntityState: Sendable, Equatable {
+  public var key: EntityKey
+  /// What the UI should show now; nil while nothing is known.
+  public var following: Bool?
+  /// What the backend last confirmed; nil when never fetched.
+  public var confirmed: Bool?
+  public var pending: Bool
+  public var error: FollowFailure?
+  public var version: UInt64
+}

@@ -1,0 +1,359 @@
+import EventLoop
+import Posix
+
+/// The follow network model of every entity: the shown state changes at once
+/// (optimistic), one backend call per entity is in flight, toggles that arrive
+/// meanwhile only move the wanted state, transient failures are retried, permanent
+/// ones roll back to what the backend last confirmed, and every change is reported
+/// through `onChange`.
+///
+/// Must be used on the loop's thread.
+public final class FollowStore {
+  public typealias Completion = (Result<EntityState, SettleFailure>) -> Void
+
+  /// A failure together with the state the entity was left in.
+  public struct SettleFailure: Error {
+    public var failure: FollowFailure
+    public var state: EntityState
+  }
+
+  public struct Counters {
+    public var backendCalls = 0
+    public var backendMutations = 0
+    public var backendReads = 0
+    /// Reads answered by a call already in flight, and mutations that needed none.
+    public var dedupeHits = 0
+    public var cacheHits = 0
+    public var retries = 0
+    public var rollbacks = 0
+  }
+
+  public let loop: EventLoop
+  public var backend: FollowBackend
+  public var policy: RetryPolicy
+  public let intentLog: IntentLog?
+  /// Called after every change of an entity's state, with the new state.
+  public var onChange: ((EntityState) -> Void)?
+  public private(set) var counters = Counters()
+
+  /// The compact part every entity has: 16 bytes beside its key.
+  struct Record {
+    var bits: UInt8 = 0
+    var version: UInt32 = 0
+    var confirmedAt: UInt64 = 0
+
+    static let followingKnown: UInt8 = 1
+    static let followingValue: UInt8 = 2
+    static let confirmedKnown: UInt8 = 4
+    static let confirmedValue: UInt8 = 8
+
+    var following: Bool? {
+      get { bits & Record.followingKnown == 0 ? nil : bits & Record.followingValue != 0 }
+      set { set(newValue, known: Record.followingKnown, value: Record.followingValue) }
+    }
+
+    var confirmed: Bool? {
+      get { bits & Record.confirmedKnown == 0 ? nil : bits & Record.confirmedValue != 0 }
+      set { set(newValue, known: Record.confirmedKnown, value: Record.confirmedValue) }
+    }
+
+    private mutating func set(_ value: Bool?, known: UInt8, value valueBit: UInt8) {
+      bits &= ~(known | valueBit)
+      if let value { bits |= known | (value ? valueBit : 0) }
+    }
+  }
+
+  /// What only an entity with work under way needs; dropped when it goes idle.
+  final class Activity {
+    var wanted: Bool?
+    var inFlight: Bool?
+    var attempt = 0
+    var retryTimer: EventLoop.TimerID?
+    var settleWaiters: [Completion] = []
+    var readInFlight = false
+    var readStartedAt: UInt64 = 0
+    var readWaiters: [Completion] = []
+    /// Bumped by every accepted mutation: a read that started before it is stale.
+    var mutationSerial: UInt64 = 0
+
+    var isIdle: Bool {
+      wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
+        && readWaiters.isEmpty
+    }
+  }
+
+  private var records: [EntityKey: Record] = [:]
+  private var activities: [EntityKey: Activity] = [:]
+  private var errors: [EntityKey: FollowFailure] = [:]
+  private var random: SplitMix64
+  private var mutationSerial: UInt64 = 0
+
+  public init(loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil, seed: UInt64 = 0x6E65_746D_6F64_656C) {
+    self.loop = loop
+    self.backend = backend
+    self.policy = policy
+    self.intentLog = intentLog
+    random = SplitMix64(seed: seed)
+  }
+
+  public var entityCount: Int { records.count }
+
+  /// Sends again what was wanted but not confirmed when the process last stopped.
+  public func replayIntents() {
+    guard let intentLog else { return }
+    for (key, wanted) in intentLog.unsettledIntents() {
+      Log.info("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
+      _ = setFollowing(key, wanted, force: true)
+    }
+  }
+
+  // MARK: Reading state
+
+  public func state(_ key: EntityKey) -> EntityState {
+    let record = records[key] ?? Record()
+    return EntityState(
+      key: key, following: record.following, confirmed: record.confirmed,
+      pending: activities[key]?.wanted != nil, error: errors[key], version: UInt64(record.version))
+  }
+
+  public func isKnown(_ key: EntityKey) -> Bool { records[key]?.confirmed != nil }
+
+  /// Every entity the store holds, for wildcard subscriptions.
+  public func keys(kind: String? = nil) -> [EntityKey] {
+    guard let kind else { return Array(records.keys) }
+    return records.keys.filter { $0.kind == kind }
+  }
+
+  // MARK: Mutations
+
+  /// Asks for `key` to be followed or not. Returns the state to reply with at once;
+  /// `settled`, when given, is called once the backend settled (for `await: true`).
+  @discardableResult
+  public func setFollowing(_ key: EntityKey, _ wanted: Bool, settled: Completion? = nil) -> EntityState {
+    setFollowing(key, wanted, settled: settled, force: false)
+  }
+
+  private func setFollowing(_ key: EntityKey, _ wanted: Bool, settled: Completion? = nil, force: Bool) -> EntityState {
+    var record = records[key] ?? Record()
+    let activity = activities[key]
+    let pendingIntent = activity?.wanted
+    let alreadyKnown = pendingIntent.map { $0 == wanted } ?? (record.confirmed == wanted)
+    if alreadyKnown && !force {
+      counters.dedupeHits += 1
+      let current = state(key)
+      if let settled {
+        if current.pending { self.activity(key).settleWaiters.append(settled) } else { settled(.success(current)) }
+      }
+      return current
+    }
+    let work = self.activity(key)
+    mutationSerial += 1
+    work.mutationSerial = mutationSerial
+    work.wanted = wanted
+    if let settled { work.settleWaiters.append(settled) }
+    intentLog?.record(key, wanted: wanted)
+    record.following = wanted
+    records[key] = record
+    changed(key)
+    if work.inFlight == nil {
+      if let timer = work.retryTimer, record.confirmed == wanted {
+        // A toggle back to the confirmed state while a retry waited: nothing to send.
+        loop.cancel(timer)
+        work.retryTimer = nil
+        settle(key, work)
+      } else if work.retryTimer == nil {
+        send(key, work)
+      }
+    }
+    return state(key)
+  }
+
+  private func send(_ key: EntityKey, _ work: Activity) {
+    guard let wanted = work.wanted else { return }
+    work.inFlight = wanted
+    counters.backendCalls += 1
+    counters.backendMutations += 1
+    backend.setFollowing(key, wanted) { [weak self] result in
+      self?.mutationReturned(key, sent: wanted, result)
+    }
+  }
+
+  private func mutationReturned(_ key: EntityKey, sent: Bool, _ result: Result<Bool, FollowFailure>) {
+    guard let work = activities[key] else { return }
+    work.inFlight = nil
+    switch result {
+    case .success(let confirmed):
+      work.attempt = 0
+      var record = records[key] ?? Record()
+      record.confirmed = confirmed
+      record.confirmedAt = loop.clock.now
+      records[key] = record
+      errors[key] = nil
+      if work.wanted == nil || work.wanted == confirmed {
+        settle(key, work)
+      } else {
+        // A newer intent arrived while this call was in flight.
+        changed(key)
+        send(key, work)
+      }
+    case .failure(let failure):
+      if failure.isRetryable && (work.attempt < policy.maxRetries || policy.whenExhausted == .keepQueued) {
+        work.attempt += 1
+        counters.retries += 1
+        let delay = policy.delayMs(attempt: work.attempt, retryAfterMs: failure.retryAfterMs, random: &random)
+        Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay) ms")
+        work.retryTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
+          guard let self, let work else { return }
+          work.retryTimer = nil
+          let confirmed = self.records[key]?.confirmed
+          if work.wanted != nil && work.wanted == confirmed {
+            self.settle(key, work)
+          } else {
+            self.send(key, work)
+          }
+        }
+        return
+      }
+      let record = records[key] ?? Record()
+      if let wanted = work.wanted, wanted != sent {
+        // The failed call was for an intent that a newer one replaced: the newer one
+        // is still owed, unless it equals what the backend already has.
+        work.attempt = 0
+        if record.confirmed == wanted { settle(key, work) } else { send(key, work) }
+        return
+      }
+      rollBack(key, work, failure)
+    }
+  }
+
+  /// The wanted state is confirmed: no longer pending.
+  private func settle(_ key: EntityKey, _ work: Activity) {
+    work.wanted = nil
+    work.attempt = 0
+    intentLog?.record(key, wanted: nil)
+    var record = records[key] ?? Record()
+    record.following = record.confirmed
+    records[key] = record
+    changed(key)
+    let current = state(key)
+    let waiters = work.settleWaiters
+    work.settleWaiters = []
+    for waiter in waiters { waiter(.success(current)) }
+    dropIfIdle(key, work)
+  }
+
+  /// Shows what the backend last confirmed again — never the opposite of the failed
+  /// call, which would clobber a state the user never asked to leave.
+  private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
+    counters.rollbacks += 1
+    work.wanted = nil
+    work.attempt = 0
+    intentLog?.record(key, wanted: nil)
+    var record = records[key] ?? Record()
+    record.following = record.confirmed
+    records[key] = record
+    errors[key] = failure
+    changed(key)
+    let current = state(key)
+    let waiters = work.settleWaiters
+    work.settleWaiters = []
+    for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+    dropIfIdle(key, work)
+    if record.confirmed == nil { fetch(key) }
+  }
+
+  // MARK: Reads
+
+  /// The state of `key`, from memory when it is confirmed and younger than
+  /// `maxAgeMs`, else after one backend read shared by every concurrent caller.
+  public func read(_ key: EntityKey, refresh: Bool = false, maxAgeMs: UInt64, completion: @escaping Completion) {
+    if !refresh, let record = records[key], record.confirmed != nil,
+      loop.clock.now &- record.confirmedAt <= maxAgeMs &* 1_000_000
+    {
+      counters.cacheHits += 1
+      completion(.success(state(key)))
+      return
+    }
+    let work = activity(key)
+    work.readWaiters.append(completion)
+    if work.readInFlight {
+      counters.dedupeHits += 1
+      return
+    }
+    startRead(key, work)
+  }
+
+  /// Fetches `key` if nothing is known of it and no read is under way (as the follow
+  /// button's model does when it is created); the result arrives through `onChange`.
+  public func fetchIfUnknown(_ key: EntityKey) {
+    guard records[key]?.confirmed == nil else { return }
+    fetch(key)
+  }
+
+  private func fetch(_ key: EntityKey) {
+    let work = activity(key)
+    if !work.readInFlight { startRead(key, work) }
+  }
+
+  private func startRead(_ key: EntityKey, _ work: Activity) {
+    work.readInFlight = true
+    work.readStartedAt = work.mutationSerial
+    counters.backendCalls += 1
+    counters.backendReads += 1
+    backend.fetchFollowing(key) { [weak self] result in
+      self?.readReturned(key, result)
+    }
+  }
+
+  private func readReturned(_ key: EntityKey, _ result: Result<Bool, FollowFailure>) {
+    guard let work = activities[key] else { return }
+    work.readInFlight = false
+    let waiters = work.readWaiters
+    work.readWaiters = []
+    switch result {
+    case .success(let following):
+      // A read that started before the latest mutation, or overlaps one in flight,
+      // may describe the backend before that mutation: it must not become `confirmed`.
+      let stale = work.readStartedAt != work.mutationSerial || work.inFlight != nil
+      if !stale {
+        var record = records[key] ?? Record()
+        let before = record
+        record.confirmed = following
+        record.confirmedAt = loop.clock.now
+        if work.wanted == nil { record.following = following }
+        records[key] = record
+        let hadError = errors.removeValue(forKey: key) != nil
+        if before.bits != record.bits || hadError { changed(key) }
+      }
+      let current = state(key)
+      for waiter in waiters { waiter(.success(current)) }
+    case .failure(let failure):
+      errors[key] = failure
+      if records[key] == nil { records[key] = Record() }
+      changed(key)
+      let current = state(key)
+      for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+    }
+    dropIfIdle(key, work)
+  }
+
+  // MARK: Bookkeeping
+
+  private func activity(_ key: EntityKey) -> Activity {
+    if let existing = activities[key] { return existing }
+    let created = Activity()
+    activities[key] = created
+    if records[key] == nil { records[key] = Record() }
+    return created
+  }
+
+  private func dropIfIdle(_ key: EntityKey, _ work: Activity) {
+    if work.isIdle, activities[key] === work { activities[key] = nil }
+  }
+
+  /// Every change of state goes through here: one version step, one notification.
+  private func changed(_ key: EntityKey) {
+    records[key, default: Record()].version &+= 1
+    onChange?(state(key))
+  }
+}

@@ -1,0 +1,25 @@
+import EventLoop
+
+/// A backend that keeps follows in memory and confirms on the next loop iteration:
+/// for tests, fuzzing and benchmarks that must not touch the disk.
+public final class MemoryBackend: FollowBackend {
+  private let loop: EventLoop
+  public private(set) var follows: Set<EntityKey> = []
+
+  public init(loop: EventLoop) { self.loop = loop }
+
+  public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+    if following { follows.insert(key) } else { follows.remove(key) }
+    loop.execute { completion(.success(following)) }
+  }
+
+  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+    let following = follows.contains(key)
+    loop.execute { completion(.success(following)) }
+  }
+
+  public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
+    let keys = follows.filter { $0.kind == kind }.sorted { $0.id < $1.id }
+    loop.execute { completion(.success(keys)) }
+  }
+}

@@ -1,0 +1,53 @@
+/// When to try a failed backend call again: exponential backoff with jitter, so many
+/// clients recovering at once do not retry in step.
+public struct RetryPolicy: Sendable {
+  public enum WhenExhausted: Sendable {
+    /// Roll `following` back to `confirmed` and report the error (the default).
+    case rollBack
+    /// Offline mode: stay pending and keep trying at the longest delay.
+    case keepQueued
+  }
+
+  public var maxRetries: Int
+  public var baseDelayMs: UInt64
+  public var maxDelayMs: UInt64
+  public var whenExhausted: WhenExhausted
+
+  public init(
+    maxRetries: Int = 4, baseDelayMs: UInt64 = 250, maxDelayMs: UInt64 = 30_000, whenExhausted: WhenExhausted = .rollBack
+  ) {
+    self.maxRetries = maxRetries
+    self.baseDelayMs = baseDelayMs
+    self.maxDelayMs = maxDelayMs
+    self.whenExhausted = whenExhausted
+  }
+
+  /// The delay before retry number `attempt` (1-based): base·2^(attempt−1), capped,
+  /// then "equal jitter" (half fixed, half random), and never less than what the
+  /// backend asked for with Retry-After.
+  public func delayMs(attempt: Int, retryAfterMs: UInt64?, random: inout SplitMix64) -> UInt64 {
+    let exponent = UInt64(min(max(attempt - 1, 0), 20))
+    let capped = min(maxDelayMs, baseDelayMs << exponent)
+    let half = capped / 2
+    let jittered = half + (half == 0 ? 0 : random.next() % (half + 1))
+    return max(jittered, retryAfterMs ?? 0)
+  }
+}
+
+/// A small, fast, seedable generator: retries and simulations must be reproducible.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+  public var state: UInt64
+
+  public init(seed: UInt64) { state = seed }
+
+  public mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  /// A uniform value in 0..<1.
+  public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}

@@ -1,0 +1,122 @@
+import Posix
+
+/// The folder where durable state lives (the outbox, the local backend's store):
+/// `--state-dir` when given, else `$XDG_STATE_HOME/netmodel`, else
+/// `$HOME/.local/state/netmodel`. Created with mode 0700 (parents too, as the XDG
+/// base directory specification asks); an existing folder's mode is never changed.
+///
+/// Files in it are replaced atomically: written to a temporary file in the same
+/// folder, synced, renamed over the target, and the folder synced, so a crash leaves
+/// either the old or the new content, never a mix.
+public struct StateFolder: Sendable, CustomStringConvertible {
+  public let path: String
+
+  /// Uses `path` as the state folder, creating it (and missing parents) when needed.
+  public init(path: String) throws(Errno) {
+    self.path = path
+    try FileSystem.makeFolders(path, mode: 0o700, parentMode: 0o700)
+  }
+
+  /// Resolves the state folder as the command line asks, and creates it.
+  /// `environment` is for tests; it defaults to the process environment.
+  public init(
+    stateDir: String?, environment: (String) -> String? = { Process.environment($0) }
+  ) throws(Errno) {
+    try self.init(path: StateFolder.resolve(stateDir: stateDir, environment: environment))
+  }
+
+  /// The path `init(stateDir:environment:)` would use, without touching the disk.
+  /// `$XDG_STATE_HOME` counts only when it is an absolute path (a relative one is
+  /// invalid by the XDG specification); without `$HOME` the password database is
+  /// asked. Throws ENOENT when no home folder can be found at all.
+  public static func resolve(
+    stateDir: String?, environment: (String) -> String? = { Process.environment($0) }
+  ) throws(Errno) -> String {
+    if let stateDir, !stateDir.isEmpty { return stateDir }
+    if let xdg = environment("XDG_STATE_HOME"), xdg.hasPrefix("/") {
+      return joined(xdg, "netmodel")
+    }
+    if let home = environment("HOME"), !home.isEmpty {
+      return joined(home, ".local/state/netmodel")
+    }
+    if let home = Process.passwordDatabaseHome() {
+      return joined(home, ".local/state/netmodel")
+    }
+    throw Errno(Errno.noEntry, call: "state folder: no --state-dir, $XDG_STATE_HOME or $HOME")
+  }
+
+  private static func joined(_ folder: String, _ name: String) -> String {
+    folder.hasSuffix("/") ? folder + name : folder + "/" + name
+  }
+
+  public var description: String { path }
+
+  /// The path of the file `name` in this folder.
+  public func file(_ name: String) -> String { StateFolder.joined(path, name) }
+
+  /// The content of `name`, or nil when there is no such file.
+  public func read(_ name: String) throws(Errno) -> [UInt8]? {
+    do {
+      return try FileSystem.readFile(file(name))
+    } catch  where error.code == Errno.noEntry {
+      return nil
+    }
+  }
+
+  public func exists(_ name: String) -> Bool { FileSystem.exists(file(name)) }
+
+  /// Replaces `name` with `bytes` atomically and durably: when this returns, the new
+  /// content survives a crash or power loss; when it throws, the old content is
+  /// still there and no temporary file is left behind.
+  public func replace(_ name: String, with bytes: [UInt8]) throws(Errno) {
+    let target = file(name)
+    let temporary = file(StateFolder.temporaryName(for: name, pid: Process.id))
+    let fd = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .truncate], permissions: 0o600)
+    do throws(Errno) {
+      do {
+        try fd.writeAll(bytes)
+        try fd.sync()
+      } catch {
+        fd.close()
+        throw Errno(error.code, call: "\(error.call) \(temporary)")
+      }
+      fd.close()
+      try FileSystem.rename(temporary, to: target)
+    } catch {
+      try? FileSystem.removeFile(temporary)
+      throw error
+    }
+    // The rename happened: the new content is in place. Syncing the folder makes the
+    // rename itself survive a power loss.
+    try FileSystem.syncFolder(path)
+  }
+
+  /// Renames `name` to `name.<suffix>-<n>` with the first n ≥ 1 that is free, and
+  /// returns the new name. Used to keep a file that could not be read for a human
+  /// to look at, instead of overwriting it.
+  @discardableResult
+  public func moveAside(_ name: String, suffix: String) throws(Errno) -> String {
+    var n = 1
+    while exists("\(name).\(suffix)-\(n)") { n += 1 }
+    let aside = "\(name).\(suffix)-\(n)"
+    try FileSystem.rename(file(name), to: file(aside))
+    try? FileSystem.syncFolder(path)
+    return aside
+  }
+
+  /// Removes temporary files that a process which no longer runs left behind when it
+  /// stopped in the middle of `replace`. Files of live processes are left alone:
+  /// another instance may be writing them now.
+  public func removeStaleTemporaries() {
+    guard let names = try? FileSystem.contentsOfFolder(path) else { return }
+    for name in names {
+      guard name.hasPrefix("."), let dash = name.lastIndex(of: "-"), name[..<dash].hasSuffix(".tmp") else { continue }
+      guard let pid = Int32(name[name.index(after: dash)...]), !Process.exists(pid) else { continue }
+      try? FileSystem.removeFile(file(name))
+    }
+  }
+
+  /// `.<name>.tmp-<pid>`: hidden, in the same folder (so rename is atomic), one per
+  /// process (two instances sharing the folder never write the same temporary).
+  static func temporaryName(for name: String, pid: Int32) -> String { ".\(name).tmp-\(pid)" }
+}

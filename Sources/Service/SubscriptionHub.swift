@@ -1,0 +1,202 @@
+import JSON
+import JSONRPC
+import NetworkModels
+
+/// Who wants to hear about which entities, and the per-connection queues that carry
+/// the news. Notifications carry whole states, so a queue keeps only the newest state
+/// per (subscription, entity): a connection that reads slowly costs memory bounded by
+/// its topics, never by the number of changes, and never slows anyone else.
+///
+/// Must be used on the loop's thread.
+final class SubscriptionHub {
+  enum Topic {
+    /// kind nil: every entity; id nil: every entity of the kind.
+    case entity(kind: String?, id: String?)
+
+    func matches(_ key: EntityKey) -> Bool {
+      switch self {
+      case .entity(let kind, let id):
+        if let kind, kind != key.kind { return false }
+        if let id, id != key.id { return false }
+        return true
+      }
+    }
+  }
+
+  final class Subscription {
+    let id: String
+    let topics: [Topic]
+    unowned let queue: NotificationQueue
+
+    init(id: String, topics: [Topic], queue: NotificationQueue) {
+      self.id = id
+      self.topics = topics
+      self.queue = queue
+    }
+  }
+
+  struct Counters {
+    var notificationsSent = 0
+    var coalesced = 0
+  }
+
+  private(set) var counters = Counters()
+  private var nextID = 1
+  private var exact: [EntityKey: [Subscription]] = [:]
+  private var byKind: [String: [Subscription]] = [:]
+  private var everything: [Subscription] = []
+  private var queues: [Int: NotificationQueue] = [:]
+
+  var subscriptionCount: Int { queues.values.reduce(0) { $0 + $1.subscriptions.count } }
+
+  /// Registers `topics` for `connection` and returns the subscription's name.
+  func subscribe(_ topics: [Topic], on connection: Connection) -> Subscription {
+    let queue = self.queue(for: connection)
+    let subscription = Subscription(id: "s\(nextID)", topics: topics, queue: queue)
+    nextID += 1
+    queue.subscriptions[subscription.id] = subscription
+    for topic in topics {
+      switch topic {
+      case .entity(let kind?, let id?): exact[EntityKey(kind: kind, id: id), default: []].append(subscription)
+      case .entity(let kind?, nil): byKind[kind, default: []].append(subscription)
+      case .entity(nil, _): everything.append(subscription)
+      }
+    }
+    return subscription
+  }
+
+  /// False when the connection has no subscription of that name.
+  func unsubscribe(_ id: String, on connection: Connection) -> Bool {
+    guard let queue = queues[connection.id], let subscription = queue.subscriptions.removeValue(forKey: id) else {
+      return false
+    }
+    remove(subscription)
+    queue.dropQueued(subscription: id)
+    return true
+  }
+
+  func connectionClosed(_ connection: Connection) {
+    guard let queue = queues.removeValue(forKey: connection.id) else { return }
+    for subscription in queue.subscriptions.values { remove(subscription) }
+    queue.subscriptions.removeAll()
+  }
+
+  /// Tells every matching subscription, once each, about `state`.
+  func publish(_ state: EntityState) {
+    var delivered: Set<ObjectIdentifier> = []
+    func deliver(_ subscriptions: [Subscription]?) {
+      guard let subscriptions else { return }
+      for subscription in subscriptions where delivered.insert(ObjectIdentifier(subscription)).inserted {
+        if subscription.queue.put(state, for: subscription.id) { counters.coalesced += 1 }
+      }
+    }
+    deliver(exact[state.key])
+    deliver(byKind[state.key.kind])
+    deliver(everything)
+  }
+
+  /// Writes queued notifications of every connection that has room.
+  func drainAll() {
+    for queue in queues.values where queue.hasQueued {
+      counters.notificationsSent += queue.drain()
+    }
+  }
+
+  private func queue(for connection: Connection) -> NotificationQueue {
+    if let existing = queues[connection.id] { return existing }
+    let created = NotificationQueue(connection: connection)
+    queues[connection.id] = created
+    connection.onDrained = { [weak self, weak created] in
+      guard let self, let created, created.hasQueued else { return }
+      self.counters.notificationsSent += created.drain()
+    }
+    return created
+  }
+
+  private func remove(_ subscription: Subscription) {
+    func without(_ list: [Subscription]?) -> [Subscription]? {
+      let rest = list?.filter { $0 !== subscription } ?? []
+      return rest.isEmpty ? nil : rest
+    }
+    for topic in subscription.topics {
+      switch topic {
+      case .entity(let kind?, let id?):
+        let key = EntityKey(kind: kind, id: id)
+        exact[key] = without(exact[key])
+      case .entity(let kind?, nil): byKind[kind] = without(byKind[kind])
+      case .entity(nil, _): everything.removeAll { $0 === subscription }
+      }
+    }
+  }
+}
+
+/// One connection's notifications waiting to be written, newest state per
+/// (subscription, entity), oldest first.
+final class NotificationQueue {
+  struct Slot: Hashable {
+    let subscription: String
+    let key: EntityKey
+  }
+
+  /// Notifications are written while the connection has less than this unsent.
+  static let highWater = 64 << 10
+
+  unowned let connection: Connection
+  var subscriptions: [String: SubscriptionHub.Subscription] = [:]
+  private var order: [Slot] = []
+  private var head = 0
+  private var states: [Slot: EntityState] = [:]
+  private var seq: UInt64 = 0
+
+  init(connection: Connection) { self.connection = connection }
+
+  var hasQueued: Bool { !states.isEmpty }
+  var queuedCount: Int { states.count }
+
+  /// Queues `state`; true when it replaced an older state that was still waiting.
+  func put(_ state: EntityState, for subscription: String) -> Bool {
+    let slot = Slot(subscription: subscription, key: state.key)
+    if states.updateValue(state, forKey: slot) != nil { return true }
+    order.append(slot)
+    return false
+  }
+
+  func dropQueued(subscription: String) {
+    states = states.filter { $0.key.subscription != subscription }
+  }
+
+  /// Writes queued notifications until the connection holds `highWater` unsent bytes;
+  /// returns how many were written.
+  func drain() -> Int {
+    var written = 0
+    while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
+      let slot = order[head]
+      head += 1
+      guard let state = states.removeValue(forKey: slot) else { continue }
+      seq += 1
+      let seq = self.seq
+      connection.send { buffer in
+        buffer.append(contentsOf: NotificationText.prefix)
+        appendJSONString(slot.subscription, to: &buffer)
+        buffer.append(contentsOf: NotificationText.seq)
+        appendDecimal(Int64(seq), to: &buffer)
+        buffer.append(contentsOf: NotificationText.state)
+        state.encode(into: &buffer)
+        buffer.append(contentsOf: NotificationText.suffix)
+      }
+      written += 1
+    }
+    if head == order.count || head > 1024 {
+      order.removeFirst(head)
+      head = 0
+    }
+    return written
+  }
+}
+
+private enum NotificationText {
+  static let prefix = Array(#"{"jsonrpc":"2.0","method":"stateChanged","params":{"subscription":"#.utf8)
+  static let seq = Array(#","seq":"#.utf8)
+  static let state = Array(#","state":"#.utf8)
+  static let suffix = Array("}}".utf8)
+}

@@ -1,0 +1,72 @@
+import EventLoop
+import NetworkModels
+import Testing
+
+@Suite struct FollowStorePropertyTests {
+  /// Random toggles, answers (success, transient, permanent), reads and time; then the
+  /// backend recovers. Whatever happened: versions grow by one per notification, the
+  /// subscriber's last state is the store's, and the confirmed state is the last
+  /// intent unless a permanent failure rolled that intent back.
+  @Test(arguments: 0..<300)
+  func randomHistoriesKeepTheInvariants(seed: Int) throws {
+    var random = SplitMix64(seed: UInt64(seed) &* 7919 &+ 1)
+    let f = try StoreFixture(policy: RetryPolicy(maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200))
+    let keys = [artist, EntityKey(kind: "gene", id: "pop-art")]
+    var lastIntent: [EntityKey: Bool] = [:]
+    var rolledBackAfterIntent: [EntityKey: Bool] = [:]
+    var lastVersion: [EntityKey: UInt64] = [:]
+    f.store.onChange = { state in
+      #expect(state.version == (lastVersion[state.key] ?? 0) + 1, "seed \(seed)")
+      lastVersion[state.key] = state.version
+      f.seen.append(state)
+    }
+
+    for _ in 0..<60 {
+      let key = keys[Int(random.next() % 2)]
+      switch random.next() % 6 {
+      case 0, 1:
+        let wanted = random.next() % 2 == 0
+        let before = f.store.state(key)
+        f.store.setFollowing(key, wanted)
+        if before.pending ? before.following != wanted : true {
+          lastIntent[key] = wanted
+          rolledBackAfterIntent[key] = false
+        }
+      case 2:
+        if f.backend.waitingCount > 0 { f.backend.succeed(Int(random.next() % UInt64(f.backend.waitingCount))) }
+      case 3:
+        if f.backend.waitingCount > 0 { f.backend.fail(0, transient) }
+      case 4:
+        if f.backend.waitingCount > 0, case .set(let failedKey, let value) = f.backend.waiting[0] {
+          let intentBefore = lastIntent[failedKey]
+          f.backend.fail(0, permanent)
+          if intentBefore == value && !f.store.state(failedKey).pending { rolledBackAfterIntent[failedKey] = true }
+        }
+      default:
+        if random.next() % 2 == 0 {
+          f.store.read(key, refresh: true, maxAgeMs: 0) { _ in }
+        } else {
+          try f.advance(ms: 100)
+        }
+      }
+    }
+    // The backend recovers: everything succeeds until nothing is pending.
+    for _ in 0..<200 where f.backend.waitingCount > 0 || keys.contains(where: { f.store.state($0).pending }) {
+      while f.backend.waitingCount > 0 { f.backend.succeed() }
+      try f.advance(ms: 300)
+    }
+
+    for key in keys {
+      let state = f.store.state(key)
+      #expect(!state.pending, "seed \(seed)")
+      if let seen = f.seen.last(where: { $0.key == key }) {
+        #expect(seen == state, "seed \(seed): the subscriber's last state is the store's")
+      }
+      if let intent = lastIntent[key], rolledBackAfterIntent[key] != true {
+        #expect(state.confirmed == intent, "seed \(seed): confirmed is the last intent")
+        #expect(state.following == intent, "seed \(seed)")
+        #expect((f.backend.truth[key] ?? false) == intent, "seed \(seed): the backend has it")
+      }
+    }
+  }
+}

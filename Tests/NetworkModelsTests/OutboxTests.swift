@@ -1,0 +1,206 @@
+import EventLoop
+import NetworkModels
+import Posix
+import Testing
+
+private func key(_ id: String, kind: String = "artist") -> EntityKey { EntityKey(kind: kind, id: id) }
+
+private func line(_ id: String, _ wanted: Bool?, kind: String = "artist") -> String {
+  let w = wanted.map { $0 ? "true" : "false" } ?? "null"
+  return #"{"k":"\#(kind)","i":"\#(id)","w":\#(w)}"# + "\n"
+}
+
+/// (kind/id, wanted) pairs, easy to compare.
+private func pairs(_ intents: [(EntityKey, Bool)]) -> [String] {
+  intents.map { "\($0.0)=\($0.1)" }
+}
+
+@Suite struct OutboxTests {
+  @Test func recordsWaitInMemoryAndOneCommitWritesThemAll() throws {
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let outbox = try Outbox(loop: loop, folder: temp.folder)
+    #expect(try temp.text(Outbox.fileName) == "")
+    #expect(!outbox.needsCommit)
+
+    outbox.record(key("a"), wanted: true)
+    outbox.record(key("b"), wanted: false)
+    outbox.record(key("c"), wanted: true)
+    outbox.record(key("a"), wanted: nil)
+    outbox.record(key("x", kind: "venue"), wanted: true)
+    #expect(outbox.needsCommit)
+    #expect(outbox.count == 3)
+    // Nothing reached the file yet.
+    #expect(try temp.text(Outbox.fileName) == "")
+
+    #expect(outbox.commit())
+    #expect(!outbox.needsCommit)
+    #expect(outbox.commitCount == 1)
+    #expect(
+      try temp.text(Outbox.fileName)
+        == line("a", true) + line("b", false) + line("c", true) + line("a", nil) + line("x", true, kind: "venue"))
+    #expect(outbox.lineCount == 5)
+
+    // A commit with nothing recorded writes nothing.
+    #expect(outbox.commit())
+    #expect(outbox.commitCount == 1)
+
+    outbox.record(key("b"), wanted: nil)
+    outbox.commit()
+    #expect(outbox.commitCount == 2)
+    #expect(try temp.text(Outbox.fileName)?.hasSuffix(line("x", true, kind: "venue") + line("b", nil)) == true)
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/c=true", "venue/x=true"])
+  }
+
+  @Test func recordsThatChangeNothingAreNotWritten() throws {
+    let temp = try LocalBackendTestFolder()
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    outbox.record(key("a"), wanted: true)
+    outbox.record(key("a"), wanted: true)
+    outbox.record(key("never"), wanted: nil)
+    outbox.commit()
+    #expect(try temp.text(Outbox.fileName) == line("a", true))
+  }
+
+  @Test func unsettledIntentsSurviveARestartInOrder() throws {
+    let temp = try LocalBackendTestFolder()
+    do {
+      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+      outbox.record(key("z"), wanted: true)
+      outbox.record(key("y"), wanted: false)
+      outbox.record(key("x"), wanted: true)
+      outbox.record(key("y"), wanted: true)
+      outbox.record(key("x"), wanted: nil)
+      outbox.commit()
+      // Recorded but never committed: not durable, so not replayed.
+      outbox.record(key("lost"), wanted: true)
+    }
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/z=true", "artist/y=true"])
+    #expect(outbox.count == 2)
+  }
+
+  @Test func replayKeepsTheLastLinePerKeyDropsSettledAndIgnoresATornLastLine() throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write(
+      Outbox.fileName,
+      line("a", true) + line("b", true) + line("c", false) + line("a", false) + line("b", nil)
+        + line("d", true, kind: "venue") + line("c", nil) + line("c", true) + #"{"k":"artist","i":"e","w":tr"#)
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/a=false", "venue/d=true", "artist/c=true"])
+    #expect(outbox.count == 3)
+    // Compacted at start: one line per live intent, the torn tail gone.
+    #expect(try temp.text(Outbox.fileName) == line("a", false) + line("d", true, kind: "venue") + line("c", true))
+    #expect(outbox.compactionCount == 1)
+    #expect(try temp.names() == [Outbox.fileName])
+
+    // Appends after the compaction start on a line of their own.
+    outbox.record(key("f"), wanted: true)
+    outbox.commit()
+    let reopened = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(pairs(reopened.unsettledIntents()) == ["artist/a=false", "venue/d=true", "artist/c=true", "artist/f=true"])
+  }
+
+  @Test(arguments: [
+    // A complete record that lost only its newline was never committed.
+    #"{"k":"artist","i":"e","w":true}"#,
+    // A line with its newline whose content is not a record.
+    #"{"k":"artist","i":"e","# + "\n",
+    "\u{0}\u{0}\u{0}\n",
+  ])
+  func aTornLastLineIsIgnored(tail: String) throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write(Outbox.fileName, line("a", true) + tail)
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/a=true"])
+    #expect(try temp.text(Outbox.fileName) == line("a", true))
+  }
+
+  @Test func unreadableLinesInTheMiddleAreSkipped() throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write(
+      Outbox.fileName,
+      line("a", true) + "garbage\n" + #"{"k":"artist","i":"b","w":"yes"}"# + "\n" + #"{"k":1,"i":"c","w":true}"#
+        + "\n\n" + line("d", true))
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/a=true", "artist/d=true"])
+  }
+
+  @Test func aCompactLogIsNotRewrittenAtStart() throws {
+    let temp = try LocalBackendTestFolder()
+    let content = line("a", true) + line("b", false)
+    try temp.write(Outbox.fileName, content)
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(outbox.compactionCount == 0)
+    #expect(outbox.lineCount == 2)
+    #expect(try temp.text(Outbox.fileName) == content)
+  }
+
+  @Test func theLogIsCompactedWhenItOutgrowsItsLiveEntries() throws {
+    let temp = try LocalBackendTestFolder()
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    outbox.record(key("keep"), wanted: true)
+    // 999 more lines: 1000 in all, not more than max(1000, 4 × 2).
+    for i in 0..<999 { outbox.record(key("toggle"), wanted: i % 2 == 0 ? true : nil) }
+    outbox.commit()
+    #expect(outbox.lineCount == 1000)
+    #expect(outbox.compactionCount == 0)
+    #expect(outbox.count == 2)
+
+    // One more line crosses the threshold: the commit compacts.
+    outbox.record(key("toggle"), wanted: false)
+    outbox.commit()
+    #expect(outbox.compactionCount == 1)
+    #expect(outbox.lineCount == 2)
+    #expect(try temp.text(Outbox.fileName) == line("keep", true) + line("toggle", false))
+    #expect(try temp.names() == [Outbox.fileName])
+
+    // Appending goes on in the new file.
+    outbox.record(key("new"), wanted: true)
+    outbox.commit()
+    #expect(try temp.text(Outbox.fileName) == line("keep", true) + line("toggle", false) + line("new", true))
+  }
+
+  @Test func theCompactionThresholdGrowsWithTheLiveEntries() throws {
+    let temp = try LocalBackendTestFolder()
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    for i in 0..<400 { outbox.record(key("k\(i)"), wanted: true) }
+    // 400 live entries: the threshold is 1600 lines.
+    for i in 0..<1199 { outbox.record(key("k\(i % 400)"), wanted: i / 400 % 2 == 0 ? false : true) }
+    outbox.commit()
+    #expect(outbox.lineCount == 1599)
+    #expect(outbox.compactionCount == 0)
+    outbox.record(key("k0"), wanted: nil)
+    outbox.record(key("k1"), wanted: nil)
+    outbox.commit()
+    // 1601 lines > max(1000, 4 × 398).
+    #expect(outbox.compactionCount == 1)
+    #expect(outbox.lineCount == 398)
+  }
+
+  @Test func idsThatNeedEscapingRoundTrip() throws {
+    let temp = try LocalBackendTestFolder()
+    let odd = ["quote\"d", "back\\slash", "new\nline", "tab\t", "ünïcødé 🎵", "{\"k\":\"x\"}"]
+    do {
+      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+      for id in odd { outbox.record(key(id), wanted: true) }
+      outbox.commit()
+      // One line per record, whatever the id holds.
+      #expect(try temp.text(Outbox.fileName)?.split(separator: "\n").count == odd.count)
+    }
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(outbox.unsettledIntents().map { $0.0.id } == odd)
+  }
+
+  @Test func explicitCompactionAlsoMakesBufferedRecordsDurable() throws {
+    let temp = try LocalBackendTestFolder()
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    outbox.record(key("a"), wanted: true)
+    outbox.commit()
+    outbox.record(key("a"), wanted: nil)
+    outbox.record(key("b"), wanted: true)
+    try outbox.compact()
+    #expect(!outbox.needsCommit)
+    #expect(try temp.text(Outbox.fileName) == line("b", true))
+  }
+}

@@ -1,0 +1,250 @@
+import EventLoop
+import NetworkModels
+import Posix
+import Testing
+
+/// Counts the calls that reach it and answers on the next loop iteration.
+private final class SimulationProbeBackend: FollowBackend {
+  let loop: EventLoop
+  let clock: ManualClock
+  var calls: [String] = []
+  /// Clock time (ns) at which each call arrived.
+  var arrivals: [UInt64] = []
+  var follows: Set<EntityKey> = []
+
+  init(loop: EventLoop, clock: ManualClock) {
+    self.loop = loop
+    self.clock = clock
+  }
+
+  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+    note("set \(key) \(following)")
+    if following { follows.insert(key) } else { follows.remove(key) }
+    loop.execute { completion(.success(following)) }
+  }
+
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+    note("fetch \(key)")
+    let answer = follows.contains(key)
+    loop.execute { completion(.success(answer)) }
+  }
+
+  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
+    note("followed \(kind)")
+    let keys = follows.filter { $0.kind == kind }.sorted { $0.id < $1.id }
+    loop.execute { completion(.success(keys)) }
+  }
+
+  private func note(_ call: String) {
+    calls.append(call)
+    arrivals.append(clock.now)
+  }
+}
+
+private let banksy = EntityKey(kind: "artist", id: "banksy")
+
+@Suite struct SimulatedBackendTests {
+  @Test func aCallCompletesOnlyAfterTheLatency() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let probe = SimulationProbeBackend(loop: loop, clock: clock)
+    let backend = SimulatedBackend(wrapping: probe, loop: loop, latencyMs: 100, seed: 1)
+    var result: Result<Bool, FollowFailure>?
+    backend.setFollowing(banksy, true) { result = $0 }
+    #expect(result == nil)
+    try loop.runOnce(wait: false)
+    clock.advance(byMilliseconds: 99)
+    try loop.runOnce(wait: false)
+    try loop.runOnce(wait: false)
+    #expect(result == nil)
+    #expect(probe.calls.isEmpty)
+    clock.advance(byMilliseconds: 1)
+    try loop.runOnce(wait: false)
+    #expect(probe.calls == ["set artist/banksy true"])
+    try loop.runOnce(wait: false)
+    #expect(result == .success(true))
+  }
+
+  @Test func theLatencyAlsoDelaysTheLocalBackend() throws {
+    let temp = try LocalBackendTestFolder()
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let local = try LocalBackend(loop: loop, folder: temp.folder)
+    let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 50, seed: 1)
+    var followed: [EntityKey]?
+    backend.setFollowing(banksy, true) { _ in }
+    backend.followed(kind: "artist") { followed = try? $0.get() }
+    for _ in 0..<3 { try loop.runOnce(wait: false) }
+    #expect(!local.isFollowing(banksy))
+    clock.advance(byMilliseconds: 50)
+    for _ in 0..<3 { try loop.runOnce(wait: false) }
+    #expect(local.isFollowing(banksy))
+    #expect(followed == [banksy])
+  }
+
+  @Test func aZeroLatencyCallStillCompletesLater() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let probe = SimulationProbeBackend(loop: loop, clock: clock)
+    let backend = SimulatedBackend(wrapping: probe, loop: loop, latencyMs: 0, failureRate: 1, seed: 1)
+    var result: Result<Bool, FollowFailure>?
+    backend.fetchFollowing(banksy) { result = $0 }
+    #expect(result == nil)
+    try loop.runOnce(wait: false)
+    #expect(result != nil)
+  }
+
+  @Test func jitterSpreadsDelaysWithinLatencyPlusOrMinusJitter() throws {
+    let clock = ManualClock()
+    let start = clock.now
+    let loop = try EventLoop(clock: clock)
+    let probe = SimulationProbeBackend(loop: loop, clock: clock)
+    let backend = SimulatedBackend(wrapping: probe, loop: loop, latencyMs: 100, jitterMs: 30, seed: 7)
+    for i in 0..<200 { backend.fetchFollowing(EntityKey(kind: "artist", id: "a\(i)")) { _ in } }
+    for _ in 0...140 {
+      try loop.runOnce(wait: false)
+      clock.advance(byMilliseconds: 1)
+    }
+    #expect(probe.calls.count == 200)
+    let delaysMs = probe.arrivals.map { ($0 - start) / 1_000_000 }
+    #expect(delaysMs.allSatisfy { (70...130).contains($0) })
+    #expect(delaysMs.min()! < 80 && delaysMs.max()! > 120)
+  }
+
+  /// Which of `count` calls fail with this seed, as a string of 0s and 1s.
+  private func failurePattern(seed: UInt64, rate: Double, count: Int = 1000) throws -> [Bool] {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let probe = SimulationProbeBackend(loop: loop, clock: clock)
+    let backend = SimulatedBackend(
+      wrapping: probe, loop: loop, latencyMs: 10, jitterMs: 5, failureRate: rate, seed: seed)
+    var outcomes = [Bool?](repeating: nil, count: count)
+    for i in 0..<count {
+      backend.setFollowing(EntityKey(kind: "artist", id: "a\(i)"), true) { result in
+        if case .failure = result { outcomes[i] = true } else { outcomes[i] = false }
+      }
+    }
+    clock.advance(byMilliseconds: 20)
+    for _ in 0..<3 { try loop.runOnce(wait: false) }
+    #expect(outcomes.allSatisfy { $0 != nil })
+    let failed = outcomes.map { $0 == true }
+    // Failed calls never reached the wrapped backend; the others all did.
+    #expect(probe.calls.count == failed.filter { !$0 }.count)
+    #expect(backend.injectedFailureCount == failed.filter { $0 }.count)
+    return failed
+  }
+
+  @Test func failuresAreReproducibleFromTheSeed() throws {
+    let first = try failurePattern(seed: 42, rate: 0.3)
+    let again = try failurePattern(seed: 42, rate: 0.3)
+    let other = try failurePattern(seed: 43, rate: 0.3)
+    #expect(first == again)
+    #expect(first != other)
+    let rate = Double(first.filter { $0 }.count) / Double(first.count)
+    #expect(rate > 0.25 && rate < 0.35)
+    #expect(try failurePattern(seed: 42, rate: 0).allSatisfy { !$0 })
+    #expect(try failurePattern(seed: 42, rate: 1).allSatisfy { $0 })
+  }
+
+  @Test func aFailedFollowNeverReachesTheWrappedBackend() throws {
+    let temp = try LocalBackendTestFolder()
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let local = try LocalBackend(loop: loop, folder: temp.folder)
+    let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 5, failureRate: 1, seed: 3)
+    var result: Result<Bool, FollowFailure>?
+    backend.setFollowing(banksy, true) { result = $0 }
+    clock.advance(byMilliseconds: 5)
+    for _ in 0..<3 { try loop.runOnce(wait: false) }
+    #expect(result == .failure(FollowFailure(.unavailable, "simulated network failure (follow artist/banksy)")))
+    #expect(!local.isFollowing(banksy))
+    #expect(local.saveCount == 0)
+    #expect(backend.callCount == 1)
+  }
+
+  @Test(
+    arguments: [
+      (nil, FollowFailure.Kind.unavailable),
+      (500, .unavailable),
+      (503, .unavailable),
+      (429, .unavailable),
+      (401, .unauthorized(status: 401)),
+      (403, .unauthorized(status: 403)),
+      (400, .rejected(status: 400)),
+      (404, .rejected(status: 404)),
+      (409, .rejected(status: 409)),
+    ] as [(Int?, FollowFailure.Kind)])
+  func theFailureStatusChoosesTheKindOfFailure(status: Int?, kind: FollowFailure.Kind) throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let probe = SimulationProbeBackend(loop: loop, clock: clock)
+    let backend = SimulatedBackend(
+      wrapping: probe, loop: loop, latencyMs: 1, failureRate: 1, failureStatus: status, seed: 9)
+    var failure: FollowFailure?
+    backend.followed(kind: "artist") { if case .failure(let f) = $0 { failure = f } }
+    clock.advance(byMilliseconds: 1)
+    try loop.runOnce(wait: false)
+    #expect(failure?.kind == kind)
+    #expect(failure?.isRetryable == (kind == .unavailable))
+    #expect(probe.calls.isEmpty)
+  }
+
+  @Test func theSettingsInitializerUsesTheParsedValues() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    let probe = SimulationProbeBackend(loop: loop, clock: clock)
+    let settings = try SimulatedBackend.parse(spec: "latency=20,failure=0")
+    let backend = SimulatedBackend(wrapping: probe, loop: loop, settings: settings, seed: 5)
+    #expect(backend.settings.seed == 5)
+    backend.fetchFollowing(banksy) { _ in }
+    clock.advance(byMilliseconds: 19)
+    try loop.runOnce(wait: false)
+    #expect(probe.calls.isEmpty)
+    clock.advance(byMilliseconds: 1)
+    try loop.runOnce(wait: false)
+    #expect(probe.calls == ["fetch artist/banksy"])
+  }
+
+  // MARK: Parsing
+
+  @Test func parsesEveryKeyInAnyOrder() throws {
+    #expect(
+      try SimulatedBackend.parse(spec: "latency=300,jitter=100,failure=0.2")
+        == SimulationSettings(latencyMs: 300, jitterMs: 100, failureRate: 0.2))
+    #expect(
+      try SimulatedBackend.parse(spec: "status=503, failure=10% ,latency=5ms,seed=12")
+        == SimulationSettings(latencyMs: 5, failureRate: 0.1, failureStatus: 503, seed: 12))
+    #expect(try SimulatedBackend.parse(spec: "failure=1") == SimulationSettings(failureRate: 1))
+    #expect(try SimulatedBackend.parse(spec: "jitter=0") == SimulationSettings())
+    #expect(try SimulatedBackend.parse(spec: "LATENCY=7") == SimulationSettings(latencyMs: 7))
+  }
+
+  @Test(arguments: [
+    ("", "empty"),
+    ("latency=100,,failure=0.1", "empty setting"),
+    ("latency", "\"latency\" is not KEY=VALUE"),
+    ("delay=100", "unknown setting \"delay\""),
+    ("latency=-5", "latency=-5"),
+    ("latency=fast", "latency=fast"),
+    ("jitter=1.5", "jitter=1.5"),
+    ("failure=abc", "failure=abc is not a number"),
+    ("failure=1.5", "failure=1.5 is out of range"),
+    ("failure=-0.1", "failure=-0.1 is out of range"),
+    ("failure=nan", "failure=nan"),
+    ("failure=150%", "failure=150% is out of range"),
+    ("status=200", "status=200"),
+    ("status=abc", "status=abc"),
+    ("latency=1,latency=2", "latency is given twice"),
+    ("latency=", "latency has no value"),
+    ("seed=-1", "seed=-1"),
+  ])
+  func rejectsABadSpecNamingTheBadPart(spec: String, expected: String) {
+    do {
+      let settings = try SimulatedBackend.parse(spec: spec)
+      Issue.record("\(spec) was accepted as \(settings)")
+    } catch {
+      #expect(error.message.contains(expected), "\(error.message)")
+      #expect(error.description.hasPrefix("--simulate"))
+    }
+  }
+}
