@@ -2,6 +2,22 @@ import EventLoop
 import NetworkModels
 import Testing
 
+/// An intent log that outlives the stores that write to it, as the outbox file
+/// outlives a killed process.
+final class MemoryIntentLog: IntentLog {
+  private var intents: [EntityKey: Bool] = [:]
+  private var order: [EntityKey] = []
+
+  func record(_ key: EntityKey, wanted: Bool?) {
+    intents[key] = wanted
+    order.removeAll { $0 == key }
+    if wanted != nil { order.append(key) }
+  }
+
+  func unsettledIntents() -> [(EntityKey, Bool)] { order.compactMap { key in intents[key].map { (key, $0) } } }
+  var count: Int { order.count }
+}
+
 @Suite struct FollowStorePropertyTests {
   /// Random toggles, answers (success, transient, permanent), reads and time; then the
   /// backend recovers. Whatever happened: versions grow by one per notification, the
@@ -10,16 +26,27 @@ import Testing
   @Test(arguments: 0..<300)
   func randomHistoriesKeepTheInvariants(seed: Int) throws {
     var random = SplitMix64(seed: UInt64(seed) &* 7919 &+ 1)
-    let f = try StoreFixture(policy: RetryPolicy(maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200))
+    let log = MemoryIntentLog()
+    let policy = RetryPolicy(maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200)
+    var f = try StoreFixture(policy: policy, intentLog: log)
+    var restarts = 0
     let keys = [artist, EntityKey(kind: "gene", id: "pop-art")]
     var lastIntent: [EntityKey: Bool] = [:]
     var rolledBackAfterIntent: [EntityKey: Bool] = [:]
     var lastVersion: [EntityKey: UInt64] = [:]
-    f.store.onChange = { state in
-      #expect(state.version == (lastVersion[state.key] ?? 0) + 1, "seed \(seed)")
-      lastVersion[state.key] = state.version
-      f.seen.append(state)
+    func watch(_ fixture: StoreFixture) {
+      lastVersion = [:]
+      fixture.store.onChange = { [unowned fixture] state in
+        #expect(state.version == (lastVersion[state.key] ?? 0) + 1, "seed \(seed)")
+        lastVersion[state.key] = state.version
+        fixture.seen.append(state)
+        // A rollback (permanent failure or retries exhausted) drops the intent.
+        if !state.pending, state.error != nil, let intent = lastIntent[state.key], state.following != intent {
+          rolledBackAfterIntent[state.key] = true
+        }
+      }
     }
+    watch(f)
 
     for _ in 0..<60 {
       let key = keys[Int(random.next() % 2)]
@@ -42,6 +69,18 @@ import Testing
           f.backend.fail(0, permanent)
           if intentBefore == value && !f.store.state(failedKey).pending { rolledBackAfterIntent[failedKey] = true }
         }
+      case 5 where random.next() % 8 == 0:
+        // A crash: calls in flight may or may not have reached the backend; the
+        // intent log survives, and the next process replays it.
+        let survivor = try StoreFixture(policy: policy, intentLog: log)
+        survivor.backend.truth = f.backend.truth
+        for call in f.backend.waiting {
+          if case .set(let key, let value) = call, random.next() % 2 == 0 { survivor.backend.truth[key] = value }
+        }
+        f = survivor
+        watch(f)
+        f.store.replayIntents()
+        restarts += 1
       default:
         if random.next() % 2 == 0 {
           f.store.read(key, refresh: true, maxAgeMs: 0) { _ in }
@@ -56,6 +95,11 @@ import Testing
       try f.advance(ms: 300)
     }
 
+    // A process that started after a crash may not know an entity yet: ask.
+    for key in keys where f.store.state(key).confirmed == nil {
+      f.store.read(key, refresh: true, maxAgeMs: 0) { _ in }
+      while f.backend.waitingCount > 0 { f.backend.succeed() }
+    }
     for key in keys {
       let state = f.store.state(key)
       #expect(!state.pending, "seed \(seed)")

@@ -11,9 +11,11 @@ final class StoreFixture {
   let store: FollowStore
   var seen: [EntityState] = []
 
-  init(policy: RetryPolicy = RetryPolicy(maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1000)) throws {
+  init(
+    policy: RetryPolicy = RetryPolicy(maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1000), intentLog: IntentLog? = nil
+  ) throws {
     loop = try EventLoop(clock: clock)
-    store = FollowStore(loop: loop, backend: backend, policy: policy)
+    store = FollowStore(loop: loop, backend: backend, policy: policy, intentLog: intentLog)
     store.onChange = { [unowned self] in self.seen.append($0) }
   }
 
