@@ -105,7 +105,11 @@ public enum UnixSocket {
   /// An existing folder is left as it is: `--socket=/tmp/x.sock` must never change
   /// the mode of /tmp.
   static func makeFolder(_ path: String, mode: mode_t) throws(Errno) {
-    if mkdir(path, mode) == 0 { return }
+    // chmod after mkdir: the mode must not depend on the umask of the moment.
+    if mkdir(path, mode) == 0 {
+      chmod(path, mode)
+      return
+    }
     let error = Errno.current("mkdir")
     var info = stat()
     // An existing folder can fail with EACCES rather than EEXIST when its parent is
@@ -117,6 +121,7 @@ public enum UnixSocket {
     guard error.code == ENOENT else { throw error }
     try makeFolder(parentFolder(of: path), mode: 0o755)
     if mkdir(path, mode) != 0 && nm_errno() != EEXIST { throw .current("mkdir") }
+    chmod(path, mode)
   }
 }
 
