@@ -53,9 +53,20 @@ public final class Dispatcher {
   public func handle(_ frame: Frame, from connection: Connection) {
     switch frame {
     case .message(let bytes):
-      let parsed = bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try JSON.parse(buffer) } }
-      switch parsed {
-      case .success(let json): handle(json, from: connection)
+      // One request object, the common case, is scanned without building a tree;
+      // batches and anything else go through jansson.
+      let outcome = bytes.withUnsafeBytes { buffer in
+        Result { () throws(JSONError) -> IncomingMessage? in
+          if let object = try JSONScanner.scanObjectMembers(buffer) {
+            return IncomingMessage(scanned: object, in: buffer)
+          }
+          handle(try JSON.parse(buffer), from: connection)
+          return nil
+        }
+      }
+      switch outcome {
+      case .success(let message?): dispatch(message, connection: connection, batch: nil, slot: 0)
+      case .success(nil): break
       case .failure(let error):
         let data = JSON.object()
           .set("line", .integer(error.line))

@@ -58,6 +58,62 @@ public enum IncomingMessage {
   }
 }
 
+extension IncomingMessage {
+  /// Decodes a message from a scan of its top-level members: the common case of one
+  /// request object needs jansson only for non-empty `params` (see `JSONScanner`).
+  init(scanned object: JSONScanner.ScannedObject, in bytes: UnsafeRawBufferPointer) {
+    var id: RequestID?
+    if let idMember = object["id"] {
+      switch idMember.kind {
+      case .integer: id = .integer(idMember.integerValue!)
+      case .string: id = .string(idMember.stringValue!)
+      case .null: id = .null
+      case .real:
+        let value = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[idMember.range]))
+        id = .real(value?.real ?? 0)
+      default:
+        self = .invalid(id: nil, .invalidRequest("id must be a string, a number or null"))
+        return
+      }
+    }
+    guard let version = object["jsonrpc"], version.hasStringValue("2.0") else {
+      self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
+      return
+    }
+    guard let methodMember = object["method"] else {
+      if object["result"] != nil || object["error"] != nil {
+        self = .response
+      } else {
+        self = .invalid(id: id ?? .null, .invalidRequest("method is missing"))
+      }
+      return
+    }
+    guard methodMember.kind == .string, let method = methodMember.stringValue else {
+      self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
+      return
+    }
+    var params: JSON?
+    if let member = object["params"] {
+      switch member.kind {
+      case .null: params = nil
+      case .object where member.isEmptyContainer: params = JSON.object()
+      case .array where member.isEmptyContainer: params = JSON.array()
+      case .object, .array:
+        // The scan already validated these bytes; jansson builds the tree.
+        params = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[member.range]))
+      default:
+        self = .invalid(id: id ?? .null, .invalidRequest("params must be an object or an array"))
+        return
+      }
+    }
+    if let id {
+      self = .request(id: id, method: method, params: params)
+    } else {
+      self = .notification(method: method, params: params)
+    }
+  }
+}
+
 /// Writes the bodies of outgoing messages straight into an output buffer.
 public enum MessageEncoder {
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {

@@ -1,0 +1,794 @@
+/// A validating, allocation-light scanner for the top level of one JSON text: the fast
+/// path for JSON-RPC request envelopes, which are small objects whose members other than
+/// `params` are scalars.
+///
+/// It accepts and rejects exactly what `JSON.parse` (jansson's `json_loadb` with
+/// `JSON_DECODE_ANY | JSON_ALLOW_NUL`) does, but builds no tree: it walks the bytes once,
+/// validating everything (nested values too), and reports each top-level member's key,
+/// kind and byte range. The caller parses only the members it needs as trees (typically a
+/// non-trivial `params`) by handing that range to `JSON.parse`.
+///
+/// What jansson accepts, and so what this accepts:
+/// - RFC 8259 grammar; whitespace is space, tab, LF and CR only.
+/// - Strings must be valid UTF-8 (no overlong forms, no surrogates, nothing above
+///   U+10FFFF); `\u` escapes must pair surrogates correctly; raw bytes below 0x20 are
+///   errors; `\u0000` is allowed in values but not in object keys.
+/// - Integers (no fraction or exponent) must fit in `Int64`; reals must not overflow to
+///   infinity (underflow to zero is fine).
+/// - A value may be nested at most `maximumDepth` (2048) deep, counting every value,
+///   scalars included: the top-level value is at depth 1.
+/// - jansson's quirk: one NUL byte directly after a number or `true`/`false`/`null` is
+///   skipped (its lexer "ungets" it and then loses it), so `1\0` and `[1\0,2]` are valid.
+public struct JSONScanner {
+  /// jansson's `JSON_PARSER_MAX_DEPTH`.
+  public static let maximumDepth = 2048
+
+  public enum Kind: UInt8, Equatable, Hashable, Sendable {
+    case object, array, string, integer, real, `true`, `false`, null
+  }
+
+  /// One member of the top-level object. Holds no pointer into the scanned bytes: keys and
+  /// string values of up to 16 bytes without escapes are kept inline (no allocation);
+  /// longer or escaped ones were decoded into `String`s while scanning.
+  public struct Member: Sendable {
+    let record: Record
+    let spills: [String]
+
+    /// The key with its escapes resolved. Short keys are kept as bytes and made into a
+    /// `String` on each use; `ScannedObject.member(_:)` finds members without any.
+    public var key: String { record.key.string(spills) }
+    /// Where the value's text is in the scanned bytes (0-based offsets).
+    public var range: Range<Int> { record.range }
+    public var kind: Kind { record.kind }
+    /// The value of an integer member; nil for any other kind.
+    public var integerValue: Int64? { record.kind == .integer ? record.integer : nil }
+    /// The decoded value of a string member (escapes resolved); nil for any other kind.
+    /// Made on each use, like `key`.
+    public var stringValue: String? { record.kind == .string ? record.value.string(spills) : nil }
+    /// The value of a `true` or `false` member; nil for any other kind.
+    public var boolValue: Bool? {
+      switch record.kind {
+      case .true: return true
+      case .false: return false
+      default: return nil
+      }
+    }
+    /// True for `{}` and `[]` (whitespace inside allowed); false for anything else.
+    public var isEmptyContainer: Bool { record.isEmpty }
+
+    /// Whether the key is `key`, byte for byte.
+    public func hasKey(_ key: String) -> Bool {
+      var key = key
+      return key.withUTF8 { record.key.equals(InlineText.Packed($0), spills) }
+    }
+
+    /// Whether this is a string member whose decoded value is `value`, byte for byte;
+    /// makes no `String` (e.g. for checking `"jsonrpc": "2.0"`).
+    public func hasStringValue(_ value: String) -> Bool {
+      guard record.kind == .string else { return false }
+      var value = value
+      return value.withUTF8 { record.value.equals(InlineText.Packed($0), spills) }
+    }
+  }
+
+  /// The members of a top-level object.
+  public struct ScannedObject: Sendable {
+    let records: [Record]
+    /// Keys and string values too long to keep inline, or with escapes.
+    let spills: [String]
+    /// Where the object's text is in the scanned bytes (without surrounding whitespace).
+    public let range: Range<Int>
+
+    /// In document order, duplicates included.
+    public var members: Members { Members(records: records, spills: spills) }
+
+    /// The member named `key` (compared byte for byte, as jansson does, not by Unicode
+    /// canonical equivalence); with duplicate keys the last one, which jansson keeps.
+    public func member(_ key: String) -> Member? {
+      var key = key
+      let found = key.withUTF8 { wanted in
+        let packed = InlineText.Packed(wanted)
+        var index = records.count
+        while index > 0 {
+          index -= 1
+          if records[index].key.equals(packed, spills) { return index }
+        }
+        return -1
+      }
+      return found < 0 ? nil : Member(record: records[found], spills: spills)
+    }
+
+    public subscript(key: String) -> Member? { member(key) }
+  }
+
+  public struct Members: RandomAccessCollection, Sendable {
+    let records: [Record]
+    let spills: [String]
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { records.count }
+    public subscript(index: Int) -> Member { Member(record: records[index], spills: spills) }
+  }
+
+  /// A member as scanned; plain data, so arrays of them cost nothing to free.
+  struct Record: Sendable {
+    var key: InlineText
+    var value: InlineText
+    var range: Range<Int>
+    var integer: Int64
+    var kind: Kind
+    var isEmpty: Bool
+  }
+
+  /// A key or string value: up to 16 UTF-8 bytes packed into two words, or the index of
+  /// a `String` in the spills.
+  struct InlineText: Sendable {
+    static let capacity = 16
+
+    /// Bytes packed little-endian into two words (zero beyond `count`), and the bytes
+    /// themselves, for comparing longer text without copying.
+    struct Packed {
+      var low: UInt64 = 0
+      var high: UInt64 = 0
+      let count: Int
+      let bytes: UnsafeBufferPointer<UInt8>
+
+      /// Packs `bytes`; when at least 16 bytes from their start may be read, it loads two
+      /// words instead of copying byte by byte.
+      @inline(__always)
+      init(_ bytes: UnsafeBufferPointer<UInt8>, readable: Int = 0) {
+        self.bytes = bytes
+        count = bytes.count
+        guard count <= InlineText.capacity, let base = bytes.baseAddress else { return }
+        if readable >= 16 {
+          let raw = UnsafeRawPointer(base)
+          let first = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+          let second = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+          if count < 8 {
+            low = first & ((1 &<< UInt64(count &* 8)) &- 1)
+          } else {
+            low = first
+            high = count == 16 ? second : second & ((1 &<< UInt64((count &- 8) &* 8)) &- 1)
+          }
+        } else {
+          var words: (UInt64, UInt64) = (0, 0)
+          withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base, count: count)) }
+          low = UInt64(littleEndian: words.0)
+          high = UInt64(littleEndian: words.1)
+        }
+      }
+    }
+
+    let low: UInt64
+    let high: UInt64
+    /// The byte count when inline; `-1 - index` when the text is `spills[index]`.
+    let count: Int
+
+    static let none = InlineText(low: 0, high: 0, count: 0)
+
+    @inline(__always)
+    init(low: UInt64, high: UInt64, count: Int) {
+      self.low = low
+      self.high = high
+      self.count = count
+    }
+
+    @inline(__always)
+    init(packed: Packed) {
+      self.init(low: packed.low, high: packed.high, count: packed.count)
+    }
+
+    init(spill index: Int) {
+      self.init(low: 0, high: 0, count: -1 - index)
+    }
+
+    func string(_ spills: [String]) -> String {
+      if count < 0 { return spills[-1 - count] }
+      var words = (low.littleEndian, high.littleEndian)
+      return withUnsafeBytes(of: &words) { raw in
+        let bytes = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+      }
+    }
+
+    @inline(__always)
+    func equals(_ other: Packed, _ spills: [String]) -> Bool {
+      if count >= 0 { return count == other.count && low == other.low && high == other.high }
+      var spilled = spills[-1 - count]
+      guard spilled.utf8.count == other.count else { return false }
+      return spilled.withUTF8 { mine in
+        for index in 0..<mine.count where mine[index] != other.bytes[index] { return false }
+        return true
+      }
+    }
+  }
+
+  /// Validates `bytes` as exactly one JSON text. Returns nil when it is valid but its
+  /// top-level value is not an object; otherwise that object's members.
+  public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> ScannedObject? {
+    guard let start = bytes.baseAddress, !bytes.isEmpty else {
+      throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
+    }
+    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count)
+    return try scanner.scanTopLevel()
+  }
+
+  // MARK: - State
+
+  private let base: UnsafePointer<UInt8>
+  private let end: Int
+  private var pos = 0
+
+  private init(base: UnsafePointer<UInt8>, end: Int) {
+    self.base = base
+    self.end = end
+  }
+
+  /// What `scanValue` learned about one value besides its kind.
+  private struct ValueInfo {
+    var kind: Kind
+    var integer: Int64 = 0
+    /// Strings: had escapes. Containers: empty.
+    var flag = false
+  }
+
+  // MARK: - Top level
+
+  private mutating func scanTopLevel() throws(JSONError) -> ScannedObject? {
+    skipWhitespace()
+    guard pos < end else { throw failure("unexpected end of input", at: pos) }
+    guard base[pos] == UInt8(ascii: "{") else {
+      let info = try scanValue(enclosing: 0)
+      skipNULAfterToken(info.kind)
+      skipWhitespace()
+      guard pos == end else { throw failure("end of file expected", at: pos) }
+      return nil
+    }
+
+    let objectStart = pos
+    pos += 1
+    skipWhitespace()
+    var records: [Record] = []
+    var spills: [String] = []
+    if pos < end && base[pos] == UInt8(ascii: "}") {
+      pos += 1
+    } else {
+      records.reserveCapacity(6)
+      while true {
+        guard pos < end && base[pos] == UInt8(ascii: "\"") else {
+          throw failure("string or '}' expected", at: pos)
+        }
+        let keyStart = pos + 1
+        pos = keyStart
+        let keyFlags = try scanString()
+        if keyFlags & Self.sawNULEscape != 0 {
+          throw failure("NUL byte in object key not supported", at: keyStart - 1)
+        }
+        let key = text(from: keyStart, to: pos - 1, hasEscapes: keyFlags & Self.sawEscape != 0, spills: &spills)
+        try scanColon()
+
+        let valueStart = pos
+        let info = try scanValue(enclosing: 1)
+        let valueEnd = pos
+        skipNULAfterToken(info.kind)
+        let value =
+          info.kind == .string
+          ? text(from: valueStart + 1, to: valueEnd - 1, hasEscapes: info.flag, spills: &spills) : .none
+        records.append(
+          Record(
+            key: key, value: value, range: valueStart..<valueEnd, integer: info.integer, kind: info.kind,
+            isEmpty: info.kind.isContainer && info.flag))
+
+        skipWhitespace()
+        guard pos < end else { throw failure("'}' expected", at: pos) }
+        let c = base[pos]
+        pos += 1
+        if c == UInt8(ascii: ",") {
+          skipWhitespace()
+          continue
+        }
+        guard c == UInt8(ascii: "}") else { throw failure("'}' expected", at: pos - 1) }
+        break
+      }
+    }
+    let objectEnd = pos
+    skipWhitespace()
+    guard pos == end else { throw failure("end of file expected", at: pos) }
+    return ScannedObject(records: records, spills: spills, range: objectStart..<objectEnd)
+  }
+
+  // MARK: - Values
+
+  /// Scans the value at `pos` (whitespace already skipped) that `enclosing` containers
+  /// enclose, and everything inside it. Leaves `pos` right after it.
+  @inline(__always)
+  private mutating func scanValue(enclosing: Int) throws(JSONError) -> ValueInfo {
+    if enclosing >= Self.maximumDepth { throw failure("maximum parsing depth reached", at: pos) }
+    guard pos < end else { throw failure("unexpected end of input", at: pos) }
+    let c = base[pos]
+    switch c {
+    case UInt8(ascii: "\""):
+      pos += 1
+      let flags = try scanString()
+      return ValueInfo(kind: .string, flag: flags & Self.sawEscape != 0)
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+      var value: Int64 = 0
+      let kind = try scanNumber(&value)
+      return ValueInfo(kind: kind, integer: value)
+    case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+      return ValueInfo(kind: try scanLiteral(c))
+    case UInt8(ascii: "{"):
+      return ValueInfo(kind: .object, flag: try scanContainer(enclosing: enclosing))
+    case UInt8(ascii: "["):
+      return ValueInfo(kind: .array, flag: try scanContainer(enclosing: enclosing))
+    default:
+      throw failure("invalid token", at: pos)
+    }
+  }
+
+  /// Scans the object or array at `pos` and everything nested in it, without recursion
+  /// (2048 levels would overflow a small thread stack). Returns whether it is empty.
+  private mutating func scanContainer(enclosing: Int) throws(JSONError) -> Bool {
+    // The open containers, innermost last: a bit per level for the first 64 (set for an
+    // object), an array (allocated only when nesting is that deep) for the rest.
+    var nesting = 0
+    var objectBits: UInt64 = 0
+    var deeper: [Bool] = []
+
+    value: while true {
+      // A value starts at `pos`.
+      if enclosing + nesting >= Self.maximumDepth { throw failure("maximum parsing depth reached", at: pos) }
+      guard pos < end else { throw failure("unexpected end of input", at: pos) }
+      let c = base[pos]
+      switch c {
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        let isObject = c == UInt8(ascii: "{")
+        pos += 1
+        skipWhitespace()
+        if pos < end && base[pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+          pos += 1
+          if nesting == 0 { return true }
+        } else {
+          if nesting < 64 {
+            let bit: UInt64 = 1 << UInt64(nesting)
+            objectBits = isObject ? objectBits | bit : objectBits & ~bit
+          } else {
+            deeper.append(isObject)
+          }
+          nesting += 1
+          if isObject { try scanKeyAndColon() }
+          continue value
+        }
+      case UInt8(ascii: "\""):
+        pos += 1
+        _ = try scanString()
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        var ignored: Int64 = 0
+        _ = try scanNumber(&ignored)
+        skipNUL()
+      case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+        _ = try scanLiteral(c)
+        skipNUL()
+      default:
+        throw failure("invalid token", at: pos)
+      }
+
+      // After a value inside the innermost open container.
+      while true {
+        skipWhitespace()
+        guard pos < end else { throw failure("unexpected end of input", at: pos) }
+        let level = nesting - 1
+        let inObject = level < 64 ? (objectBits >> UInt64(level)) & 1 != 0 : deeper[deeper.count - 1]
+        let c = base[pos]
+        if c == UInt8(ascii: ",") {
+          pos += 1
+          skipWhitespace()
+          if inObject { try scanKeyAndColon() }
+          continue value
+        }
+        guard c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
+          throw failure(inObject ? "'}' expected" : "']' expected", at: pos)
+        }
+        pos += 1
+        nesting -= 1
+        if nesting >= 64 { deeper.removeLast() }
+        if nesting == 0 { return false }
+      }
+    }
+  }
+
+  /// A member's `"key" :` inside a nested object, leaving `pos` at its value.
+  @inline(__always)
+  private mutating func scanKeyAndColon() throws(JSONError) {
+    guard pos < end && base[pos] == UInt8(ascii: "\"") else { throw failure("string or '}' expected", at: pos) }
+    let keyStart = pos
+    pos += 1
+    if try scanString() & Self.sawNULEscape != 0 {
+      throw failure("NUL byte in object key not supported", at: keyStart)
+    }
+    try scanColon()
+  }
+
+  @inline(__always)
+  private mutating func scanColon() throws(JSONError) {
+    skipWhitespace()
+    guard pos < end && base[pos] == UInt8(ascii: ":") else { throw failure("':' expected", at: pos) }
+    pos += 1
+    skipWhitespace()
+  }
+
+  @inline(__always)
+  private mutating func skipWhitespace() {
+    while pos < end {
+      let c = base[pos]
+      guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+      pos += 1
+    }
+  }
+
+  /// jansson loses one NUL byte that directly follows a number or literal.
+  @inline(__always)
+  private mutating func skipNUL() {
+    if pos < end && base[pos] == 0 { pos += 1 }
+  }
+
+  @inline(__always)
+  private mutating func skipNULAfterToken(_ kind: Kind) {
+    switch kind {
+    case .integer, .real, .true, .false, .null: skipNUL()
+    case .object, .array, .string: break
+    }
+  }
+
+  // MARK: - Literals
+
+  @inline(__always)
+  private mutating func scanLiteral(_ first: UInt8) throws(JSONError) -> Kind {
+    let available = end - pos
+    if available >= 4 {
+      let word = UInt32(littleEndian: UnsafeRawPointer(base + pos).loadUnaligned(as: UInt32.self))
+      switch first {
+      case UInt8(ascii: "t") where word == 0x6575_7274:  // "true"
+        pos += 4
+        return .true
+      case UInt8(ascii: "n") where word == 0x6C6C_756E:  // "null"
+        pos += 4
+        return .null
+      case UInt8(ascii: "f") where word == 0x736C_6166 && available >= 5 && base[pos + 4] == UInt8(ascii: "e"):
+        pos += 5
+        return .false
+      default:
+        break
+      }
+    }
+    throw failure("invalid token", at: pos)
+  }
+
+  // MARK: - Numbers
+
+  /// Scans a number at `pos`. For an integer, stores its value in `value`.
+  @inline(__always)
+  private mutating func scanNumber(_ value: inout Int64) throws(JSONError) -> Kind {
+    let start = pos
+    let negative = base[pos] == UInt8(ascii: "-")
+    if negative { pos += 1 }
+    guard pos < end else { throw failure("invalid number", at: pos) }
+    var magnitude: UInt64 = 0
+    // Digits of the integer part that count for its size ("0" counts none).
+    var digits = 0
+    let first = base[pos] &- 0x30
+    if first == 0 {
+      pos += 1
+      if pos < end && base[pos] &- 0x30 < 10 { throw failure("invalid number (leading zero)", at: pos) }
+    } else if first < 10 {
+      magnitude = UInt64(first)
+      digits = 1
+      pos += 1
+      while pos < end {
+        let digit = base[pos] &- 0x30
+        guard digit < 10 else { break }
+        // Nineteen digits always fit in a UInt64; a twentieth overflows Int64 anyway,
+        // which `digits` shows.
+        if digits < 19 { magnitude = magnitude &* 10 &+ UInt64(digit) }
+        digits += 1
+        pos += 1
+      }
+    } else {
+      throw failure("invalid number", at: pos)
+    }
+
+    if pos < end {
+      let c = base[pos]
+      if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") {
+        try scanRealTail(start: start, integerDigits: digits)
+        return .real
+      }
+    }
+    let limit: UInt64 = negative ? 1 << 63 : UInt64(Int64.max)
+    guard digits <= 19 && magnitude <= limit else {
+      throw failure(negative ? "too big negative integer" : "too big integer", at: start)
+    }
+    value = negative ? Int64(bitPattern: 0 &- magnitude) : Int64(bitPattern: magnitude)
+    return .integer
+  }
+
+  /// The fraction and exponent of a real whose integer part ends at `pos`.
+  private mutating func scanRealTail(start: Int, integerDigits: Int) throws(JSONError) {
+    if base[pos] == UInt8(ascii: ".") {
+      pos += 1
+      guard pos < end && base[pos] &- 0x30 < 10 else { throw failure("invalid number", at: pos) }
+      pos += 1
+      while pos < end && base[pos] &- 0x30 < 10 { pos += 1 }
+    }
+    var exponent = 0
+    if pos < end && (base[pos] == UInt8(ascii: "e") || base[pos] == UInt8(ascii: "E")) {
+      pos += 1
+      var negativeExponent = false
+      if pos < end && (base[pos] == UInt8(ascii: "+") || base[pos] == UInt8(ascii: "-")) {
+        negativeExponent = base[pos] == UInt8(ascii: "-")
+        pos += 1
+      }
+      guard pos < end && base[pos] &- 0x30 < 10 else { throw failure("invalid number", at: pos) }
+      while pos < end {
+        let digit = base[pos] &- 0x30
+        guard digit < 10 else { break }
+        if exponent < 1_000_000 { exponent = exponent * 10 + Int(digit) }
+        pos += 1
+      }
+      if negativeExponent { exponent = -exponent }
+    }
+    // The value is below 10^(integerDigits + exponent); below 10^308 it cannot overflow.
+    // Only beyond that ask the correctly rounding parser (as jansson asks strtod).
+    if integerDigits + exponent > 308 {
+      let text = String(decoding: UnsafeBufferPointer(start: base + start, count: pos - start), as: UTF8.self)
+      if let real = Double(text), real.isInfinite {
+        throw failure("real number overflow", at: start)
+      }
+    }
+  }
+
+  // MARK: - Strings
+
+  private static let sawEscape: UInt8 = 1
+  private static let sawNULEscape: UInt8 = 2
+
+  /// Scans a string whose opening quote is at `pos - 1`, leaving `pos` after its closing
+  /// quote. Returns `sawEscape` and `sawNULEscape` flags.
+  @inline(__always)
+  private mutating func scanString() throws(JSONError) -> UInt8 {
+    var flags: UInt8 = 0
+    while true {
+      // Skip plain bytes eight at a time, stopping at the first that needs a look.
+      while end - pos >= 8 {
+        let word = UInt64(littleEndian: UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self))
+        let special = Self.specialBytes(word)
+        if special != 0 {
+          pos += special.trailingZeroBitCount &>> 3
+          break
+        }
+        pos += 8
+      }
+      guard pos < end else { throw failure("premature end of input", at: pos) }
+      let c = base[pos]
+      if c == UInt8(ascii: "\"") {
+        pos += 1
+        return flags
+      } else if c == UInt8(ascii: "\\") {
+        flags |= Self.sawEscape
+        if try scanEscape() { flags |= Self.sawNULEscape }
+      } else if c < 0x20 {
+        throw failure(c == 0x0A ? "unexpected newline" : "control character 0x\(String(c, radix: 16))", at: pos)
+      } else if c < 0x80 {
+        pos += 1
+      } else {
+        try scanUTF8Sequence(c)
+      }
+    }
+  }
+
+  /// A mask with the high bit set in the lowest byte of `word` (in memory order) that is
+  /// below 0x20, a quote, a backslash or at least 0x80 (higher flagged bytes may be false
+  /// alarms); zero when there is none.
+  @inline(__always)
+  private static func specialBytes(_ word: UInt64) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let quotes = word ^ (ones &* 0x22)
+    let backslashes = word ^ (ones &* 0x5C)
+    let below20 = (word &- ones &* 0x20) & ~word
+    let isQuote = (quotes &- ones) & ~quotes
+    let isBackslash = (backslashes &- ones) & ~backslashes
+    return (below20 | isQuote | isBackslash | word) & (ones &* 0x80)
+  }
+
+  /// Scans the escape at `pos` (a backslash). Returns whether it was `\u0000`.
+  @inline(__always)
+  private mutating func scanEscape() throws(JSONError) -> Bool {
+    let start = pos
+    pos += 1
+    guard pos < end else { throw failure("premature end of input", at: pos) }
+    switch base[pos] {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+      UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+      pos += 1
+      return false
+    case UInt8(ascii: "u"):
+      guard let unit = hex4(at: pos + 1) else { throw failure("invalid escape", at: start) }
+      pos += 5
+      if unit & 0xFC00 == 0xD800 {
+        guard pos + 1 < end && base[pos] == UInt8(ascii: "\\") && base[pos + 1] == UInt8(ascii: "u"),
+          let low = hex4(at: pos + 2), low & 0xFC00 == 0xDC00
+        else { throw failure("invalid Unicode escape (unpaired high surrogate)", at: start) }
+        pos += 6
+      } else if unit & 0xFC00 == 0xDC00 {
+        throw failure("invalid Unicode escape (lone low surrogate)", at: start)
+      }
+      return unit == 0
+    default:
+      throw failure("invalid escape", at: start)
+    }
+  }
+
+  /// The value of four hex digits at `index`; nil when they are not.
+  @inline(__always)
+  private func hex4(at index: Int) -> UInt32? {
+    guard end - index >= 4 else { return nil }
+    var value: UInt32 = 0
+    for offset in 0..<4 {
+      let c = base[index + offset]
+      let digit: UInt8
+      if c &- 0x30 < 10 {
+        digit = c &- 0x30
+      } else if (c | 0x20) &- 0x61 < 6 {
+        digit = (c | 0x20) &- 0x61 + 10
+      } else {
+        return nil
+      }
+      value = value << 4 | UInt32(digit)
+    }
+    return value
+  }
+
+  /// Checks one multi-byte UTF-8 sequence whose lead byte `lead` is at `pos`, exactly as
+  /// jansson's `utf8_check_first`/`utf8_check_full` do.
+  private mutating func scanUTF8Sequence(_ lead: UInt8) throws(JSONError) {
+    let available = end - pos
+    @inline(__always) func continuation(_ byte: UInt8) -> Bool { byte & 0xC0 == 0x80 }
+    switch lead {
+    case 0xC2...0xDF:
+      if available >= 2 && continuation(base[pos + 1]) {
+        pos += 2
+        return
+      }
+    case 0xE0...0xEF:
+      if available >= 3 {
+        let second = base[pos + 1]
+        let low: UInt8 = lead == 0xE0 ? 0xA0 : 0x80  // no overlong forms
+        let high: UInt8 = lead == 0xED ? 0x9F : 0xBF  // no surrogates
+        if second >= low && second <= high && continuation(base[pos + 2]) {
+          pos += 3
+          return
+        }
+      }
+    case 0xF0...0xF4:
+      if available >= 4 {
+        let second = base[pos + 1]
+        let low: UInt8 = lead == 0xF0 ? 0x90 : 0x80  // no overlong forms
+        let high: UInt8 = lead == 0xF4 ? 0x8F : 0xBF  // nothing above U+10FFFF
+        if second >= low && second <= high && continuation(base[pos + 2]) && continuation(base[pos + 3]) {
+          pos += 4
+          return
+        }
+      }
+    default:
+      break
+    }
+    throw failure("unable to decode byte 0x\(String(lead, radix: 16))", at: pos)
+  }
+
+  /// The contents of a validated string, `from..<to` (between its quotes): inline when
+  /// short and free of escapes, else decoded.
+  @inline(__always)
+  private func text(from start: Int, to stop: Int, hasEscapes: Bool, spills: inout [String]) -> InlineText {
+    if !hasEscapes && stop - start <= InlineText.capacity {
+      let bytes = UnsafeBufferPointer(start: base + start, count: stop - start)
+      return InlineText(packed: InlineText.Packed(bytes, readable: end - start))
+    }
+    spills.append(decodeString(from: start, to: stop, hasEscapes: hasEscapes))
+    return InlineText(spill: spills.count - 1)
+  }
+
+  /// The text of a validated string's contents, `from..<to` (between its quotes).
+  private func decodeString(from start: Int, to stop: Int, hasEscapes: Bool) -> String {
+    let count = stop - start
+    guard hasEscapes else {
+      return String(decoding: UnsafeBufferPointer(start: base + start, count: count), as: UTF8.self)
+    }
+    // Resolving escapes never lengthens the text (jansson relies on the same).
+    return String(unsafeUninitializedCapacity: count) { out in
+      var index = start
+      var length = 0
+      while index < stop {
+        let c = base[index]
+        guard c == UInt8(ascii: "\\") else {
+          out[length] = c
+          length += 1
+          index += 1
+          continue
+        }
+        let escape = base[index + 1]
+        index += 2
+        let plain: UInt8
+        switch escape {
+        case UInt8(ascii: "b"): plain = 0x08
+        case UInt8(ascii: "f"): plain = 0x0C
+        case UInt8(ascii: "n"): plain = 0x0A
+        case UInt8(ascii: "r"): plain = 0x0D
+        case UInt8(ascii: "t"): plain = 0x09
+        case UInt8(ascii: "u"):
+          var scalar = hex4(at: index)!
+          index += 4
+          if scalar & 0xFC00 == 0xD800 {
+            let low = hex4(at: index + 2)!
+            index += 6
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+          }
+          length += Self.encodeUTF8(scalar, into: out, at: length)
+          continue
+        default: plain = escape  // quote, backslash, slash
+        }
+        out[length] = plain
+        length += 1
+      }
+      return length
+    }
+  }
+
+  @inline(__always)
+  private static func encodeUTF8(_ scalar: UInt32, into out: UnsafeMutableBufferPointer<UInt8>, at index: Int) -> Int {
+    switch scalar {
+    case 0..<0x80:
+      out[index] = UInt8(scalar)
+      return 1
+    case 0x80..<0x800:
+      out[index] = UInt8(0xC0 | scalar >> 6)
+      out[index + 1] = UInt8(0x80 | scalar & 0x3F)
+      return 2
+    case 0x800..<0x10000:
+      out[index] = UInt8(0xE0 | scalar >> 12)
+      out[index + 1] = UInt8(0x80 | scalar >> 6 & 0x3F)
+      out[index + 2] = UInt8(0x80 | scalar & 0x3F)
+      return 3
+    default:
+      out[index] = UInt8(0xF0 | scalar >> 18)
+      out[index + 1] = UInt8(0x80 | scalar >> 12 & 0x3F)
+      out[index + 2] = UInt8(0x80 | scalar >> 6 & 0x3F)
+      out[index + 3] = UInt8(0x80 | scalar & 0x3F)
+      return 4
+    }
+  }
+
+  // MARK: - Errors
+
+  /// An error at byte `position`, with jansson-style 1-based line and column (the column
+  /// counts characters, not bytes). Worked out only now, so scanning tracks no lines.
+  @inline(never)
+  private func failure(_ message: String, at position: Int) -> JSONError {
+    let position = min(position, end)
+    var line = 1
+    var column = 1
+    for index in 0..<position {
+      let byte = base[index]
+      if byte == 0x0A {
+        line += 1
+        column = 1
+      } else if byte & 0xC0 != 0x80 {
+        column += 1
+      }
+    }
+    return JSONError(message: message, line: line, column: column, position: position)
+  }
+}
+
+extension JSONScanner.Kind {
+  var isContainer: Bool { self == .object || self == .array }
+}
