@@ -1,3 +1,4 @@
+import Glibc
 import Posix
 
 /// The folder where durable state lives (the outbox, the local backend's store):
@@ -119,4 +120,32 @@ public struct StateFolder: Sendable, CustomStringConvertible {
   /// `.<name>.tmp-<pid>`: hidden, in the same folder (so rename is atomic), one per
   /// process (two instances sharing the folder never write the same temporary).
   static func temporaryName(for name: String, pid: Int32) -> String { ".\(name).tmp-\(pid)" }
+}
+
+extension StateFolder {
+  /// Why a second server may not use a state folder.
+  public struct InUse: Error, CustomStringConvertible {
+    public let folder: String
+    public let pid: String
+
+    public var description: String {
+      "the state folder \(folder) is in use by another netmodel (pid \(pid)); connect to that server's socket, or start this one with another --state-dir"
+    }
+  }
+
+  /// Makes this process the folder's only user for as long as it runs: two servers
+  /// writing the same outbox and follows would lose each other's intents. The lock
+  /// file holds the owner's pid, for the message the next one gets.
+  public func lockExclusively() throws -> FileDescriptor {
+    let lock = try FileDescriptor.open(file("lock"), .readWrite, options: [.create], permissions: 0o600)
+    guard try lock.tryLockExclusive() else {
+      let owner = (try? lock.readToEnd()).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+      lock.close()
+      throw InUse(folder: path, pid: owner.isEmpty ? "?" : owner)
+    }
+    _ = ftruncate(lock.rawValue, 0)
+    _ = lseek(lock.rawValue, 0, SEEK_SET)
+    try lock.writeAll(Array(String(Process.id).utf8))
+    return lock
+  }
 }

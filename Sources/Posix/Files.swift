@@ -215,3 +215,15 @@ extension Process {
     return home.isEmpty ? nil : home
   }
 }
+
+extension FileDescriptor {
+  /// Takes an exclusive advisory lock without waiting; false when another process
+  /// holds it. The lock lasts until the descriptor is closed or the process ends
+  /// (a kill -9 included). The corresponding C function is `flock`.
+  public func tryLockExclusive() throws(Errno) -> Bool {
+    if flock(rawValue, LOCK_EX | LOCK_NB) == 0 { return true }
+    let error = Errno.current("flock")
+    if error.isWouldBlock { return false }
+    throw error
+  }
+}

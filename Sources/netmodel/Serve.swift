@@ -12,6 +12,14 @@ func serve(_ options: ServeOptions) -> Int32 {
     let loop = try EventLoop()
     let server = RPCServer(loop: loop, maxMessageBytes: options.maxMessageBytes)
     let folder = try StateFolder(stateDir: options.stateDirectory)
+    let folderLock: FileDescriptor
+    do {
+      folderLock = try folder.lockExclusively()
+    } catch let error as StateFolder.InUse {
+      Log.error("\(error)")
+      return 1
+    }
+    defer { folderLock.close() }
     let outbox = try Outbox(loop: loop, folder: folder)
     var backend: FollowBackend = try LocalBackend(loop: loop, folder: folder)
     let seed = options.seed ?? Process.monotonicNanoseconds()

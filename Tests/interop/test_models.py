@@ -277,6 +277,22 @@ def test_follow_persists_across_restart(spawn, state_dir):
     assert other["following"] is False and other["confirmed"] is False, other
 
 
+def test_a_second_server_on_the_same_state_folder_is_refused(spawn, state_dir):
+    """Two servers writing one outbox would drop each other's intents: the second
+    one stops with a message naming the first, and the first keeps serving."""
+    first = spawn("--state-dir", state_dir)
+    assert first.conn.result("follow", {"kind": "artist", "id": "banksy", "await": True})["confirmed"] is True
+    second = spawn("--state-dir", state_dir)
+    assert second.wait(10) == 1, second.diagnostics()
+    assert "in use by another netmodel" in second.stderr()
+    assert str(first.proc.pid) in second.stderr()
+    assert first.conn.result("getFollowState", {"kind": "artist", "id": "banksy"})["following"] is True
+    first.signal(signal.SIGTERM)
+    assert first.wait(10) == 0
+    third = spawn("--state-dir", state_dir)
+    assert third.conn.result("getFollowState", {"kind": "artist", "id": "banksy", "refresh": True})["confirmed"] is True
+
+
 # ==========================================================================
 # 5. kill -9 with a mutation in flight: the outbox replays it
 
