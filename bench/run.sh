@@ -81,13 +81,15 @@ server_cmd() {
     esac
 }
 
-# Methods to send: `stats` is netmodel's cheapest real method; an unknown method
-# is what clangd can answer (with an error) before `initialize`, so every server
-# gets it as one variant to compare like with like.
+# Methods to send: an unknown method is what clangd can answer (with an error)
+# before `initialize`, so every server gets it to compare like with like: it costs
+# the whole transport, framing, JSON and dispatch path and no model work. `stats`
+# (METHODS="netmodel/ping stats") builds a large reply and measures the JSON
+# builder instead; bench/models.sh measures the cached getFollowState.
 server_methods() {
     case "$1" in
     clangd) echo "$UNKNOWN_METHOD" ;;
-    *) echo "stats $UNKNOWN_METHOD" ;;
+    *) echo "${METHODS:-$UNKNOWN_METHOD}" ;;
     esac
 }
 
