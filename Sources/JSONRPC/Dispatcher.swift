@@ -5,8 +5,10 @@ import Posix
 public struct Request {
   public let id: RequestID
   public let method: String
+  /// What the peer sent as params, as found (see `RequestParams`).
+  public let rawParams: RequestParams
   /// An object or an array; nil when the peer sent none or `null`.
-  public let params: JSON?
+  public var params: JSON? { rawParams.json }
   public let connection: Connection
   public let responder: Responder
 }
@@ -136,7 +138,7 @@ public final class Dispatcher {
         return
       }
       do {
-        try handler(Request(id: id, method: method, params: params, connection: connection, responder: responder))
+        try handler(Request(id: id, method: method, rawParams: params, connection: connection, responder: responder))
       } catch {
         responder.fail(error)
       }
@@ -146,7 +148,7 @@ public final class Dispatcher {
     case .notification(let method, let params):
       statistics.notificationsReceived += 1
       if let handler = notificationHandlers[method] {
-        handler(params, connection)
+        handler(params.json, connection)
       } else {
         Log.debug("ignored notification \(method)")
       }

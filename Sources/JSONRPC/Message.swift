@@ -3,8 +3,8 @@ import JSON
 /// One decoded element of what a peer sent: a request, a notification, or something
 /// that is neither and gets an error reply (with its id when one could be read).
 public enum IncomingMessage {
-  case request(id: RequestID, method: String, params: JSON?)
-  case notification(method: String, params: JSON?)
+  case request(id: RequestID, method: String, params: RequestParams)
+  case notification(method: String, params: RequestParams)
   /// A response from the peer; the server sends no requests, so it is ignored.
   case response
   case invalid(id: RequestID?, ResponseError)
@@ -50,10 +50,11 @@ public enum IncomingMessage {
         return
       }
     }
+    let found: RequestParams = params.map { .json($0) } ?? .none
     if let id {
-      self = .request(id: id, method: method, params: params)
+      self = .request(id: id, method: method, params: found)
     } else {
-      self = .notification(method: method, params: params)
+      self = .notification(method: method, params: found)
     }
   }
 }
@@ -92,15 +93,23 @@ extension IncomingMessage {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
-    var params: JSON?
+    var params = RequestParams.none
     if let member = object["params"] {
+      let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
-      case .null: params = nil
-      case .object where member.isEmptyContainer: params = JSON.object()
-      case .array where member.isEmptyContainer: params = JSON.array()
-      case .object, .array:
-        // The scan already validated these bytes; jansson builds the tree.
-        params = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[member.range]))
+      case .null: params = .none
+      case .object where member.isEmptyContainer: params = .json(JSON.object())
+      case .array where member.isEmptyContainer: params = .json(JSON.array())
+      case .object:
+        // Already validated: a second scan of these few bytes reads the members.
+        let copy = Array(memberBytes)
+        if let members = copy.withUnsafeBytes({ try? JSONScanner.scanObjectMembers($0) }) {
+          params = .scanned(members, bytes: copy)
+        } else {
+          params = (try? JSON.parse(memberBytes)).map { .json($0) } ?? .none
+        }
+      case .array:
+        params = (try? JSON.parse(memberBytes)).map { .json($0) } ?? .none
       default:
         self = .invalid(id: id ?? .null, .invalidRequest("params must be an object or an array"))
         return

@@ -110,10 +110,16 @@ public final class FollowStore {
   // MARK: Reading state
 
   public func state(_ key: EntityKey) -> EntityState {
-    let record = records[key] ?? Record()
-    return EntityState(
+    state(key, records[key] ?? Record())
+  }
+
+  /// Hashing a key costs more than the rest of a cached read: the side tables, empty
+  /// in the common case, are only asked when they hold something.
+  private func state(_ key: EntityKey, _ record: Record) -> EntityState {
+    EntityState(
       key: key, following: record.following, confirmed: record.confirmed,
-      pending: activities[key]?.wanted != nil, error: errors[key], version: UInt64(record.version))
+      pending: activities.isEmpty ? false : activities[key]?.wanted != nil,
+      error: errors.isEmpty ? nil : errors[key], version: UInt64(record.version))
   }
 
   public func isKnown(_ key: EntityKey) -> Bool { records[key]?.confirmed != nil }
@@ -271,7 +277,7 @@ public final class FollowStore {
       loop.clock.now &- record.confirmedAt <= maxAgeMs &* 1_000_000
     {
       counters.cacheHits += 1
-      completion(.success(state(key)))
+      completion(.success(state(key, record)))
       return
     }
     let work = activity(key)

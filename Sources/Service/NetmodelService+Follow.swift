@@ -24,15 +24,15 @@ extension NetmodelService {
   func registerFollowMethods() {
     let dispatcher = server.dispatcher
     dispatcher.register("follow") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
+      let params = try Params(request)
       try self.mutate(try params.entityKey(), to: true, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("unfollow") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
+      let params = try Params(request)
       try self.mutate(try params.entityKey(), to: false, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("setFollowState") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
+      let params = try Params(request)
       let key = try params.entityKey()
       guard let following = try params.bool("following") else {
         throw .invalidParams("following is required", path: "/following")
@@ -40,7 +40,7 @@ extension NetmodelService {
       try self.mutate(key, to: following, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("getFollowState") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
+      let params = try Params(request)
       let key = try params.entityKey()
       let refresh = try params.bool("refresh") ?? false
       let maxAge = try params.integer("maxAgeMs")

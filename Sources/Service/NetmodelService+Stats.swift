@@ -5,7 +5,7 @@ import Posix
 extension NetmodelService {
   func registerStats() {
     server.dispatcher.register("stats") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request.params)
+      try Params.expectNone(request)
       request.responder.succeed(self.statsResult())
     }
   }

@@ -6,8 +6,8 @@ extension NetmodelService {
   func registerSubscriptionMethods() {
     let dispatcher = server.dispatcher
     dispatcher.register("subscribe") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
-      guard let topicsValue = params.object?["topics"], topicsValue.isArray, topicsValue.count > 0 else {
+      let params = try Params(request)
+      guard let topicsValue = params.value("topics"), topicsValue.isArray, topicsValue.count > 0 else {
         throw .invalidParams("topics must be a non-empty array", path: "/topics")
       }
       var topics: [SubscriptionHub.Topic] = []
@@ -45,7 +45,7 @@ extension NetmodelService {
       }
     }
     dispatcher.register("unsubscribe") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
+      let params = try Params(request)
       guard let id = try params.string("subscription") else {
         throw .invalidParams("subscription is required", path: "/subscription")
       }

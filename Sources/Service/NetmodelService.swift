@@ -79,11 +79,11 @@ public final class NetmodelService {
         .shuttingDown, "server shutting down", data: JSON.object().set("retryable", .bool(false)))
     }
     dispatcher.register("initialize") { [unowned self] request throws(ResponseError) in
-      _ = try Params(request.params)
+      _ = try Params(request)
       request.responder.succeed(self.initializeResult())
     }
     dispatcher.register("shutdown") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request.params)
+      try Params.expectNone(request)
       self.shutdownRequested = true
       request.responder.succeed(.null())
     }
@@ -91,26 +91,21 @@ public final class NetmodelService {
       self.terminate(exitCode: self.shutdownRequested ? 0 : 1)
     }
     dispatcher.register("rpc.discover") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request.params)
+      try Params.expectNone(request)
       request.responder.succeed(self.discoverDocument)
     }
   }
 
   private func registerConfigure() {
     server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request.params)
+      let params = try Params(request)
       if let environment = try params.string("environment") {
         if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
         self.configuration.environment = environment
       }
-      if let token = params.object?["authToken"] {
-        if token.isNull {
-          self.configuration.authToken = nil
-        } else if let value = token.string {
-          self.configuration.authToken = value
-        } else {
-          throw .invalidParams("authToken must be a string or null", path: "/authToken")
-        }
+      if params.contains("authToken") {
+        // null clears the token; a string sets it.
+        self.configuration.authToken = try params.string("authToken")
       }
       request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
     }

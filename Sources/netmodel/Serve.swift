@@ -21,7 +21,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     defer { folderLock.close() }
     let outbox = try Outbox(loop: loop, folder: folder)
-    var backend: FollowBackend = try LocalBackend(loop: loop, folder: folder)
+    let local = try LocalBackend(loop: loop, folder: folder)
+    var backend: FollowBackend = local
     let seed = options.seed ?? Process.monotonicNanoseconds()
     if let simulation = options.simulation {
       backend = SimulatedBackend(wrapping: backend, loop: loop, settings: simulation, seed: simulation.seed ?? seed)
@@ -55,6 +56,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     try loop.run()
     server.shutDown()
     if outbox.needsCommit { outbox.commit() }
+    // A clean stop leaves everything in the snapshot, so the next start reads one file.
+    do { try local.compact() } catch { Log.warn("could not compact the local follows: \(error)") }
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")

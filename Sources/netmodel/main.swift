@@ -17,7 +17,7 @@ let usage = """
     --log-level LEVEL           debug, info, warn (default), error, off; logs go to stderr
     --max-message-bytes N       largest accepted message (default 16777216)
     --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel):
-                                local-follows.json (the local backend) and outbox.log
+                                local-follows.json and .log (the local backend), outbox.log
     --max-age-ms N              how old a confirmed state may be and still answer
                                 getFollowState from memory (default 30000)
     --when-exhausted MODE       rollback (default): a mutation whose retries ran out

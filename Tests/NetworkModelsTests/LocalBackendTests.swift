@@ -1,4 +1,5 @@
 import EventLoop
+import Glibc
 import JSON
 import NetworkModels
 import Posix
@@ -27,12 +28,28 @@ final class LocalBackendTestFolder {
   }
 
   func names() throws -> [String] { try FileSystem.contentsOfFolder(path).sorted() }
+
+  /// The local backend's journal, "" when empty, nil when missing.
+  func journal() throws -> String? { try text(LocalBackend.journalName) }
 }
 
 private let banksy = EntityKey(kind: "artist", id: "banksy")
 private let adele = EntityKey(kind: "artist", id: "adele")
 private let zappa = EntityKey(kind: "artist", id: "zappa")
 private let fabric = EntityKey(kind: "venue", id: "fabric")
+
+/// One journal line: `{"k":…,"i":…,"f":…}` and a newline.
+private func journalLine(_ key: EntityKey, _ following: Bool) -> String {
+  #"{"k":"\#(key.kind)","i":"\#(key.id)","f":\#(following)}"# + "\n"
+}
+
+/// The snapshot holding exactly `follows` (kinds and ids sorted, as written).
+private func snapshot(_ follows: [String: [String]]) -> String {
+  let byKind = follows.keys.sorted().map { kind in
+    "\"\(kind)\":[" + follows[kind]!.sorted().map { "\"\($0)\"" }.joined(separator: ",") + "]"
+  }
+  return #"{"version":1,"follows":{"# + byKind.joined(separator: ",") + "}}\n"
+}
 
 /// Results of one backend call, filled in when its completion runs.
 private final class Answer<T> {
@@ -118,22 +135,23 @@ private final class Answer<T> {
     #expect(!backend.isFollowing(banksy))
   }
 
-  @Test func changesOfOneIterationAreSavedOnceAndConfirmedOnlyWhenDurable() throws {
+  @Test func changesOfOneIterationAreAppendedOnceAndConfirmedOnlyWhenDurable() throws {
     let temp = try LocalBackendTestFolder()
     let loop = try EventLoop(clock: ManualClock())
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
-    var fileSeenByCompletions: [String?] = []
+    var journalSeenByCompletions: [String?] = []
     for i in 0..<10 {
       backend.setFollowing(EntityKey(kind: "artist", id: "a\(i)"), true) { _ in
-        fileSeenByCompletions.append(try? temp.text(LocalBackend.fileName))
+        journalSeenByCompletions.append(try? temp.journal())
       }
     }
-    #expect(try temp.text(LocalBackend.fileName) == nil)
+    // The journal is made (empty) at the first start; nothing is written before the save.
+    #expect(try temp.journal() == "")
     try loop.runOnce(wait: false)
     #expect(backend.saveCount == 1)
-    let expected =
-      #"{"version":1,"follows":{"artist":["a0","a1","a2","a3","a4","a5","a6","a7","a8","a9"]}}"# + "\n"
-    #expect(fileSeenByCompletions == Array(repeating: expected, count: 10))
+    let expected = (0..<10).map { journalLine(EntityKey(kind: "artist", id: "a\($0)"), true) }.joined()
+    #expect(journalSeenByCompletions == Array(repeating: expected, count: 10))
+    #expect(try temp.text(LocalBackend.fileName) == nil)
 
     // Nothing changed: confirmed without writing.
     let again = Answer<Bool>()
@@ -142,6 +160,7 @@ private final class Answer<T> {
     try loop.runOnce(wait: false)
     #expect(again.value == true)
     #expect(backend.saveCount == 1)
+    #expect(try temp.journal() == expected)
 
     // Calls made by completions wait for the next iteration's save.
     var order: [String] = []
@@ -155,6 +174,32 @@ private final class Answer<T> {
     try loop.runOnce(wait: false)
     #expect(order == ["first", "second"])
     #expect(backend.saveCount == 3)
+    #expect(try temp.journal() == expected + journalLine(banksy, true) + journalLine(adele, true))
+  }
+
+  @Test func manyChangesOfOneIterationAreOneJournalCommitWithOneLineEach() throws {
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    var expected = ""
+    for i in 0..<500 {
+      let key = EntityKey(kind: i % 2 == 0 ? "artist" : "venue", id: "e\(i)")
+      backend.setFollowing(key, true) { _ in }
+      expected += journalLine(key, true)
+    }
+    // Undoing a change is a change too; repeating one is not.
+    backend.setFollowing(EntityKey(kind: "artist", id: "e0"), false) { _ in }
+    backend.setFollowing(EntityKey(kind: "artist", id: "e2"), true) { _ in }
+    expected += journalLine(EntityKey(kind: "artist", id: "e0"), false)
+    try loop.runOnce(wait: false)
+    #expect(backend.saveCount == 1)
+    #expect(backend.journalLines == 501)
+    #expect(backend.compactionCount == 0)
+    #expect(backend.followCount == 499)
+    let journal = try #require(try temp.journal())
+    #expect(journal == expected)
+    #expect(backend.journalBytesWritten == journal.utf8.count)
+    #expect(backend.snapshotBytesWritten == 0)
   }
 
   @Test func followsSurviveARestart() throws {
@@ -166,13 +211,17 @@ private final class Answer<T> {
       backend.setFollowing(adele, false) { _ in }
       try loop.runOnce(wait: false)
     }
-    let text = try temp.text(LocalBackend.fileName)
-    #expect(text == #"{"version":1,"follows":{"artist":["banksy"],"venue":["fabric"]}}"# + "\n")
+    // Saved in the journal only: no snapshot was due.
+    #expect(try temp.text(LocalBackend.fileName) == nil)
+    #expect(
+      try temp.journal()
+        == journalLine(banksy, true) + journalLine(adele, true) + journalLine(fabric, true) + journalLine(adele, false))
 
     let loop = try EventLoop(clock: ManualClock())
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
     #expect(backend.isFollowing(banksy))
     #expect(!backend.isFollowing(adele))
+    #expect(backend.followCount == 2)
     let state = Answer<Bool>()
     let venues = Answer<[EntityKey]>()
     backend.fetchFollowing(fabric, completion: state.callAsFunction)
@@ -180,6 +229,168 @@ private final class Answer<T> {
     try loop.runOnce(wait: false)
     #expect(state.value == true)
     #expect(venues.value == [fabric])
+    // A start with a non-empty journal compacts it: the snapshot alone shows everything.
+    #expect(backend.compactionCount == 1)
+    #expect(backend.saveCount == 0)
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": ["banksy"], "venue": ["fabric"]]))
+    #expect(try temp.journal() == "")
+  }
+
+  @Test func aJournalIsReplayedInOrderOverTheSnapshot() throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write(LocalBackend.fileName, snapshot(["artist": ["adele", "banksy"]]))
+    try temp.write(
+      LocalBackend.journalName,
+      journalLine(banksy, false) + journalLine(zappa, true) + journalLine(fabric, true) + journalLine(zappa, false)
+        + journalLine(adele, true) + "\n" + journalLine(banksy, true) + journalLine(banksy, false))
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(backend.isFollowing(adele))
+    #expect(!backend.isFollowing(banksy))
+    #expect(!backend.isFollowing(zappa))
+    #expect(backend.isFollowing(fabric))
+    #expect(backend.followCount == 2)
+    #expect(backend.compactionCount == 1)
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": ["adele"], "venue": ["fabric"]]))
+    #expect(try temp.journal() == "")
+    #expect(backend.journalLines == 0)
+  }
+
+  @Test func replayingAJournalOverTheSnapshotMadeFromItChangesNothing() throws {
+    // A crash between a compaction's snapshot and its truncation leaves both.
+    let temp = try LocalBackendTestFolder()
+    let journal =
+      journalLine(banksy, true) + journalLine(adele, true) + journalLine(banksy, false)
+      + journalLine(fabric, true)
+    try temp.write(LocalBackend.journalName, journal)
+    let loop = try EventLoop(clock: ManualClock())
+    _ = try LocalBackend(loop: loop, folder: temp.folder)
+    let compacted = try temp.text(LocalBackend.fileName)
+    try temp.write(LocalBackend.journalName, journal)
+    let again = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(try temp.text(LocalBackend.fileName) == compacted)
+    #expect(compacted == snapshot(["artist": ["adele"], "venue": ["fabric"]]))
+    #expect(again.followCount == 2)
+  }
+
+  @Test(arguments: [
+    #"{"k":"artist","i":"zappa","f":true}"#,
+    #"{"k":"artist","i":"za"#,
+    #"{"k":"artist","i":"zappa","f":tru"# + "\n",
+    "garbage\n",
+  ])
+  func aTornLastLineIsIgnored(tail: String) throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write(LocalBackend.journalName, journalLine(banksy, true) + tail)
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(backend.isFollowing(banksy))
+    #expect(!backend.isFollowing(zappa))
+    #expect(backend.followCount == 1)
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": ["banksy"]]))
+    #expect(try temp.journal() == "")
+
+    // Appends go on normally after it.
+    backend.setFollowing(adele, true) { _ in }
+    try loop.runOnce(wait: false)
+    #expect(try temp.journal() == journalLine(adele, true))
+  }
+
+  @Test func unreadableLinesInTheMiddleAreSkipped() throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write(
+      LocalBackend.journalName,
+      journalLine(banksy, true) + "garbage\n" + #"{"k":"artist","i":"zappa"}"# + "\n"
+        + #"{"k":"artist","i":"zappa","f":"yes"}"# + "\n" + #"{"k":"artist","i":"zap"# + "\n"
+        + journalLine(adele, true))
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(backend.isFollowing(banksy))
+    #expect(backend.isFollowing(adele))
+    #expect(!backend.isFollowing(zappa))
+    #expect(backend.followCount == 2)
+  }
+
+  @Test func idsThatNeedEscapingRoundTrip() throws {
+    let temp = try LocalBackendTestFolder()
+    let odd = [
+      EntityKey(kind: "artist", id: #"quote"back\slash"#), EntityKey(kind: "artist", id: "line\nbreak\ttab"),
+      EntityKey(kind: "läbel", id: "Björk ✓"),
+    ]
+    do {
+      let loop = try EventLoop(clock: ManualClock())
+      let backend = try LocalBackend(loop: loop, folder: temp.folder)
+      for key in odd { backend.setFollowing(key, true) { _ in } }
+      try loop.runOnce(wait: false)
+      #expect(try temp.journal()?.split(separator: "\n").count == 3)
+    }
+    let loop = try EventLoop(clock: ManualClock())
+    // From the journal, then from the snapshot the first start compacted it into.
+    for _ in 0..<2 {
+      let backend = try LocalBackend(loop: loop, folder: temp.folder)
+      #expect(odd.allSatisfy { backend.isFollowing($0) })
+      #expect(backend.followCount == 3)
+    }
+  }
+
+  @Test func theJournalIsCompactedOnceItOutgrowsTheFollows() throws {
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    let keepers = (0..<10).map { EntityKey(kind: "artist", id: "k\($0)") }
+    let passing = (0..<500).map { EntityKey(kind: "artist", id: "t\($0)") }
+    for key in keepers + passing { backend.setFollowing(key, true) { _ in } }
+    try loop.runOnce(wait: false)
+    // 510 lines for 510 follows: below max(1000, 2 × 510).
+    #expect(backend.journalLines == 510)
+    #expect(backend.compactionCount == 0)
+    #expect(try temp.text(LocalBackend.fileName) == nil)
+
+    for key in passing { backend.setFollowing(key, false) { _ in } }
+    try loop.runOnce(wait: false)
+    // 1010 lines for 10 follows: past max(1000, 2 × 10), so compacted after this save.
+    #expect(backend.saveCount == 2)
+    #expect(backend.compactionCount == 1)
+    #expect(backend.journalLines == 0)
+    #expect(try temp.journal() == "")
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": keepers.map(\.id)]))
+    #expect(backend.snapshotBytesWritten == snapshot(["artist": keepers.map(\.id)]).utf8.count)
+
+    backend.setFollowing(banksy, true) { _ in }
+    try loop.runOnce(wait: false)
+    #expect(try temp.journal() == journalLine(banksy, true))
+    #expect(backend.journalLines == 1)
+    #expect(backend.compactionCount == 1)
+
+    let again = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(again.followCount == 11)
+    #expect(again.isFollowing(banksy) && keepers.allSatisfy { again.isFollowing($0) })
+    #expect(!passing.contains { again.isFollowing($0) })
+  }
+
+  @Test func compactWritesOnlyDurableChanges() throws {
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    backend.setFollowing(banksy, true) { _ in }
+    try loop.runOnce(wait: false)
+    let follow = Answer<Bool>()
+    backend.setFollowing(adele, true, completion: follow.callAsFunction)
+    backend.setFollowing(banksy, false) { _ in }
+    // As on a clean shutdown: the changes of this iteration are not durable yet.
+    try backend.compact()
+    #expect(backend.compactionCount == 1)
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": ["banksy"]]))
+    #expect(try temp.journal() == "")
+    #expect(follow.result == nil)
+    #expect(backend.isFollowing(adele) && !backend.isFollowing(banksy))
+
+    try loop.runOnce(wait: false)
+    #expect(follow.value == true)
+    #expect(try temp.journal() == journalLine(adele, true) + journalLine(banksy, false))
+    let again = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(again.isFollowing(adele) && !again.isFollowing(banksy))
+    #expect(again.followCount == 1)
   }
 
   @Test(arguments: [
@@ -198,17 +409,23 @@ private final class Answer<T> {
     let loop = try EventLoop(clock: ManualClock())
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
     #expect(backend.followCount == 0)
-    #expect(try temp.names() == ["local-follows.json.corrupt-1"])
+    #expect(try temp.names() == ["local-follows.json.corrupt-1", LocalBackend.journalName])
     #expect(try temp.text("local-follows.json.corrupt-1") == content)
 
     // The store works, and a second corrupt file does not overwrite the first.
     backend.setFollowing(banksy, true) { _ in }
     try loop.runOnce(wait: false)
-    #expect(try temp.names() == ["local-follows.json", "local-follows.json.corrupt-1"])
+    #expect(try temp.names() == ["local-follows.json.corrupt-1", LocalBackend.journalName])
     try temp.write(LocalBackend.fileName, "{")
     let again = try LocalBackend(loop: loop, folder: temp.folder)
-    #expect(again.followCount == 0)
-    #expect(try temp.names() == ["local-follows.json.corrupt-1", "local-follows.json.corrupt-2"])
+    // The journal's changes since the lost snapshot are kept.
+    #expect(again.followCount == 1)
+    #expect(again.isFollowing(banksy))
+    #expect(
+      try temp.names() == [
+        LocalBackend.fileName, "local-follows.json.corrupt-1", "local-follows.json.corrupt-2", LocalBackend.journalName,
+      ])
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": ["banksy"]]))
   }
 
   @Test func atomicWritesLeaveNoTemporaryFiles() throws {
@@ -218,12 +435,14 @@ private final class Answer<T> {
     for i in 0..<5 {
       backend.setFollowing(EntityKey(kind: "artist", id: "a\(i)"), true) { _ in }
       try loop.runOnce(wait: false)
-      #expect(try temp.names() == [LocalBackend.fileName])
+      #expect(try temp.names() == [LocalBackend.journalName])
     }
     #expect(backend.saveCount == 5)
+    try backend.compact()
+    #expect(try temp.names() == [LocalBackend.fileName, LocalBackend.journalName])
 
     try temp.folder.replace("other.json", with: Array("{}".utf8))
-    #expect(try temp.names() == [LocalBackend.fileName, "other.json"])
+    #expect(try temp.names() == [LocalBackend.fileName, LocalBackend.journalName, "other.json"])
     #expect(try temp.text("other.json") == "{}")
   }
 
@@ -235,32 +454,151 @@ private final class Answer<T> {
     try temp.write("notes.tmp-1", "not ours")
     let loop = try EventLoop(clock: ManualClock())
     _ = try LocalBackend(loop: loop, folder: temp.folder)
-    #expect(try temp.names() == [".local-follows.json.tmp-\(Process.id)", "notes.tmp-1"])
+    #expect(try temp.names() == [".local-follows.json.tmp-\(Process.id)", LocalBackend.journalName, "notes.tmp-1"])
   }
 
-  @Test func aFailedSaveFailsTheCallsAndKeepsTheSavedState() throws {
+  @Test func aFailedAppendRevertsExactlyThatIteration() throws {
     let temp = try LocalBackendTestFolder()
     let loop = try EventLoop(clock: ManualClock())
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
     backend.setFollowing(banksy, true) { _ in }
     try loop.runOnce(wait: false)
 
-    // A folder where the temporary file must go makes the save fail.
-    try FileSystem.makeFolders(temp.folder.file(".local-follows.json.tmp-\(Process.id)"))
-    let follow = Answer<Bool>()
+    // A folder where the journal must be makes the next append fail.
+    let journalPath = temp.folder.file(LocalBackend.journalName)
+    try FileSystem.removeFile(journalPath)
+    try FileSystem.makeFolders(journalPath)
+    let calls: [(EntityKey, Bool)] = [(adele, true), (banksy, false), (zappa, true), (zappa, false), (fabric, false)]
+    let answers = calls.map { key, following in
+      let answer = Answer<Bool>()
+      backend.setFollowing(key, following, completion: answer.callAsFunction)
+      return answer
+    }
     let fetch = Answer<Bool>()
-    backend.setFollowing(adele, true, completion: follow.callAsFunction)
+    let list = Answer<[EntityKey]>()
     backend.fetchFollowing(adele, completion: fetch.callAsFunction)
+    backend.followed(kind: "artist", completion: list.callAsFunction)
+    try loop.runOnce(wait: false)
+    for answer in answers {
+      guard case .failure(let failure)? = answer.result else {
+        Issue.record("expected a failure, got \(String(describing: answer.result))")
+        continue
+      }
+      #expect(failure.isRetryable)
+    }
+    #expect(fetch.value == false)
+    #expect(list.value == [banksy])
+    #expect(backend.isFollowing(banksy))
+    #expect(!backend.isFollowing(adele) && !backend.isFollowing(zappa) && !backend.isFollowing(fabric))
+    #expect(backend.followCount == 1)
+    #expect(backend.saveCount == 1)
+
+    // Put the journal back as a failed append may have left it: some of its lines
+    // complete (a write that went through before its fsync failed), then a fragment.
+    FileSystem.removeTree(journalPath)
+    let left =
+      journalLine(banksy, true) + journalLine(adele, true) + journalLine(banksy, false) + journalLine(zappa, true)
+      + #"{"k":"artist","i":"za"#
+    try temp.write(LocalBackend.journalName, left)
+
+    // The next append starts a line of its own, and first puts back the state of
+    // everything the failed one touched, so its stray lines cannot win on load.
+    let follow = Answer<Bool>()
+    backend.setFollowing(fabric, true, completion: follow.callAsFunction)
+    try loop.runOnce(wait: false)
+    #expect(follow.value == true)
+    #expect(backend.saveCount == 2)
+    #expect(
+      try temp.journal()
+        == left + "\n" + journalLine(adele, false) + journalLine(banksy, true) + journalLine(zappa, false)
+        + journalLine(fabric, true))
+
+    let again = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(again.isFollowing(banksy) && again.isFollowing(fabric))
+    #expect(!again.isFollowing(adele) && !again.isFollowing(zappa))
+    #expect(again.followCount == 2)
+    #expect(try temp.text(LocalBackend.fileName) == snapshot(["artist": ["banksy"], "venue": ["fabric"]]))
+  }
+
+  @Test func aFailedWriteFailsTheCallsAndKeepsTheSavedState() throws {
+    guard FileSystem.exists("/dev/full") else { return }
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    backend.setFollowing(banksy, true) { _ in }
+    try loop.runOnce(wait: false)
+
+    // Every write to /dev/full fails with ENOSPC.
+    let journalPath = temp.folder.file(LocalBackend.journalName)
+    try FileSystem.removeFile(journalPath)
+    #expect(symlink("/dev/full", journalPath) == 0)
+    let follow = Answer<Bool>()
+    backend.setFollowing(adele, true, completion: follow.callAsFunction)
     try loop.runOnce(wait: false)
     guard case .failure(let failure)? = follow.result else {
       Issue.record("expected a failure, got \(String(describing: follow.result))")
       return
     }
     #expect(failure.isRetryable)
-    #expect(fetch.value == false)
     #expect(!backend.isFollowing(adele))
     #expect(backend.isFollowing(banksy))
-    #expect(try temp.text(LocalBackend.fileName) == #"{"version":1,"follows":{"artist":["banksy"]}}"# + "\n")
+    #expect(backend.saveCount == 1)
+
+    try FileSystem.removeFile(journalPath)
+    try temp.write(LocalBackend.journalName, journalLine(banksy, true))
+    backend.setFollowing(fabric, true) { _ in }
+    try loop.runOnce(wait: false)
+    #expect(backend.saveCount == 2)
+    #expect(
+      try temp.journal() == journalLine(banksy, true) + "\n" + journalLine(adele, false) + journalLine(fabric, true))
+    let again = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(again.isFollowing(banksy) && again.isFollowing(fabric) && !again.isFollowing(adele))
+  }
+
+  @Test func savesWriteInProportionToTheirChangesNotToTheFollows() throws {
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    func key(_ n: Int) -> EntityKey { EntityKey(kind: "artist", id: "e\(n)") }
+    // 20,000 follows made in 200 iterations of 100…
+    var next = 0
+    for _ in 0..<200 {
+      for _ in 0..<100 {
+        backend.setFollowing(key(next), true) { _ in }
+        next += 1
+      }
+      try loop.runOnce(wait: false)
+    }
+    #expect(backend.followCount == 20_000)
+    #expect(backend.saveCount == 200)
+    #expect(backend.compactionCount == 0)
+    // …then 100 iterations that each unfollow the 150 oldest and follow 150 new ones,
+    // which outgrows max(1000, 2 × 20,000) lines once (at 40,100 lines).
+    var oldest = 0
+    for _ in 0..<100 {
+      for _ in 0..<150 {
+        backend.setFollowing(key(oldest), false) { _ in }
+        backend.setFollowing(key(next), true) { _ in }
+        oldest += 1
+        next += 1
+      }
+      try loop.runOnce(wait: false)
+    }
+    #expect(backend.followCount == 20_000)
+    #expect(backend.saveCount == 300)
+    #expect(backend.compactionCount == 1)
+    #expect(backend.journalLines == 33 * 300)
+    // 50,000 changes. A line here is about 38 bytes and a snapshot entry 9; saving the
+    // whole state on every save (as a snapshot per save would) writes about 36 MB.
+    let changes = 20_000 + 100 * 300
+    let written = backend.journalBytesWritten + backend.snapshotBytesWritten
+    #expect(written < changes * 64, "\(written) bytes written for \(changes) changes")
+    #expect(try temp.journal()?.utf8.count ?? 0 < changes * 64)
+
+    let again = try LocalBackend(loop: loop, folder: temp.folder)
+    #expect(again.followCount == 20_000)
+    #expect(again.isFollowing(key(next - 1)) && again.isFollowing(key(oldest)))
+    #expect(!again.isFollowing(key(oldest - 1)) && !again.isFollowing(key(0)))
   }
 
   // MARK: StateFolder

@@ -130,7 +130,31 @@ def settled(following):
 
 
 def read_follows(state_dir: Path) -> dict:
-    return json.loads((state_dir / "local-follows.json").read_text())["follows"]
+    """The local backend's follows as its load sees them: the snapshot
+    local-follows.json (if any), then the journal local-follows.log applied in
+    order. A last line without its newline is ignored, an unreadable line skipped.
+    Kinds with no follows are left out; ids are sorted, as in the snapshot."""
+    follows = {}
+    snapshot = state_dir / "local-follows.json"
+    if snapshot.exists():
+        for kind, ids in json.loads(snapshot.read_text())["follows"].items():
+            follows[kind] = set(ids)
+    journal = state_dir / "local-follows.log"
+    if journal.exists():
+        # The part after the last newline is an unfinished write: never confirmed.
+        for line in journal.read_bytes().split(b"\n")[:-1]:
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                kind, id_, following = rec["k"], rec["i"], rec["f"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if following is True:
+                follows.setdefault(kind, set()).add(id_)
+            elif following is False:
+                follows.get(kind, set()).discard(id_)
+    return {kind: sorted(ids) for kind, ids in sorted(follows.items()) if ids}
 
 
 def outbox_intents(state_dir: Path) -> dict:
@@ -305,7 +329,7 @@ def test_outbox_survives_sigkill(spawn, state_dir):
     assert s1.wait(10) == -signal.SIGKILL
     intents = outbox_intents(state_dir)
     assert intents.get(("artist", "banksy")) is True, (state_dir / "outbox.log").read_bytes()
-    assert not (state_dir / "local-follows.json").exists() or read_follows(state_dir) == {}
+    assert read_follows(state_dir) == {}
 
     s2 = spawn("--state-dir", state_dir)
 
