@@ -55,9 +55,12 @@ public final class NetmodelService {
     registerFollowMethods()
     registerSubscriptionMethods()
     registerConfigure()
-    self.store.onChange = { [unowned self] state in self.subscriptions.publish(state) }
-    server.onConnectionClosed = { [unowned self] connection in self.subscriptions.connectionClosed(connection) }
-    server.addPreFlushHook { [unowned self] in
+    // Weak: the server and the store may outlive this service (the fuzzer makes a new
+    // service on the same server after `exit`), and a hook must then do nothing.
+    self.store.onChange = { [weak self] state in self?.subscriptions.publish(state) }
+    server.onConnectionClosed = { [weak self] connection in self?.subscriptions.connectionClosed(connection) }
+    server.addPreFlushHook { [weak self] in
+      guard let self else { return }
       if let outbox = self.outbox, outbox.needsCommit { outbox.commit() }
       self.subscriptions.drainAll()
     }
