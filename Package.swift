@@ -3,6 +3,10 @@
 // C shims → Posix → EventLoop → JSON → JSONRPC → Service → netmodel.
 import PackageDescription
 
+// The libFuzzer target links against clang's fuzzer runtime, which a normal build
+// must not do, so it exists only when asked for (see README "Fuzzing").
+import class Foundation.ProcessInfo
+
 var package = Package(
   name: "netmodel",
   products: [
@@ -32,11 +36,8 @@ var package = Package(
   swiftLanguageModes: [.v6]
 )
 
-// The libFuzzer target links against clang's fuzzer runtime, which a normal build
-// must not do, so it exists only when asked for (see README "Fuzzing").
-import class Foundation.ProcessInfo
-
 if ProcessInfo.processInfo.environment["NETMODEL_FUZZ"] != nil {
   package.targets.append(
-    .executableTarget(name: "FuzzDispatch", dependencies: ["JSONRPC", "JSON", "Service", "TestSupport"], path: "Fuzz/FuzzDispatch"))
+    .executableTarget(
+      name: "FuzzDispatch", dependencies: ["JSONRPC", "JSON", "Service", "TestSupport"], path: "Fuzz/FuzzDispatch"))
 }

@@ -83,7 +83,7 @@ public final class Connection {
       inputRegistration = try loop.register(input, events: .readable) { [unowned self] events in
         self.handle(events)
       }
-    } catch where error.code == 1 /* EPERM: not pollable */ {
+    } catch  where error.code == 1 /* EPERM: not pollable */ {
       loop.execute { [weak self] in self?.readUnpollable() }
     }
   }
@@ -116,7 +116,7 @@ public final class Connection {
         }.get()
         outOffset += written
         statistics.bytesOut += written
-      } catch where error.isWouldBlock {
+      } catch  where error.isWouldBlock {
         if outOffset > 1 << 20 && outOffset * 2 > outBuffer.count {
           outBuffer.removeSubrange(0..<outOffset)
           outOffset = 0
@@ -196,7 +196,7 @@ public final class Connection {
       let count: Int
       do {
         count = try input.read(into: readBuffer.pointer, count: readBuffer.capacity)
-      } catch where error.isWouldBlock {
+      } catch  where error.isWouldBlock {
         return
       } catch {
         Log.debug("connection \(id): read failed: \(error)")

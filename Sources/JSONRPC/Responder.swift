@@ -16,7 +16,8 @@ public final class Responder {
   private let slot: Int
   private let statistics: RPCStatistics
 
-  init(id: RequestID, method: String, connection: Connection, batch: BatchReply?, slot: Int, statistics: RPCStatistics) {
+  init(id: RequestID, method: String, connection: Connection, batch: BatchReply?, slot: Int, statistics: RPCStatistics)
+  {
     self.id = id
     self.method = method
     self.connection = connection

@@ -88,7 +88,10 @@ public final class FollowStore {
   private var random: SplitMix64
   private var mutationSerial: UInt64 = 0
 
-  public init(loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil, seed: UInt64 = 0x6E65_746D_6F64_656C) {
+  public init(
+    loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
+    seed: UInt64 = 0x6E65_746D_6F64_656C
+  ) {
     self.loop = loop
     self.backend = backend
     self.policy = policy

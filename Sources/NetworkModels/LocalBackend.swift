@@ -160,7 +160,11 @@ public final class LocalBackend: FollowBackend {
   }
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
-    answer { [self] in isFollowing(key) } deliver: { completion(.success($0)) }
+    answer { [self] in
+      isFollowing(key)
+    } deliver: {
+      completion(.success($0))
+    }
   }
 
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
@@ -335,7 +339,7 @@ public final class LocalBackend: FollowBackend {
     do {
       return try FileDescriptor.open(
         folder.file(LocalBackend.journalName), .writeOnly, options: truncating ? [.append, .truncate] : [.append])
-    } catch where error.code == Errno.noEntry {
+    } catch  where error.code == Errno.noEntry {
       return try createJournal()
     }
   }

@@ -8,7 +8,9 @@ public final class MemoryBackend: FollowBackend {
 
   public init(loop: EventLoop) { self.loop = loop }
 
-  public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  public func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
+  ) {
     if following { follows.insert(key) } else { follows.remove(key) }
     loop.execute { completion(.success(following)) }
   }

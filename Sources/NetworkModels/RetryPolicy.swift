@@ -14,7 +14,8 @@ public struct RetryPolicy: Sendable {
   public var whenExhausted: WhenExhausted
 
   public init(
-    maxRetries: Int = 4, baseDelayMs: UInt64 = 250, maxDelayMs: UInt64 = 30_000, whenExhausted: WhenExhausted = .rollBack
+    maxRetries: Int = 4, baseDelayMs: UInt64 = 250, maxDelayMs: UInt64 = 30_000,
+    whenExhausted: WhenExhausted = .rollBack
   ) {
     self.maxRetries = maxRetries
     self.baseDelayMs = baseDelayMs

@@ -34,7 +34,7 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     while offset < bytes.count {
       do {
         offset += try write(bytes.baseAddress! + offset, count: bytes.count - offset)
-      } catch where error.isWouldBlock {
+      } catch  where error.isWouldBlock {
         waitUntilWritable()
       }
     }

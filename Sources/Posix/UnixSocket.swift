@@ -28,19 +28,18 @@ public enum UnixSocket {
     let fd = nm_unix_socket()
     if fd < 0 { throw .system(.current("socket"), path: path) }
     let socket = FileDescriptor(rawValue: fd)
-    // umask makes the socket 0600 from its creation, with no window for another user.
-    let oldMask = umask(0o177)
+    // No umask trick (it is process-wide, and would change files other code creates
+    // meanwhile): the socket is chmod-ed right after bind, and a peer of another user
+    // that connects in that moment is refused by its credentials anyway.
     var result = nm_unix_bind(fd, path)
     if result != 0 && nm_errno() == EADDRINUSE {
       if isAnswering(path: path) {
-        umask(oldMask)
         socket.close()
         throw .inUse(path: path)
       }
       unlink(path)
       result = nm_unix_bind(fd, path)
     }
-    umask(oldMask)
     if result != 0 {
       let error = Errno.current("bind")
       socket.close()

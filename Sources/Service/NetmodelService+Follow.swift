@@ -56,7 +56,9 @@ extension NetmodelService {
     }
   }
 
-  private func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder) throws(ResponseError) {
+  private func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder)
+    throws(ResponseError)
+  {
     guard awaitSettle else {
       responder.succeed(store.setFollowing(key, following))
       return

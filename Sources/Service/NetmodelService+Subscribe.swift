@@ -63,7 +63,9 @@ extension NetmodelService {
     case "entity":
       let kind = try params.string("kind")
       let id = try params.string("id")
-      if id != nil && kind == nil { throw .invalidParams("an entity topic with an id needs a kind", path: path + "/kind") }
+      if id != nil && kind == nil {
+        throw .invalidParams("an entity topic with an id needs a kind", path: path + "/kind")
+      }
       if let kind, let problem = EntityKey.problem(kind: kind, id: id ?? "x") {
         throw .invalidParams(problem.reason, path: path + "/" + problem.field)
       }

@@ -54,7 +54,9 @@ struct ServeOptions {
         }
       case "--seed":
         let text = try value()
-        guard let number = UInt64(text) else { throw UsageError(message: "--seed must be a non-negative integer, not \(text)") }
+        guard let number = UInt64(text) else {
+          throw UsageError(message: "--seed must be a non-negative integer, not \(text)")
+        }
         seed = number
       case "--when-exhausted":
         switch try value() {

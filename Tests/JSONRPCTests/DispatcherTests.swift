@@ -143,7 +143,8 @@ final class Fixture {
   @Test func anOversizedMessageIsRefusedNamingTheLimitAndSkipped() throws {
     let fixture = try Fixture(maxMessageBytes: 100)
     let peer = try fixture.peer()
-    try peer.send(#"{"jsonrpc":"2.0","id":1,"method":"echo","params":[""# + String(repeating: "x", count: 200) + #""]}"#)
+    try peer.send(
+      #"{"jsonrpc":"2.0","id":1,"method":"echo","params":[""# + String(repeating: "x", count: 200) + #""]}"#)
     try peer.send(#"{"jsonrpc":"2.0","id":2,"method":"echo"}"#)
     let replies = try peer.receive(2)
     #expect(replies.count == 2)

@@ -128,7 +128,8 @@ func lsp(_ body: String, extraHeaders: String = "") -> String {
   }
 
   @Test func spacesInsideTheLengthAreNotALength() {
-    let input = Array("Content-Length: 1 2\r\n\r\n".utf8 + Array(repeating: UInt8(ascii: "x"), count: 12) + Array(lsp("{}").utf8))
+    let input = Array(
+      "Content-Length: 1 2\r\n\r\n".utf8 + Array(repeating: UInt8(ascii: "x"), count: 12) + Array(lsp("{}").utf8))
     #expect(split(input, chunks: [input.count]).first == .badHeader)
   }
 

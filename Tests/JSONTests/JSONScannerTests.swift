@@ -347,9 +347,10 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
     let object = try #require(try scan(text).get())
     #expect(object.members.map(\.kind) == [.object, .array, .string, .integer, .real, .true, .false, .null, .array])
     #expect(object.members.map(\.isEmptyContainer) == [true, true, false, false, false, false, false, false, false])
-    #expect(object.members.map { String(decoding: text[$0.range], as: UTF8.self) } == [
-      "{ \n }", "[ ]", "\"x\"", "-0", "1e2", "true", "false", "null", "[0]",
-    ])
+    #expect(
+      object.members.map { String(decoding: text[$0.range], as: UTF8.self) } == [
+        "{ \n }", "[ ]", "\"x\"", "-0", "1e2", "true", "false", "null", "[0]",
+      ])
     #expect(object.range == 1..<(text.count - 2))
     #expect(object["i"]?.integerValue == 0)
     #expect(object["t"]?.boolValue == true)
@@ -456,7 +457,11 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
       ("1e-400", true), ("9223372036854775807", true), ("-9223372036854775808", true),
       ("9223372036854775808", false), ("-9223372036854775809", false), ("18446744073709551616", false),
       ("12345678901234567890123", false), ("12345678901234567890123.0", true), ("1.7976931348623157e308", true),
-      ("1.7976931348623158e308", true), ("1.7976931348623159e308", false), ("179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792", false),
+      ("1.7976931348623158e308", true), ("1.7976931348623159e308", false),
+      (
+        "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792",
+        false
+      ),
       ("[1e309]", false), ("{\"a\":-1e99999}", false), ("0e99999", true), ("1e-99999999999999999999", true),
       ("0.", false), ("00", false), ("1 2", false), ("NaN", false), ("Infinity", false), ("-Infinity", false),
       ("[-]", false), ("-a", false), ("1.5.3", false), ("2e3e4", false), ("[1e5,-0.0,0.1E-0]", true),
@@ -467,20 +472,23 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
       (#""\u0000""#, true), (#"{"a\u0000":1}"#, false), (#"{"a":"\u0000"}"#, true), (#"{"a":{"\u0000":1}}"#, false),
       (#""\ud800""#, false), (#""\udc00""#, false), (#""\ud800\udc00""#, true), (#""\ud83d\ude00""#, true),
       (#""\udbff\udfff""#, true), (#""\ud800\u0041""#, false), (#""\ud800x""#, false), (#""\ud800\ud800""#, false),
-      (#""\ud800\\udc00""#, false), (#""\u12""#, false), (#""\u12G4""#, false), (#""\uABCD""#, true), (#""\uabcd""#, true),
+      (#""\ud800\\udc00""#, false), (#""\u12""#, false), (#""\u12G4""#, false), (#""\uABCD""#, true),
+      (#""\uabcd""#, true),
       (#""\x""#, false), (#""\'""#, false), ("\"a\tb\"", false), ("\"a\nb\"", false), (#""\u001f""#, true),
       ("\"\u{7F}\"", true), ("\"\u{1F}\"", false), ("\"é€😀\"", true), ("\"abc", false), ("\"\\", false),
       (#""\/\b\f\n\r\t\"\\""#, true), ("\"\u{FFFF}\u{10FFFF}\"", true),
       // jansson's NUL quirk: one NUL right after a number or literal is lost.
       ("1\0", true), ("1\0\0", false), ("[1\0,2]", true), ("true\0", true), ("null\0", true), ("false\0", true),
-      ("1.5\0", true), ("-0\0", true), ("1e5\0", true), ("\"a\"\0", false), ("{\"a\":1\0}", true), ("{\"a\":1}\0", false),
+      ("1.5\0", true), ("-0\0", true), ("1e5\0", true), ("\"a\"\0", false), ("{\"a\":1\0}", true),
+      ("{\"a\":1}\0", false),
       ("\01", false), ("1 \0", false), ("{\"a\":null\0,\"b\":2}", true), ("-\01", false), ("[\0]", false),
       ("{\"a\":[1\0]}", true), ("{\"a\":\"x\"\0}", false), ("{\"a\"\0:1}", false), ("\0", false),
       ("{\"a\":1\0 }", true), ("[1\0\0]", false), ("tru\0e", false),
       // Depth: every value counts, the top-level one is at depth 1, at most 2048.
       (nested(2048, open: "[", close: "]"), true), (nested(2049, open: "[", close: "]"), false),
       (nested(2047, open: "[", close: "]", inner: "1"), true), (nested(2048, open: "[", close: "]", inner: "1"), false),
-      (nested(2047, open: "[", close: "]", inner: "{}"), true), (nested(2048, open: "[", close: "]", inner: "{}"), false),
+      (nested(2047, open: "[", close: "]", inner: "{}"), true),
+      (nested(2048, open: "[", close: "]", inner: "{}"), false),
       (nested(2047, open: "{\"a\":", close: "}", inner: "1"), true),
       (nested(2048, open: "{\"a\":", close: "}", inner: "1"), false),
       (nested(2047, open: "{\"a\":", close: "}", inner: "{}"), true),

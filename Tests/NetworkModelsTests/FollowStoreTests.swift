@@ -197,7 +197,8 @@ final class StoreFixture {
   }
 
   @Test func offlineModeKeepsAnExhaustedMutationQueuedUntilTheBackendAnswers() throws {
-    let f = try StoreFixture(policy: RetryPolicy(maxRetries: 1, baseDelayMs: 100, maxDelayMs: 400, whenExhausted: .keepQueued))
+    let f = try StoreFixture(
+      policy: RetryPolicy(maxRetries: 1, baseDelayMs: 100, maxDelayMs: 400, whenExhausted: .keepQueued))
     f.store.setFollowing(artist, true)
     for _ in 0..<10 {
       f.backend.fail(0, transient)

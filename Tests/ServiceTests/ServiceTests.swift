@@ -1,5 +1,5 @@
-import Glibc
 import EventLoop
+import Glibc
 import JSON
 import JSONRPC
 import Service
