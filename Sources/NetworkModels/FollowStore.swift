@@ -237,38 +237,35 @@ public final class FollowStore {
 
   /// The wanted state is confirmed: no longer pending.
   private func settle(_ key: EntityKey, _ work: Activity) {
-    work.wanted = nil
-    work.attempt = 0
-    intentLog?.record(key, wanted: nil)
-    var record = records[key] ?? Record()
-    record.following = record.confirmed
-    records[key] = record
-    changed(key)
-    let current = state(key)
-    let waiters = work.settleWaiters
-    work.settleWaiters = []
-    for waiter in waiters { waiter(.success(current)) }
-    dropIfIdle(key, work)
+    finishMutation(key, work, failure: nil)
   }
 
   /// Shows what the backend last confirmed again — never the opposite of the failed
   /// call, which would clobber a state the user never asked to leave.
   private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
     counters.rollbacks += 1
+    finishMutation(key, work, failure: failure)
+    if records[key]?.confirmed == nil { fetch(key) }
+  }
+
+  /// Ends the entity's pending mutation either way: the shown state becomes the
+  /// confirmed one, the outbox forgets the intent, and awaiting callers are answered.
+  private func finishMutation(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     work.wanted = nil
     work.attempt = 0
     intentLog?.record(key, wanted: nil)
     var record = records[key] ?? Record()
     record.following = record.confirmed
     records[key] = record
-    errors[key] = failure
+    if let failure { errors[key] = failure }
     changed(key)
     let current = state(key)
     let waiters = work.settleWaiters
     work.settleWaiters = []
-    for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+    for waiter in waiters {
+      waiter(failure.map { .failure(SettleFailure(failure: $0, state: current)) } ?? .success(current))
+    }
     dropIfIdle(key, work)
-    if record.confirmed == nil { fetch(key) }
   }
 
   // MARK: Reads
