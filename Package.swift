@@ -23,7 +23,8 @@ var package = Package(
     .target(name: "JSONRPC", dependencies: ["JSON", "EventLoop", "Posix"]),
     .target(name: "NetworkModels", dependencies: ["EventLoop", "JSON", "Posix"]),
     .target(name: "Service", dependencies: ["NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"]),
-    .executableTarget(name: "netmodel", dependencies: ["Service", "JSONRPC", "EventLoop", "Posix"]),
+    .executableTarget(
+      name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"]),
     .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),

@@ -6,6 +6,9 @@ let usage = """
 
   Usage:
     netmodel serve [options]    serve on stdin/stdout (and a Unix socket with --socket)
+    netmodel call METHOD [JSON | key=value | key:=json ...]
+                                one request to a running server's socket
+    netmodel watch TOPIC...     print its stateChanged notifications as JSON lines
     netmodel --version
     netmodel --help
 
@@ -41,6 +44,10 @@ case "--help", "-h", "help":
 case "--version", "-V", "version":
   try? FileDescriptor.standardOutput.writeAll("netmodel \(netmodelVersion)\n")
   Process.exit(0)
+case "call":
+  Process.exit(runCall(arguments.dropFirst()))
+case "watch":
+  Process.exit(runWatch(arguments.dropFirst()))
 case "serve":
   if !arguments.isEmpty { arguments = arguments.dropFirst() }
   if arguments.contains("--help") || arguments.contains("-h") {

@@ -1,0 +1,122 @@
+import JSON
+import Posix
+
+let callUsage = """
+  Usage: netmodel call [--socket=PATH] METHOD [JSON | key=value | key:=json ...]
+
+  Sends one request to a running server over its Unix socket and prints the result
+  as one line of JSON on stdout (exit 0), or the error on stderr (exit 1; exit 2 for
+  a usage error). As in HTTPie, key=value is a string and key:=json is JSON:
+    netmodel call follow kind=artist id=banksy await:=true
+    netmodel call getFollowState '{"kind":"artist","id":"banksy","maxAgeMs":0}'
+  The socket defaults to the server's default path (see `netmodel --help`).
+
+  """
+
+let watchUsage = """
+  Usage: netmodel watch [--socket=PATH] TOPIC...
+
+  Subscribes and prints every stateChanged notification's params as one line of
+  JSON until interrupted. TOPIC is `entity` (everything), `entity:KIND`,
+  `entity:KIND/ID`, or a topic object in JSON ('{"type":"entity","kind":"artist"}').
+
+  """
+
+/// `--socket=PATH` (or `--socket PATH`) from the front of the arguments.
+func socketOption(_ arguments: inout ArraySlice<String>) -> String {
+  var path = ServeOptions.defaultSocketPath()
+  while let first = arguments.first, first.hasPrefix("--socket") {
+    arguments.removeFirst()
+    if let equals = first.firstIndex(of: "=") {
+      path = String(first[first.index(after: equals)...])
+    } else if let next = arguments.popFirst() {
+      path = next
+    }
+  }
+  return path
+}
+
+func fail(_ message: String, code: Int32) -> Int32 {
+  try? FileDescriptor.standardError.writeAll("netmodel: \(message)\n")
+  return code
+}
+
+func runCall(_ arguments: ArraySlice<String>) -> Int32 {
+  var arguments = arguments
+  if arguments.contains("--help") || arguments.contains("-h") {
+    try? FileDescriptor.standardOutput.writeAll(callUsage)
+    return 0
+  }
+  let socket = socketOption(&arguments)
+  guard let method = arguments.popFirst() else { return fail("call needs a METHOD\n\(callUsage)", code: 2) }
+  do {
+    let params = try paramsFromArguments(Array(arguments))
+    var client = try RPCClient(socketPath: socket)
+    defer { client.close() }
+    let id = try client.send(method: method, params: params)
+    let reply = try client.reply(to: id)
+    if let error = reply["error"] {
+      let code = error["code"]?.integer ?? 0
+      let message = error["message"]?.string ?? "error"
+      let data = error["data"].map { " " + $0.text } ?? ""
+      return fail("error \(code): \(message)\(data)", code: 1)
+    }
+    try? FileDescriptor.standardOutput.writeAll((reply["result"]?.text ?? "null") + "\n")
+    return 0
+  } catch {
+    return fail(error.description, code: 1)
+  }
+}
+
+/// A topic from the command line: `entity`, `entity:KIND`, `entity:KIND/ID` or JSON.
+func topic(from text: String) throws(RPCClient.Failure) -> JSON {
+  if text.hasPrefix("{") {
+    do {
+      return try JSON.parse(text)
+    } catch {
+      throw RPCClient.Failure(description: "topic \(text) is not valid JSON: \(error)")
+    }
+  }
+  let topic = JSON.object().set("type", .string("entity"))
+  if text == "entity" { return topic }
+  guard text.hasPrefix("entity:") else {
+    throw RPCClient.Failure(description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID or JSON")
+  }
+  let rest = text.dropFirst("entity:".count)
+  if let slash = rest.firstIndex(of: "/") {
+    topic.set("kind", .string(String(rest[..<slash])))
+    topic.set("id", .string(String(rest[rest.index(after: slash)...])))
+  } else {
+    topic.set("kind", .string(String(rest)))
+  }
+  return topic
+}
+
+func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
+  var arguments = arguments
+  if arguments.contains("--help") || arguments.contains("-h") {
+    try? FileDescriptor.standardOutput.writeAll(watchUsage)
+    return 0
+  }
+  let socket = socketOption(&arguments)
+  guard !arguments.isEmpty else { return fail("watch needs at least one TOPIC\n\(watchUsage)", code: 2) }
+  do {
+    let topics = JSON.array()
+    for text in arguments { topics.append(try topic(from: text)) }
+    var client = try RPCClient(socketPath: socket)
+    defer { client.close() }
+    let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
+    let reply = try client.reply(to: id)
+    if let error = reply["error"] {
+      return fail("error \(error["code"]?.integer ?? 0): \(error["message"]?.string ?? "error")", code: 1)
+    }
+    while let message = try client.receive() {
+      guard message["method"]?.string == "stateChanged", let params = message["params"] else { continue }
+      // One line per notification, written at once: a pipe reader sees it immediately.
+      try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
+    }
+    return 0
+  } catch {
+    return fail(error.description, code: 1)
+  }
+}

@@ -1,0 +1,109 @@
+import JSON
+import JSONRPC
+import Posix
+
+/// A blocking, one-connection JSON-RPC client over the Unix socket, for `call` and
+/// `watch`: scripts want an answer and an exit code, not an event loop.
+struct RPCClient {
+  struct Failure: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  private let fd: FileDescriptor
+  private var splitter = FrameSplitter(maxMessageBytes: 1 << 30, framing: .newlineDelimited)
+  private var nextID: Int64 = 1
+
+  init(socketPath: String) throws(Failure) {
+    do {
+      fd = try UnixSocket.connect(path: socketPath)
+    } catch {
+      throw Failure(
+        description: "cannot connect to \(socketPath): \(error) — is `netmodel serve --socket` running?")
+    }
+  }
+
+  func close() { fd.close() }
+
+  /// Sends a request and returns its id.
+  mutating func send(method: String, params: JSON?) throws(Failure) -> Int64 {
+    let id = nextID
+    nextID += 1
+    var bytes: [UInt8] = []
+    bytes.append(contentsOf: Array(#"{"jsonrpc":"2.0","id":"#.utf8))
+    appendDecimal(id, to: &bytes)
+    bytes.append(contentsOf: Array(#","method":"#.utf8))
+    appendJSONString(method, to: &bytes)
+    if let params {
+      bytes.append(contentsOf: Array(#","params":"#.utf8))
+      params.encode(into: &bytes)
+    }
+    bytes.append(contentsOf: Array("}\n".utf8))
+    let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+    if case .failure(let error) = written { throw Failure(description: "cannot send: \(error)") }
+    return id
+  }
+
+  /// The next message from the server; nil when it closed the connection.
+  mutating func receive() throws(Failure) -> JSON? {
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+      if let frame = splitter.next() {
+        guard case .message(let bytes) = frame else { continue }
+        do {
+          return try JSON.parse(Array(bytes))
+        } catch {
+          throw Failure(description: "the server sent something that is not JSON: \(error)")
+        }
+      }
+      let count = chunk.withUnsafeMutableBytes { buffer in
+        Result { () throws(Errno) in try fd.read(into: buffer.baseAddress!, count: buffer.count) }
+      }
+      switch count {
+      case .success(0): return nil
+      case .success(let n): splitter.append(Array(chunk[0..<n]))
+      case .failure(let error): throw Failure(description: "cannot read: \(error)")
+      }
+    }
+  }
+
+  /// Waits for the reply to request `id`, skipping notifications.
+  mutating func reply(to id: Int64) throws(Failure) -> JSON {
+    while let message = try receive() {
+      if message["id"]?.integer == id { return message }
+    }
+    throw Failure(description: "the server closed the connection before answering")
+  }
+}
+
+/// Reads params from the command line, as HTTPie does: one JSON object or array, or
+/// `key=value` pairs (always strings: `id=123` is the id "123") and `key:=json` pairs
+/// (`await:=true`, `maxAgeMs:=0`).
+func paramsFromArguments(_ arguments: [String]) throws(RPCClient.Failure) -> JSON? {
+  guard let first = arguments.first else { return nil }
+  if arguments.count == 1, first.hasPrefix("{") || first.hasPrefix("[") {
+    do {
+      return try JSON.parse(first)
+    } catch {
+      throw RPCClient.Failure(description: "params are not valid JSON: \(error)")
+    }
+  }
+  let object = JSON.object()
+  for argument in arguments {
+    guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+      throw RPCClient.Failure(description: "expected key=value, key:=json or one JSON object, got \(argument)")
+    }
+    var key = String(argument[..<equals])
+    let text = String(argument[argument.index(after: equals)...])
+    if key.hasSuffix(":") {
+      key.removeLast()
+      do {
+        object.set(key, try JSON.parse(text))
+      } catch {
+        throw RPCClient.Failure(description: "\(key):= needs JSON, got \(text): \(error)")
+      }
+    } else {
+      object.set(key, .string(text))
+    }
+  }
+  return object
+}

@@ -1,0 +1,101 @@
+"""`netmodel call` and `netmodel watch` against a real server on its socket."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+import rpcio
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def run(netmodel_bin, runtime, *args, timeout=10):
+    return subprocess.run(
+        [str(netmodel_bin), *map(str, args)], env=runtime.env, capture_output=True, timeout=timeout, text=True
+    )
+
+
+@pytest.fixture
+def server(socket_server, runtime):
+    # The default socket path: `call` and `watch` must find it without --socket.
+    proc, path = socket_server(None, "--state-dir", str(runtime.root / "state"))
+    return proc, path
+
+
+def test_call_prints_the_result_and_exits_0(netmodel_bin, runtime, server):
+    done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true")
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout)
+    assert state["following"] is True and state["confirmed"] is True and state["pending"] is False
+    assert done.stdout.count("\n") == 1
+
+    by_json = run(netmodel_bin, runtime, "call", "getFollowState", '{"kind":"artist","id":"banksy"}')
+    assert by_json.returncode == 0, by_json.stderr
+    assert json.loads(by_json.stdout)["version"] == state["version"]
+
+    no_params = run(netmodel_bin, runtime, "call", "stats")
+    assert json.loads(no_params.stdout)["requests"]["byMethod"]["follow"] == 1
+
+
+def test_call_prints_errors_on_stderr_and_exits_1(netmodel_bin, runtime, server):
+    done = run(netmodel_bin, runtime, "call", "follow", "kind=Artist", "id=x")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "-32602" in done.stderr and '"path":"/kind"' in done.stderr
+
+    unknown = run(netmodel_bin, runtime, "call", "nope")
+    assert unknown.returncode == 1 and "-32601" in unknown.stderr
+
+
+def test_key_value_is_a_string_and_key_colon_equals_is_json(netmodel_bin, runtime, server):
+    # id=123 stays the string "123"; following:=false and await:=true are booleans
+    # (as strings they would be refused with -32602).
+    done = run(netmodel_bin, runtime, "call", "setFollowState", "kind=gene", "id=123", "following:=false", "await:=true")
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout)
+    assert state["id"] == "123" and state["following"] is False and state["confirmed"] is False
+
+    as_string = run(netmodel_bin, runtime, "call", "follow", "kind=gene", "id=1", "await=true")
+    assert as_string.returncode == 1 and '"path":"/await"' in as_string.stderr
+
+    bad = run(netmodel_bin, runtime, "call", "follow", "kind=gene", "id=1", "await:=yes")
+    assert bad.returncode == 1 and "needs JSON" in bad.stderr
+
+
+def test_call_without_a_server_says_so(netmodel_bin, runtime):
+    done = run(netmodel_bin, runtime, "call", "--socket", str(runtime.root / "none.sock"), "stats")
+    assert done.returncode == 1
+    assert "cannot connect" in done.stderr
+
+
+def test_usage_errors_exit_2_and_help_exits_0(netmodel_bin, runtime):
+    assert run(netmodel_bin, runtime, "call").returncode == 2
+    assert run(netmodel_bin, runtime, "watch").returncode == 2
+    for sub in ("call", "watch"):
+        done = run(netmodel_bin, runtime, sub, "--help")
+        assert done.returncode == 0 and f"netmodel {sub}" in done.stdout
+
+
+def test_watch_prints_notifications_as_json_lines(netmodel_bin, runtime, server):
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", "entity:artist/banksy"],
+        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        first = json.loads(watcher.stdout.readline())  # the fetch of a never-seen entity
+        assert first["seq"] == 1 and first["state"]["confirmed"] is False
+        done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true")
+        assert done.returncode == 0, done.stderr
+        lines = []
+        while not lines or lines[-1]["state"]["pending"]:
+            lines.append(json.loads(watcher.stdout.readline()))
+        assert lines[-1]["state"]["following"] is True
+        assert [n["seq"] for n in [first, *lines]] == list(range(1, len(lines) + 2))
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=10)
