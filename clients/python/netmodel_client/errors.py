@@ -1,0 +1,124 @@
+"""JSON-RPC errors raised by the client, one class per code the server documents."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Type
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+BACKEND_UNAVAILABLE = -32001
+BACKEND_REJECTED = -32002
+UNAUTHORIZED = -32003
+UNKNOWN_KIND_OR_LIST = -32004
+SERVER_SHUTTING_DOWN = -32005
+
+
+class RPCError(Exception):
+    """An error reply from the server: ``code``, ``message`` and ``data`` as sent."""
+
+    code: int = 0
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @property
+    def state(self):
+        """For a failed ``await: true`` mutation: the rolled-back EntityState in ``data.state``."""
+        from .state import EntityState
+
+        if isinstance(self.data, dict) and isinstance(self.data.get("state"), dict):
+            return EntityState.from_json(self.data["state"])
+        return None
+
+    @property
+    def retryable(self) -> Optional[bool]:
+        return self.data.get("retryable") if isinstance(self.data, dict) else None
+
+    @staticmethod
+    def from_json(error: Dict[str, Any]) -> "RPCError":
+        """Build the most specific subclass for a JSON-RPC error object."""
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(code, int):
+            return RPCError(INTERNAL_ERROR, f"malformed error object: {error!r}", error)
+        cls = _BY_CODE.get(code, RPCError)
+        return cls(code, str(error.get("message", "")), error.get("data"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+
+
+class ParseError(RPCError):
+    code = PARSE_ERROR
+
+
+class InvalidRequest(RPCError):
+    code = INVALID_REQUEST
+
+
+class MethodNotFound(RPCError):
+    code = METHOD_NOT_FOUND
+
+
+class InvalidParams(RPCError):
+    """-32602; ``data["path"]`` is a JSON Pointer to the bad field."""
+
+    code = INVALID_PARAMS
+
+
+class InternalError(RPCError):
+    code = INTERNAL_ERROR
+
+
+class RequestCancelled(RPCError):
+    code = REQUEST_CANCELLED
+
+
+class BackendUnavailable(RPCError):
+    """-32001: network error, timeout or 5xx; ``data["retryable"]`` is true."""
+
+    code = BACKEND_UNAVAILABLE
+
+
+class BackendRejected(RPCError):
+    """-32002: the backend answered 4xx; ``data["status"]`` is the HTTP status."""
+
+    code = BACKEND_REJECTED
+
+
+class Unauthorized(RPCError):
+    """-32003: the backend answered 401 or 403."""
+
+    code = UNAUTHORIZED
+
+
+class UnknownKindOrList(RPCError):
+    code = UNKNOWN_KIND_OR_LIST
+
+
+class ServerShuttingDown(RPCError):
+    code = SERVER_SHUTTING_DOWN
+
+
+_BY_CODE: Dict[int, Type[RPCError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        RequestCancelled,
+        BackendUnavailable,
+        BackendRejected,
+        Unauthorized,
+        UnknownKindOrList,
+        ServerShuttingDown,
+    )
+}

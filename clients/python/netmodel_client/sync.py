@@ -1,0 +1,160 @@
+"""Blocking client: an AsyncClient driven by an event loop in a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
+
+from .aio import _UNSET, AsyncClient, Callback, Subscription, Topic
+from .state import EntityState
+
+T = TypeVar("T")
+
+
+class SyncSubscription:
+    """Blocking view of a :class:`Subscription`: iterate it, or ``get(timeout)``.
+    Callbacks given to :meth:`on_change` run on the client's background thread."""
+
+    def __init__(self, client: "Client", sub: Subscription) -> None:
+        self._client = client
+        self._sub = sub
+
+    @property
+    def name(self) -> str:
+        return self._sub.name
+
+    @property
+    def snapshot(self) -> List[Any]:
+        return self._sub.snapshot
+
+    @property
+    def states(self) -> Dict[Tuple[str, str], EntityState]:
+        return self._sub.states
+
+    def on_change(self, callback: Callback) -> Callback:
+        self._client._loop.call_soon_threadsafe(self._sub.on_change, callback)
+        return callback
+
+    def get(self, timeout: Optional[float] = None) -> EntityState:
+        """The next state; ``StopIteration`` once unsubscribed, ``TimeoutError`` after ``timeout`` s."""
+
+        async def next_state() -> Optional[EntityState]:
+            try:
+                return await self._sub.__anext__()
+            except StopAsyncIteration:
+                return None  # a coroutine may not raise StopIteration
+
+        state = self._client._run(next_state(), timeout)
+        if state is None:
+            raise StopIteration
+        return state
+
+    def __iter__(self) -> Iterator[EntityState]:
+        return self
+
+    def __next__(self) -> EntityState:
+        return self.get()
+
+    def unsubscribe(self) -> None:
+        self._client._run(self._sub.unsubscribe())
+
+
+class Client:
+    """Blocking netmodel client. ``Client.spawn(...)`` or ``Client.connect(...)``;
+    use it as a context manager or call :meth:`close`. ``timeout`` (seconds) bounds every
+    call; ``None`` waits forever."""
+
+    def __init__(self, factory: Callable[[], Awaitable[AsyncClient]], timeout: Optional[float] = None) -> None:
+        self.timeout = timeout
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="netmodel-client", daemon=True)
+        self._thread.start()
+        try:
+            self._client: AsyncClient = self._run(factory())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    @classmethod
+    def spawn(cls, binary: Optional[str] = None, *args: str, timeout: Optional[float] = None, **kw: Any) -> "Client":
+        return cls(lambda: AsyncClient.spawn(binary, *args, **kw), timeout)
+
+    @classmethod
+    def connect(cls, path: Optional[str] = None, *, timeout: Optional[float] = None) -> "Client":
+        return cls(lambda: AsyncClient.connect(path), timeout)
+
+    def _run(self, coro: Awaitable[T], timeout: Any = _UNSET) -> T:
+        if timeout is _UNSET:
+            timeout = self.timeout
+        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()  # cancels the request, which sends $/cancelRequest
+            raise TimeoutError(f"netmodel call timed out after {timeout} s") from None
+
+    def _stop_loop(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._client.pid
+
+    @property
+    def process(self) -> Any:
+        return self._client.process
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self, timeout: float = 5.0) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self._run(self._client.close(timeout), timeout + 5)
+        finally:
+            self._stop_loop()
+
+    def call(self, method: str, params: Any = None) -> Any:
+        return self._run(self._client.call(method, params))
+
+    def initialize(self) -> Dict[str, Any]:
+        return self._run(self._client.initialize())
+
+    def follow(self, kind: str, id: str, await_: bool = False) -> EntityState:
+        return self._run(self._client.follow(kind, id, await_))
+
+    def unfollow(self, kind: str, id: str, await_: bool = False) -> EntityState:
+        return self._run(self._client.unfollow(kind, id, await_))
+
+    def set_follow_state(self, kind: str, id: str, following: bool, await_: bool = False) -> EntityState:
+        return self._run(self._client.set_follow_state(kind, id, following, await_))
+
+    def get_follow_state(
+        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None
+    ) -> EntityState:
+        return self._run(self._client.get_follow_state(kind, id, refresh, max_age_ms))
+
+    def stats(self) -> Dict[str, Any]:
+        return self._run(self._client.stats())
+
+    def configure(self, environment: Optional[str] = None, auth_token: Any = _UNSET) -> Dict[str, Any]:
+        return self._run(self._client.configure(environment, auth_token))
+
+    def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> SyncSubscription:
+        return SyncSubscription(self, self._run(self._client.subscribe(topics)))
+
+    def unsubscribe(self, subscription: Union[SyncSubscription, Subscription, str]) -> None:
+        if isinstance(subscription, SyncSubscription):
+            subscription = subscription._sub
+        self._run(self._client.unsubscribe(subscription))
