@@ -41,12 +41,24 @@ func fail(_ message: String, code: Int32) -> Int32 {
   return code
 }
 
+/// Prints `usage` when the arguments ask for help.
+func helpRequested(_ arguments: ArraySlice<String>, usage: String) -> Bool {
+  guard arguments.contains("--help") || arguments.contains("-h") else { return false }
+  try? FileDescriptor.standardOutput.writeAll(usage)
+  return true
+}
+
+/// Reports a JSON-RPC error reply on stderr: `error CODE: message data`; exit code 1.
+func failWithErrorReply(_ error: JSON) -> Int32 {
+  let code = error["code"]?.integer ?? 0
+  let message = error["message"]?.string ?? "error"
+  let data = error["data"].map { " " + $0.text } ?? ""
+  return fail("error \(code): \(message)\(data)", code: 1)
+}
+
 func runCall(_ arguments: ArraySlice<String>) -> Int32 {
+  if helpRequested(arguments, usage: callUsage) { return 0 }
   var arguments = arguments
-  if arguments.contains("--help") || arguments.contains("-h") {
-    try? FileDescriptor.standardOutput.writeAll(callUsage)
-    return 0
-  }
   let socket = socketOption(&arguments)
   guard let method = arguments.popFirst() else { return fail("call needs a METHOD\n\(callUsage)", code: 2) }
   do {
@@ -55,12 +67,7 @@ func runCall(_ arguments: ArraySlice<String>) -> Int32 {
     defer { client.close() }
     let id = try client.send(method: method, params: params)
     let reply = try client.reply(to: id)
-    if let error = reply["error"] {
-      let code = error["code"]?.integer ?? 0
-      let message = error["message"]?.string ?? "error"
-      let data = error["data"].map { " " + $0.text } ?? ""
-      return fail("error \(code): \(message)\(data)", code: 1)
-    }
+    if let error = reply["error"] { return failWithErrorReply(error) }
     try? FileDescriptor.standardOutput.writeAll((reply["result"]?.text ?? "null") + "\n")
     return 0
   } catch {
@@ -93,11 +100,8 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
 }
 
 func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
+  if helpRequested(arguments, usage: watchUsage) { return 0 }
   var arguments = arguments
-  if arguments.contains("--help") || arguments.contains("-h") {
-    try? FileDescriptor.standardOutput.writeAll(watchUsage)
-    return 0
-  }
   let socket = socketOption(&arguments)
   guard !arguments.isEmpty else { return fail("watch needs at least one TOPIC\n\(watchUsage)", code: 2) }
   do {
@@ -107,9 +111,7 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     defer { client.close() }
     let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
     let reply = try client.reply(to: id)
-    if let error = reply["error"] {
-      return fail("error \(error["code"]?.integer ?? 0): \(error["message"]?.string ?? "error")", code: 1)
-    }
+    if let error = reply["error"] { return failWithErrorReply(error) }
     while let message = try client.receive() {
       guard message["method"]?.string == "stateChanged", let params = message["params"] else { continue }
       // One line per notification, written at once: a pipe reader sees it immediately.
