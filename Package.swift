@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // One target per layer; each depends only on the layers above it:
-// C shims → Posix → EventLoop → JSON → JSONRPC → Service → netmodel.
+// C shims → Posix → EventLoop → JSON → JSONRPC / HTTP → NetworkModels → Service → netmodel.
 import PackageDescription
 
 // The libFuzzer target links against clang's fuzzer runtime, which a normal build
@@ -17,16 +17,20 @@ var package = Package(
     .systemLibrary(
       name: "CJansson", path: "Sources/CJansson", pkgConfig: "jansson",
       providers: [.apt(["libjansson-dev"])]),
+    .systemLibrary(
+      name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
     .target(name: "Posix", dependencies: ["CSystem"]),
     .target(name: "EventLoop", dependencies: ["Posix"]),
     .target(name: "JSON", dependencies: ["CJansson"]),
     .target(name: "JSONRPC", dependencies: ["JSON", "EventLoop", "Posix"]),
-    .target(name: "NetworkModels", dependencies: ["EventLoop", "JSON", "Posix"]),
+    .target(name: "HTTP", dependencies: ["CCurl", "EventLoop", "Posix"]),
+    .target(name: "NetworkModels", dependencies: ["HTTP", "EventLoop", "JSON", "Posix"]),
     .target(name: "Service", dependencies: ["NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"]),
     .executableTarget(
       name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"]),
     .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
+    .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON"]),
     .testTarget(name: "NetworkModelsTests", dependencies: ["NetworkModels", "EventLoop", "JSON", "Posix"]),

@@ -1,0 +1,194 @@
+import CCurl
+import EventLoop
+import Posix
+
+/// libcurl must be initialised once, before any other thread exists; a global `let`
+/// is initialised once, on first use, which is on the loop's thread at start-up.
+private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+/// HTTP over libcurl's multi interface, driven by the event loop: libcurl tells us
+/// which sockets to watch and when to wake it (its socket and timer callbacks); the
+/// loop calls it back with `curl_multi_socket_action`. No thread per request, and
+/// connections stay open in the multi handle's cache for the next request.
+///
+/// Must be used on the loop's thread. Completions run on the loop, never inside
+/// `send`.
+public final class HTTPClient {
+  public struct Counters: Sendable {
+    public var requests = 0
+    public var responses = 0
+    public var transportErrors = 0
+    /// New TCP connections, from libcurl's count per transfer: with keep-alive this
+    /// stays near the in-flight limit however many requests go out.
+    public var connectionsOpened = 0
+    public var bytesReceived = 0
+  }
+
+  public let loop: EventLoop
+  /// The most connections open at once (to all hosts); more requests wait in
+  /// libcurl's queue.
+  public let maxConnections: Int
+  public let maxBodyBytes: Int
+  public private(set) var counters = Counters()
+  /// Transfers started and not yet completed.
+  public var inFlight: Int { transfers.count }
+
+  private let multi: UnsafeMutableRawPointer
+  private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+  private var idleHandles: [UnsafeMutableRawPointer] = []
+  private var sockets: [Int32: EventLoop.Registration] = [:]
+  private var timer: EventLoop.TimerID?
+
+  public init(loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20) {
+    precondition(curlGlobalInit == CURLE_OK, "curl_global_init failed")
+    self.loop = loop
+    self.maxConnections = max(1, maxConnections)
+    self.maxBodyBytes = maxBodyBytes
+    guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
+    self.multi = multi
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    _ = nm_multi_setopt_socket_callback(multi) { _, socket, what, context, _ in
+      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().watch(socket: socket, what: what)
+      return 0
+    }
+    _ = nm_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
+    _ = nm_multi_setopt_timer_callback(multi) { _, timeoutMs, context in
+      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().wake(afterMilliseconds: timeoutMs)
+      return 0
+    }
+    _ = nm_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
+    _ = nm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, self.maxConnections)
+    _ = nm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, self.maxConnections)
+    _ = nm_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, self.maxConnections)
+    _ = nm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+  }
+
+  deinit {
+    // In-flight transfers are dropped without their completions: the process is
+    // stopping, and the outbox holds every unconfirmed mutation for the next start.
+    for (handle, _) in transfers {
+      curl_multi_remove_handle(multi, handle)
+      curl_easy_cleanup(handle)
+    }
+    for handle in idleHandles { curl_easy_cleanup(handle) }
+    for (_, registration) in sockets { loop.deregister(registration) }
+    if let timer { loop.cancel(timer) }
+    curl_multi_cleanup(multi)
+  }
+
+  /// Starts `request`; `completion` runs on the loop with the whole answer (any
+  /// status) or the transport error.
+  public func send(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
+    counters.requests += 1
+    guard let handle = idleHandles.popLast() ?? curl_easy_init() else {
+      loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
+      return
+    }
+    let transfer = Transfer(
+      handle: handle, request: request, maxBodyBytes: maxBodyBytes, startedAt: loop.clock.now, completion: completion)
+    if let error = transfer.configure() {
+      recycle(handle)
+      counters.transportErrors += 1
+      loop.execute { completion(.failure(error)) }
+      return
+    }
+    let code = curl_multi_add_handle(multi, handle)
+    guard code == CURLM_OK else {
+      recycle(handle)
+      counters.transportErrors += 1
+      let message = "\(request.summary): \(String(cString: curl_multi_strerror(code)))"
+      loop.execute { completion(.failure(HTTPError(.other, message))) }
+      return
+    }
+    transfers[handle] = transfer
+  }
+
+  // MARK: libcurl's callbacks
+
+  /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl waits on, or stop.
+  private func watch(socket: curl_socket_t, what: Int32) {
+    if what == CURL_POLL_REMOVE {
+      if let registration = sockets.removeValue(forKey: socket) { loop.deregister(registration) }
+      return
+    }
+    var events: IOEvents = []
+    if what & CURL_POLL_IN != 0 { events.insert(.readable) }
+    if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
+    do {
+      if let registration = sockets[socket] {
+        try loop.modify(registration, events: events)
+      } else {
+        sockets[socket] = try loop.register(FileDescriptor(rawValue: socket), events: events) {
+          [unowned self] ready in
+          self.socketReady(socket, ready)
+        }
+      }
+    } catch {
+      Log.error("HTTP: cannot watch socket \(socket): \(error)")
+    }
+  }
+
+  /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
+  /// after this many milliseconds (-1: no timer). It must not be called from inside
+  /// this callback, so even 0 goes through the loop.
+  private func wake(afterMilliseconds timeoutMs: Int) {
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    guard timeoutMs >= 0 else { return }
+    timer = loop.schedule(afterNanoseconds: UInt64(timeoutMs) * 1_000_000) { [unowned self] in
+      self.timer = nil
+      self.act(on: nm_curl_socket_timeout(), mask: 0)
+      return nil
+    }
+  }
+
+  private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
+    var mask: Int32 = 0
+    if events.contains(.readable) { mask |= CURL_CSELECT_IN }
+    if events.contains(.writable) { mask |= CURL_CSELECT_OUT }
+    if !events.isDisjoint(with: [.error, .hangUp]) { mask |= CURL_CSELECT_ERR }
+    act(on: socket, mask: mask)
+  }
+
+  private func act(on socket: curl_socket_t, mask: Int32) {
+    var running: Int32 = 0
+    _ = curl_multi_socket_action(multi, socket, mask, &running)
+    collectFinished()
+  }
+
+  /// Hands every finished transfer to its completion, after detaching it, so a
+  /// completion may start new requests.
+  private func collectFinished() {
+    var remaining: Int32 = 0
+    while let message = curl_multi_info_read(multi, &remaining) {
+      guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+      let code = nm_msg_result(message)
+      guard let transfer = transfers.removeValue(forKey: handle) else { continue }
+      let result = transfer.result(code: code)
+      counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
+      curl_multi_remove_handle(multi, handle)
+      recycle(handle)
+      let elapsedUs = (loop.clock.now &- transfer.startedAt) / 1000
+      switch result {
+      case .success(let response):
+        counters.responses += 1
+        counters.bytesReceived += response.body.count
+        Log.debug("HTTP \(transfer.request.summary) → \(response.status) in \(elapsedUs) µs")
+      case .failure(let error):
+        counters.transportErrors += 1
+        Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
+      }
+      transfer.completion(result)
+    }
+  }
+
+  private func recycle(_ handle: UnsafeMutableRawPointer) {
+    // A reset handle keeps nothing of the last request but libcurl's caches.
+    if idleHandles.count < 4 * maxConnections {
+      curl_easy_reset(handle)
+      idleHandles.append(handle)
+    } else {
+      curl_easy_cleanup(handle)
+    }
+  }
+}

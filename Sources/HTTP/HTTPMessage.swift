@@ -1,0 +1,96 @@
+/// One HTTP request, as the REST backend builds it from an endpoint description.
+public struct HTTPRequest: Sendable, Equatable {
+  public var method: String
+  /// Absolute, already percent-encoded.
+  public var url: String
+  /// Sent in this order; a value of a header named in `secretHeaders` is never logged.
+  public var headers: [(name: String, value: String)]
+  public var body: [UInt8]?
+  /// The whole transfer, connection included; 0 means no limit.
+  public var timeoutMs: UInt64
+  public var connectTimeoutMs: UInt64
+
+  public init(
+    method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
+    timeoutMs: UInt64 = 10_000, connectTimeoutMs: UInt64 = 3_000
+  ) {
+    self.method = method
+    self.url = url
+    self.headers = headers
+    self.body = body
+    self.timeoutMs = timeoutMs
+    self.connectTimeoutMs = connectTimeoutMs
+  }
+
+  public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
+    a.method == b.method && a.url == b.url && a.body == b.body && a.timeoutMs == b.timeoutMs
+      && a.connectTimeoutMs == b.connectTimeoutMs && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
+  }
+
+  /// `METHOD url`, safe to log: headers (where tokens live) and bodies are left out.
+  public var summary: String { "\(method) \(url)" }
+}
+
+/// A complete answer, whatever its status.
+public struct HTTPResponse: Sendable {
+  public var status: Int
+  /// Names as the server sent them; look them up with `header(_:)`.
+  public var headers: [(name: String, value: String)]
+  public var body: [UInt8]
+
+  public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+  }
+
+  /// The last value of header `name`, compared without case.
+  public func header(_ name: String) -> String? {
+    let wanted = name.lowercased()
+    return headers.last(where: { $0.name.lowercased() == wanted })?.value
+  }
+
+  /// Retry-After in milliseconds when it is a number of seconds (an HTTP date is
+  /// rare in APIs and is ignored: the backoff still applies).
+  public var retryAfterMs: UInt64? {
+    guard let value = header("Retry-After")?.trimmingSpaces, let seconds = UInt64(value) else { return nil }
+    return min(seconds, 3600) * 1000
+  }
+}
+
+/// Why no response came: the transfer failed before a complete answer arrived.
+public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
+  public enum Kind: Sendable, Equatable {
+    case timedOut
+    case couldNotConnect
+    /// Reset, dropped, or a malformed answer.
+    case connectionLost
+    case tooLarge
+    /// A bad URL or an option libcurl refused: retrying will not help.
+    case invalidRequest
+    case other
+  }
+
+  public var kind: Kind
+  /// libcurl's words, with the request's method and URL; never a header value.
+  public var message: String
+
+  public init(_ kind: Kind, _ message: String) {
+    self.kind = kind
+    self.message = message
+  }
+
+  public var description: String { message }
+}
+
+extension String {
+  /// Without leading and trailing spaces, tabs and line ends (scalars, because "\r\n"
+  /// is one Character).
+  var trimmingSpaces: String {
+    var scalars = Substring(self).unicodeScalars
+    let space: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+    while let first = scalars.first, space(first) { scalars.removeFirst() }
+    while let last = scalars.last, space(last) { scalars.removeLast() }
+    return String(scalars)
+  }
+}

@@ -1,0 +1,150 @@
+import CCurl
+
+/// One request on one libcurl easy handle: owns the header list and collects the
+/// answer. The handle itself is pooled by `HTTPClient` and outlives the transfer.
+final class Transfer {
+  typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
+
+  let handle: UnsafeMutableRawPointer
+  let request: HTTPRequest
+  let completion: Completion
+  let startedAt: UInt64
+  private var headerList: UnsafeMutablePointer<curl_slist>?
+  private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+  private(set) var status = 0
+  private(set) var responseHeaders: [(name: String, value: String)] = []
+  private(set) var body: [UInt8] = []
+  private(set) var exceededBodyLimit = false
+  private let maxBodyBytes: Int
+
+  init(
+    handle: UnsafeMutableRawPointer, request: HTTPRequest, maxBodyBytes: Int, startedAt: UInt64,
+    completion: @escaping Completion
+  ) {
+    self.handle = handle
+    self.request = request
+    self.maxBodyBytes = maxBodyBytes
+    self.startedAt = startedAt
+    self.completion = completion
+    errorBuffer.initialize(to: 0)
+  }
+
+  deinit {
+    curl_slist_free_all(headerList)
+    errorBuffer.deallocate()
+  }
+
+  /// Sets every option of the request on the handle; false if libcurl refused one
+  /// (then `errorMessage` says which).
+  func configure() -> HTTPError? {
+    let easy = handle
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    var failed: CURLcode = CURLE_OK
+    func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
+
+    check(nm_easy_setopt_string(easy, CURLOPT_URL, request.url))
+    check(nm_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context))
+    check(nm_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
+    check(nm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+    // Only what an API speaks: no file://, no redirects to another scheme.
+    check(nm_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+    check(nm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
+    check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
+    check(nm_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1))
+    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(clamping: request.timeoutMs)))
+    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(clamping: request.connectTimeoutMs)))
+    check(
+      nm_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        return transfer.received(UnsafeRawBufferPointer(start: data, count: size * count))
+      })
+    check(nm_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+    check(
+      nm_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        transfer.receivedHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
+      })
+    check(nm_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
+
+    switch (request.method, request.body) {
+    case ("GET", nil):
+      check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
+    case (let method, nil) where method != "POST" && method != "PUT" && method != "PATCH":
+      check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
+      check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method))
+    case (let method, let body):
+      // COPYPOSTFIELDS: libcurl keeps its own copy, so no Swift buffer must outlive
+      // this call. The size goes first, so bodies with zero bytes in them work.
+      let bytes = body ?? []
+      check(nm_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count)))
+      var terminated = bytes
+      terminated.append(0)  // an empty body still needs a valid pointer
+      check(
+        terminated.withUnsafeMutableBytes { buffer in
+          nm_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, buffer.baseAddress)
+        })
+      if method != "POST" { check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method)) }
+    }
+
+    // "Expect:" stops libcurl waiting for a 100-continue before bodies over 1 KiB.
+    var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Expect:")
+    for header in request.headers {
+      list = curl_slist_append(list, "\(header.name): \(header.value)")
+    }
+    headerList = list
+    check(nm_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList))
+
+    guard failed == CURLE_OK else {
+      return HTTPError(.invalidRequest, "\(request.summary): \(String(cString: curl_easy_strerror(failed)))")
+    }
+    return nil
+  }
+
+  private func received(_ bytes: UnsafeRawBufferPointer) -> Int {
+    guard body.count + bytes.count <= maxBodyBytes else {
+      exceededBodyLimit = true
+      return 0  // makes libcurl stop the transfer with CURLE_WRITE_ERROR
+    }
+    body.append(contentsOf: bytes)
+    return bytes.count
+  }
+
+  private func receivedHeader(_ bytes: UnsafeRawBufferPointer) {
+    let line = String(decoding: bytes, as: UTF8.self)
+    if line.hasPrefix("HTTP/") {
+      // A new status line: an interim 1xx answer or a redirect came before.
+      responseHeaders.removeAll()
+      let parts = line.split(separator: " ", maxSplits: 2)
+      status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+      return
+    }
+    guard let colon = line.firstIndex(of: ":") else { return }
+    let name = String(line[..<colon])
+    let value = String(line[line.index(after: colon)...]).trimmingSpaces
+    responseHeaders.append((name, value))
+  }
+
+  /// The outcome once libcurl is done with the handle.
+  func result(code: CURLcode) -> Result<HTTPResponse, HTTPError> {
+    guard code == CURLE_OK else {
+      let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+      let message = "\(request.summary): \(detail)"
+      switch code {
+      case CURLE_OPERATION_TIMEDOUT: return .failure(HTTPError(.timedOut, message))
+      case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+        return .failure(HTTPError(.couldNotConnect, message))
+      case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE, CURLE_HTTP2,
+        CURLE_HTTP2_STREAM, CURLE_WEIRD_SERVER_REPLY:
+        return .failure(HTTPError(.connectionLost, message))
+      case CURLE_WRITE_ERROR where exceededBodyLimit:
+        return .failure(HTTPError(.tooLarge, "\(request.summary): answer larger than \(maxBodyBytes) bytes"))
+      case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+        return .failure(HTTPError(.invalidRequest, message))
+      default: return .failure(HTTPError(.other, message))
+      }
+    }
+    let status = nm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE)
+    return .success(HTTPResponse(status: status, headers: responseHeaders, body: body))
+  }
+}

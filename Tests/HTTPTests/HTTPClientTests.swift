@@ -1,0 +1,143 @@
+import EventLoop
+import HTTP
+import Posix
+import TestSupport
+import Testing
+
+/// The client against a real HTTP server on loopback, both driven by one loop.
+@Suite struct HTTPClientTests {
+  let loop: EventLoop
+  let server: LoopbackHTTPServer
+
+  init() throws {
+    loop = try EventLoop()
+    server = try LoopbackHTTPServer(loop: loop)
+  }
+
+  /// Runs the loop until `done` or 5 s of real time have passed.
+  func run(until done: () -> Bool) throws {
+    let deadline = Process.monotonicNanoseconds() + 5_000_000_000
+    while !done() && Process.monotonicNanoseconds() < deadline {
+      try loop.runOnce(wait: true)
+    }
+  }
+
+  func send(_ client: HTTPClient, _ request: HTTPRequest) throws -> Result<HTTPResponse, HTTPError> {
+    var result: Result<HTTPResponse, HTTPError>?
+    client.send(request) { result = $0 }
+    #expect(result == nil, "completions never run inside send")
+    try run { result != nil }
+    return try #require(result)
+  }
+
+  @Test func getReturnsStatusHeadersAndBody() throws {
+    server.handler = { request in
+      .respond(status: 200, headers: [("X-Echo", request.query)], body: #"{"path":"\#(request.path)"}"#)
+    }
+    let client = HTTPClient(loop: loop)
+    let response = try send(client, HTTPRequest(method: "GET", url: server.baseURL + "/a/b?x=1&y[]=2")).get()
+    #expect(response.status == 200)
+    #expect(String(decoding: response.body, as: UTF8.self) == #"{"path":"/a/b"}"#)
+    #expect(response.header("x-echo") == "x=1&y[]=2")
+    #expect(server.requests.first?.method == "GET")
+  }
+
+  @Test func methodsHeadersAndBodiesAreSentAsGiven() throws {
+    server.handler = { _ in .respond(status: 204) }
+    let client = HTTPClient(loop: loop)
+    let body = Array(#"{"artist_id":"banksy"}"#.utf8)
+    _ = try send(
+      client,
+      HTTPRequest(
+        method: "POST", url: server.baseURL + "/follow", headers: [("X-Access-Token", "secret")], body: body))
+    _ = try send(client, HTTPRequest(method: "DELETE", url: server.baseURL + "/follow/banksy"))
+    _ = try send(client, HTTPRequest(method: "PUT", url: server.baseURL + "/empty", body: []))
+    let requests = server.requests
+    #expect(requests.map(\.method) == ["POST", "DELETE", "PUT"])
+    #expect(requests[0].body == #"{"artist_id":"banksy"}"#)
+    #expect(requests[0].headers["x-access-token"] == "secret")
+    #expect(requests[0].headers["expect"] == nil)
+    #expect(requests[1].body == "" && requests[1].headers["content-length"] == nil)
+    #expect(requests[2].headers["content-length"] == "0")
+  }
+
+  @Test func errorStatusesAreResponsesNotErrors() throws {
+    server.handler = { _ in .respond(status: 503, headers: [("Retry-After", "2")], body: "busy") }
+    let response = try send(HTTPClient(loop: loop), HTTPRequest(method: "GET", url: server.baseURL + "/")).get()
+    #expect(response.status == 503)
+    #expect(response.retryAfterMs == 2000)
+  }
+
+  @Test func aHangingServerTimesOut() throws {
+    server.handler = { _ in .hang }
+    let started = Process.monotonicNanoseconds()
+    let result = try send(HTTPClient(loop: loop), HTTPRequest(method: "GET", url: server.baseURL + "/", timeoutMs: 150))
+    #expect(throws: HTTPError.self) { try result.get() }
+    if case .failure(let error) = result { #expect(error.kind == .timedOut) }
+    #expect(Process.monotonicNanoseconds() - started >= 150_000_000)
+  }
+
+  @Test func aDroppedConnectionIsConnectionLost() throws {
+    server.handler = { _ in .drop }
+    let result = try send(HTTPClient(loop: loop), HTTPRequest(method: "GET", url: server.baseURL + "/"))
+    guard case .failure(let error) = result else {
+      Issue.record("expected a failure")
+      return
+    }
+    #expect(error.kind == .connectionLost)
+  }
+
+  @Test func aClosedPortCannotConnect() throws {
+    let port = server.port
+    server.stop()
+    let result = try send(HTTPClient(loop: loop), HTTPRequest(method: "GET", url: "http://127.0.0.1:\(port)/"))
+    guard case .failure(let error) = result else {
+      Issue.record("expected a failure")
+      return
+    }
+    #expect(error.kind == .couldNotConnect)
+  }
+
+  @Test func connectionsAreKeptAliveAndBoundedByTheLimit() throws {
+    server.handler = { _ in .after(milliseconds: 5, .respond(status: 200, body: "ok")) }
+    let client = HTTPClient(loop: loop, maxConnections: 4)
+    var completed = 0
+    for index in 0..<200 {
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + "/item/\(index)")) { result in
+        if case .success(let response) = result, response.status == 200 { completed += 1 }
+      }
+    }
+    try run { completed == 200 }
+    #expect(completed == 200)
+    #expect(server.connectionsAccepted <= 4)
+    #expect(client.counters.connectionsOpened == server.connectionsAccepted)
+    #expect(client.inFlight == 0)
+  }
+
+  @Test func aCompletionMayStartTheNextRequest() throws {
+    server.handler = { request in .respond(status: 200, body: request.path) }
+    let client = HTTPClient(loop: loop)
+    var bodies: [String] = []
+    func next(_ index: Int) {
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + "/\(index)")) { result in
+        if case .success(let response) = result { bodies.append(String(decoding: response.body, as: UTF8.self)) }
+        if index < 5 { next(index + 1) }
+      }
+    }
+    next(0)
+    try run { bodies.count == 6 }
+    #expect(bodies == ["/0", "/1", "/2", "/3", "/4", "/5"])
+    #expect(server.connectionsAccepted == 1)
+  }
+
+  @Test func anOversizedAnswerIsRefused() throws {
+    server.handler = { _ in .respond(status: 200, body: String(repeating: "x", count: 10_000)) }
+    let result = try send(
+      HTTPClient(loop: loop, maxBodyBytes: 1000), HTTPRequest(method: "GET", url: server.baseURL + "/"))
+    guard case .failure(let error) = result else {
+      Issue.record("expected a failure")
+      return
+    }
+    #expect(error.kind == .tooLarge)
+  }
+}
