@@ -33,7 +33,8 @@ var package = Package(
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-    .testTarget(name: "NetworkModelsTests", dependencies: ["NetworkModels", "EventLoop", "JSON", "Posix"]),
+    .testTarget(
+      name: "NetworkModelsTests", dependencies: ["NetworkModels", "HTTP", "EventLoop", "JSON", "Posix", "TestSupport"]),
     .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(
       name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),

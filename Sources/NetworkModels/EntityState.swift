@@ -63,5 +63,8 @@ public struct EntityState: Sendable, Equatable {
   public var confirmed: Bool?
   public var pending: Bool
   public var error: FollowFailure?
+  /// The entity's detail object as compact JSON text, when a backend answer carried
+  /// it; nil otherwise.
+  public var attributes: String? = nil
   public var version: UInt64
 }

@@ -10,4 +10,28 @@ public protocol FollowBackend: AnyObject {
 
   /// Every followed entity of `kind`, for the `following/<kind>` list.
   func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void)
+
+  /// The backend that does the work, under any wrappers (a simulation).
+  var underlying: FollowBackend { get }
+}
+
+extension FollowBackend {
+  public var underlying: FollowBackend { self }
+}
+
+/// A backend whose answers carry entities' detail objects (a follow that answers
+/// with the whole artist): it hands them to the store, which shows them as
+/// `attributes`.
+public protocol AttributeSource: AnyObject {
+  var onAttributes: ((EntityKey, String) -> Void)? { get set }
+}
+
+/// A backend with environments and a token that `configure` can change.
+public protocol ConfigurableBackend: AnyObject {
+  var environment: String { get }
+  var environmentNames: [String] { get }
+  /// False when there is no environment of that name.
+  func selectEnvironment(_ name: String) -> Bool
+  /// nil removes the token.
+  func setAuthToken(_ token: String?)
 }

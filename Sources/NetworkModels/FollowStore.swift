@@ -85,6 +85,8 @@ public final class FollowStore {
   private var records: [EntityKey: Record] = [:]
   private var activities: [EntityKey: Activity] = [:]
   private var errors: [EntityKey: FollowFailure] = [:]
+  /// Detail objects (compact JSON text) of the entities whose backend answered one.
+  private var attributes: [EntityKey: String] = [:]
   private var random: SplitMix64
   private var mutationSerial: UInt64 = 0
 
@@ -97,6 +99,16 @@ public final class FollowStore {
     self.policy = policy
     self.intentLog = intentLog
     random = SplitMix64(seed: seed)
+    (backend.underlying as? AttributeSource)?.onAttributes = { [weak self] key, text in
+      self?.setAttributes(key, text)
+    }
+  }
+
+  /// Keeps an entity's detail object (compact JSON text); a change is a new version.
+  public func setAttributes(_ key: EntityKey, _ text: String) {
+    guard attributes[key] != text else { return }
+    attributes[key] = text
+    changed(key)
   }
 
   public var entityCount: Int { records.count }
@@ -122,7 +134,8 @@ public final class FollowStore {
     EntityState(
       key: key, following: record.following, confirmed: record.confirmed,
       pending: activities.isEmpty ? false : activities[key]?.wanted != nil,
-      error: errors.isEmpty ? nil : errors[key], version: UInt64(record.version))
+      error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
+      version: UInt64(record.version))
   }
 
   public func isKnown(_ key: EntityKey) -> Bool { records[key]?.confirmed != nil }

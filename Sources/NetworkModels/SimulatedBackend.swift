@@ -73,6 +73,8 @@ public final class SimulatedBackend: FollowBackend {
 
   // MARK: FollowBackend
 
+  public var underlying: FollowBackend { wrapped.underlying }
+
   public func setFollowing(
     _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
   ) {

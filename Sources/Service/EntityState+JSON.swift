@@ -54,6 +54,11 @@ extension EntityState {
       buffer.append(contentsOf: EntityStateText.null)
     }
     buffer.append(contentsOf: EntityStateText.attributes)
+    if let attributes {
+      buffer.append(contentsOf: attributes.utf8)
+    } else {
+      buffer.append(contentsOf: EntityStateText.null)
+    }
     buffer.append(contentsOf: EntityStateText.version)
     appendDecimal(Int64(version), to: &buffer)
     buffer.append(UInt8(ascii: "}"))
@@ -76,7 +81,7 @@ private enum EntityStateText {
   static let code = Array(#"{"code":"#.utf8)
   static let message = Array(#","message":"#.utf8)
   static let retryable = Array(#","retryable":"#.utf8)
-  static let attributes = Array(#","attributes":null"#.utf8)
+  static let attributes = Array(#","attributes":"#.utf8)
   static let version = Array(#","version":"#.utf8)
   static let null = Array("null".utf8)
   static let `true` = Array("true".utf8)

@@ -50,6 +50,9 @@ public final class NetmodelService {
     self.store = store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop))
     self.outbox = outbox
     self.configuration = configuration
+    if let backend = self.store.backend.underlying as? ConfigurableBackend {
+      self.configuration.environment = backend.environment
+    }
     registerLifecycleMethods()
     registerStats()
     registerFollowMethods()
@@ -102,13 +105,20 @@ public final class NetmodelService {
   private func registerConfigure() {
     server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
+      let backend = self.store.backend.underlying as? ConfigurableBackend
       if let environment = try params.string("environment") {
         if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
+        if let backend, !backend.selectEnvironment(environment) {
+          throw .invalidParams(
+            "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
+            path: "/environment")
+        }
         self.configuration.environment = environment
       }
       if params.contains("authToken") {
         // null clears the token; a string sets it.
         self.configuration.authToken = try params.string("authToken")
+        backend?.setAuthToken(self.configuration.authToken)
       }
       request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
     }

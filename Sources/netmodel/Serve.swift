@@ -20,15 +20,38 @@ func serve(_ options: ServeOptions) -> Int32 {
       return 1
     }
     defer { folderLock.close() }
+    var policy = RetryPolicy()
+    var local: LocalBackend?
+    var backend: FollowBackend
+    switch options.backend {
+    case .local:
+      local = try LocalBackend(loop: loop, folder: folder)
+      backend = local!
+    case .rest:
+      let configuration: RESTConfiguration
+      switch loadConfiguration(options.configPath ?? "") {
+      case .success(let loaded): configuration = loaded
+      case .failure(let error):
+        Log.error("\(error)")
+        return 2
+      }
+      let rest = RESTBackend(configuration: configuration, loop: loop)
+      if let environment = options.environment, !rest.selectEnvironment(environment) {
+        Log.error(
+          "--environment \(environment): the configuration has \(rest.environmentNames.joined(separator: ", "))")
+        return 2
+      }
+      policy = configuration.retry
+      backend = rest
+    }
+    if let whenExhausted = options.whenExhausted { policy.whenExhausted = whenExhausted }
     let outbox = try Outbox(loop: loop, folder: folder)
-    let local = try LocalBackend(loop: loop, folder: folder)
-    var backend: FollowBackend = local
     let seed = options.seed ?? Process.monotonicNanoseconds()
     if let simulation = options.simulation {
       backend = SimulatedBackend(wrapping: backend, loop: loop, settings: simulation, seed: simulation.seed ?? seed)
     }
     let store = FollowStore(
-      loop: loop, backend: backend, policy: RetryPolicy(whenExhausted: options.whenExhausted), intentLog: outbox,
+      loop: loop, backend: backend, policy: policy, intentLog: outbox,
       seed: seed)
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
@@ -57,10 +80,51 @@ func serve(_ options: ServeOptions) -> Int32 {
     server.shutDown()
     if outbox.needsCommit { outbox.commit() }
     // A clean stop leaves everything in the snapshot, so the next start reads one file.
-    do { try local.compact() } catch { Log.warn("could not compact the local follows: \(error)") }
+    do { try local?.compact() } catch { Log.warn("could not compact the local follows: \(error)") }
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")
     return 1
+  }
+}
+
+/// Reads and checks a REST configuration file; the error names the file and the field.
+func loadConfiguration(_ path: String) -> Result<RESTConfiguration, ConfigurationFileError> {
+  let bytes: [UInt8]
+  do {
+    bytes = try FileSystem.readFile(path)
+  } catch {
+    return .failure(ConfigurationFileError(message: "\(path): cannot read: \(error)"))
+  }
+  do {
+    return .success(try RESTConfiguration.parse(String(decoding: bytes, as: UTF8.self)))
+  } catch {
+    return .failure(
+      ConfigurationFileError(message: "\(path)\(error.path.isEmpty ? "" : " at \(error.path)"): \(error.reason)"))
+  }
+}
+
+struct ConfigurationFileError: Error, CustomStringConvertible {
+  let message: String
+  var description: String { message }
+}
+
+/// `netmodel check-config FILE`: what the server would say about the file at start.
+func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
+  guard arguments.count == 1, let path = arguments.first, !path.hasPrefix("-") else {
+    try? FileDescriptor.standardError.writeAll(
+      "usage: netmodel check-config FILE\nChecks a REST backend configuration (schema/backend.schema.json).\n")
+    return arguments.first == "--help" ? 0 : 2
+  }
+  switch loadConfiguration(path) {
+  case .success(let configuration):
+    let kinds = configuration.kinds.keys.sorted().joined(separator: ", ")
+    let environments = configuration.environments.map(\.name).joined(separator: ", ")
+    try? FileDescriptor.standardOutput.writeAll(
+      "\(path): ok — kinds: \(kinds); environments: \(environments) (default \(configuration.defaultEnvironment))\n")
+    return 0
+  case .failure(let error):
+    try? FileDescriptor.standardError.writeAll("netmodel: \(error)\n")
+    return 2
   }
 }

@@ -11,8 +11,16 @@ struct ServeOptions {
   var stateDirectory: String?
   var simulation: SimulationSettings?
   var seed: UInt64?
-  var whenExhausted = RetryPolicy.WhenExhausted.rollBack
+  /// nil: the configuration's choice (rollback when it says nothing).
+  var whenExhausted: RetryPolicy.WhenExhausted?
   var maxAgeMs: UInt64 = 30_000
+  var backend = Backend.local
+  var configPath: String?
+  var environment: String?
+
+  enum Backend: String {
+    case local, rest
+  }
 
   struct UsageError: Error {
     let message: String
@@ -64,6 +72,16 @@ struct ServeOptions {
         case "queue": whenExhausted = .keepQueued
         case let other: throw UsageError(message: "--when-exhausted must be rollback or queue, not \(other)")
         }
+      case "--backend":
+        let text = try value()
+        guard let chosen = Backend(rawValue: text) else {
+          throw UsageError(message: "--backend must be local or rest, not \(text)")
+        }
+        backend = chosen
+      case "--config":
+        configPath = try value()
+      case "--environment":
+        environment = try value()
       case "--max-age-ms":
         let text = try value()
         guard let number = UInt64(text) else { throw UsageError(message: "--max-age-ms must be a number, not \(text)") }
@@ -71,6 +89,12 @@ struct ServeOptions {
       default:
         throw UsageError(message: "unknown option \(argument)")
       }
+    }
+    if backend == .rest && configPath == nil {
+      throw UsageError(message: "--backend rest needs --config FILE (see schema/backend.schema.json)")
+    }
+    if backend == .local && (configPath != nil || environment != nil) {
+      throw UsageError(message: "--config and --environment are for --backend rest")
     }
     if !useStdio && socketPath == nil {
       throw UsageError(message: "--no-stdio needs --socket: there would be nothing to serve")

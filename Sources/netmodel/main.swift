@@ -9,6 +9,7 @@ let usage = """
     netmodel call METHOD [JSON | key=value | key:=json ...]
                                 one request to a running server's socket
     netmodel watch TOPIC...     print its stateChanged notifications as JSON lines
+    netmodel check-config FILE  check a REST backend configuration, as serve would
     netmodel --version
     netmodel --help
 
@@ -28,6 +29,11 @@ let usage = """
     --simulate SPEC             wrap the backend with delays and failures:
                                 latency=MS,jitter=MS,failure=RATE[,status=CODE]
     --seed N                    make --simulate and retry jitter reproducible
+    --backend local|rest        local (default): follows kept under the state folder;
+                                rest: an HTTP API described by --config
+    --config FILE               the REST configuration (schema/backend.schema.json);
+                                a bad file stops the server with exit code 2
+    --environment NAME          which of the configuration's base URLs to use
 
   Framing is detected per connection: Content-Length headers (LSP) or one JSON
   message per line. The methods are described by `rpc.discover` and schema/openrpc.json.
@@ -48,6 +54,8 @@ case "call":
   Process.exit(runCall(arguments.dropFirst()))
 case "watch":
   Process.exit(runWatch(arguments.dropFirst()))
+case "check-config":
+  Process.exit(runCheckConfig(arguments.dropFirst()))
 case "serve":
   if !arguments.isEmpty { arguments = arguments.dropFirst() }
   if arguments.contains("--help") || arguments.contains("-h") {

@@ -1,0 +1,60 @@
+/// A JSON Pointer (RFC 6901): `""` is the whole document, `/items/0/id` walks down
+/// object members and array indexes; `~1` stands for `/` and `~0` for `~`.
+public struct JSONPointer: Sendable, Equatable, CustomStringConvertible {
+  public let tokens: [String]
+  public let description: String
+
+  /// nil when `text` is neither empty nor starts with `/`, or has a `~` not followed
+  /// by 0 or 1.
+  public init?(_ text: String) {
+    description = text
+    guard !text.isEmpty else {
+      tokens = []
+      return
+    }
+    guard text.hasPrefix("/") else { return nil }
+    var result: [String] = []
+    for raw in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+      var token = ""
+      var scalars = raw.unicodeScalars.makeIterator()
+      while let scalar = scalars.next() {
+        guard scalar == "~" else {
+          token.unicodeScalars.append(scalar)
+          continue
+        }
+        switch scalars.next() {
+        case "0": token += "~"
+        case "1": token += "/"
+        default: return nil
+        }
+      }
+      result.append(token)
+    }
+    tokens = result
+  }
+
+  public static let root = JSONPointer("")!
+}
+
+extension JSON {
+  /// The value `pointer` names, or nil when a member or index along it is missing.
+  public func value(at pointer: JSONPointer) -> JSON? {
+    var current = self
+    for token in pointer.tokens {
+      switch current.kind {
+      case .object:
+        guard let next = current[token] else { return nil }
+        current = next
+      case .array:
+        // RFC 6901: digits without leading zeros ("-" is past the end: missing).
+        guard let index = Int(token), index >= 0, token == String(index), let next = current[index] else {
+          return nil
+        }
+        current = next
+      default:
+        return nil
+      }
+    }
+    return current
+  }
+}

@@ -1,0 +1,258 @@
+import EventLoop
+import HTTP
+import JSON
+import Posix
+
+/// Follows over HTTP, as a `RESTConfiguration` describes each kind's endpoints.
+/// Reads of a kind whose state endpoint takes many ids are batched (DataLoader):
+/// the first read waits `windowMs` for others, up to `maxIds`, then one call answers
+/// them all.
+///
+/// Must be used on the loop's thread.
+public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource {
+  public typealias Completion = (Result<Bool, FollowFailure>) -> Void
+
+  public let configuration: RESTConfiguration
+  public let http: HTTPClient
+  public private(set) var environment: String
+  public var onAttributes: ((EntityKey, String) -> Void)?
+  /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
+  public private(set) var calls: [String: Int] = [:]
+  private var authToken: String?
+  private var batches: [String: PendingBatch] = [:]
+  private var loop: EventLoop { http.loop }
+
+  /// Reads of one kind waiting to go out as one call.
+  private final class PendingBatch {
+    var ids: [String] = []
+    var waiters: [String: [Completion]] = [:]
+    var timer: EventLoop.TimerID?
+  }
+
+  /// `environmentVariables` is where `auth.tokenEnv` is looked up (tests pass their own).
+  public init(
+    configuration: RESTConfiguration, loop: EventLoop, environment: String? = nil,
+    environmentVariables: (String) -> String? = Process.environment
+  ) {
+    self.configuration = configuration
+    self.environment = environment ?? configuration.defaultEnvironment
+    http = HTTPClient(loop: loop, maxConnections: configuration.maxInFlight)
+    if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
+      authToken = token
+    }
+  }
+
+  // MARK: ConfigurableBackend
+
+  public var environmentNames: [String] { configuration.environments.map(\.name) }
+
+  public func selectEnvironment(_ name: String) -> Bool {
+    guard configuration.baseURL(of: name) != nil else { return false }
+    environment = name
+    return true
+  }
+
+  public func setAuthToken(_ token: String?) { authToken = token }
+
+  // MARK: FollowBackend
+
+  public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
+    guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    let endpoint = following ? kind.follow : kind.unfollow
+    count(key.kind, following ? "follow" : "unfollow")
+    http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
+      guard let self else { return }
+      completion(
+        self.outcome(result, endpoint) { response -> Result<Bool, FollowFailure> in
+          if let pointer = endpoint.attributes, (200...299).contains(response.status) {
+            self.reportAttributes(key, response, pointer)
+          }
+          return .success(following)
+        })
+    }
+  }
+
+  public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
+    guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let batch = kind.state.batch {
+      enqueue(key, batch, completion)
+      return
+    }
+    let state = kind.state
+    count(key.kind, "state")
+    http.send(request(state.endpoint, kind: key.kind, id: key.id)) { [weak self] result in
+      guard let self else { return }
+      completion(self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
+    }
+  }
+
+  public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
+    loop.execute {
+      completion(.failure(FollowFailure(.unknownKind, "the rest backend describes no list following/\(kind)")))
+    }
+  }
+
+  // MARK: Batching
+
+  private func enqueue(_ key: EntityKey, _ batch: RESTConfiguration.Batch, _ completion: @escaping Completion) {
+    let pending = batches[key.kind] ?? PendingBatch()
+    batches[key.kind] = pending
+    if pending.waiters[key.id] == nil { pending.ids.append(key.id) }
+    pending.waiters[key.id, default: []].append(completion)
+    if pending.ids.count >= batch.maxIds {
+      flush(kind: key.kind)
+    } else if pending.timer == nil {
+      pending.timer = loop.schedule(afterNanoseconds: batch.windowMs * 1_000_000) { [weak self] in
+        self?.flush(kind: key.kind)
+        return nil
+      }
+    }
+  }
+
+  private func flush(kind: String) {
+    guard let pending = batches.removeValue(forKey: kind), let endpoints = configuration.kinds[kind],
+      let batch = endpoints.state.batch
+    else { return }
+    if let timer = pending.timer { loop.cancel(timer) }
+    let state = endpoints.state.endpoint
+    count(kind, "state")
+    http.send(request(state, kind: kind, ids: pending.ids)) { [weak self] result in
+      guard let self else { return }
+      let followed = self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
+      for id in pending.ids {
+        let answer = followed.map { set in set.contains(id) }
+        for waiter in pending.waiters[id] ?? [] { waiter(answer) }
+      }
+    }
+  }
+
+  // MARK: Requests
+
+  /// The HTTP request of `endpoint` for `id` (or `ids`, batched), in the current environment.
+  public func request(_ endpoint: RESTConfiguration.Endpoint, kind: String, id: String? = nil, ids: [String] = [])
+    -> HTTPRequest
+  {
+    var values = ["kind": kind]
+    if let id { values["id"] = id }
+    let base = configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL
+    var url = base + Template.fill(endpoint.path, values, encode: { Template.percentEncode($0) })
+    let query = Template.encodeParameters(endpoint.query, values, ids: ids)
+    if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query }
+    var headers = configuration.headers + endpoint.headers
+    var body: [UInt8]?
+    switch endpoint.body {
+    case .json(let template):
+      body = Template.fill(json: template, values, ids: ids).encoded()
+      headers.append(("Content-Type", "application/json"))
+    case .form(let fields):
+      body = Array(Template.encodeParameters(fields, values, ids: ids).utf8)
+      headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+    case nil:
+      break
+    }
+    if let auth = configuration.auth, let authToken {
+      headers.append((auth.header, auth.scheme.map { "\($0) \(authToken)" } ?? authToken))
+    }
+    return HTTPRequest(
+      method: endpoint.method, url: url, headers: headers, body: body,
+      timeoutMs: endpoint.timeoutMs ?? configuration.timeoutMs, connectTimeoutMs: configuration.connectTimeoutMs)
+  }
+
+  // MARK: Answers
+
+  /// A transport error or a status the endpoint gives no meaning to becomes a
+  /// failure; a status it names (404 "done") or 2xx goes to `success`.
+  private func outcome<T>(
+    _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
+    success: (HTTPResponse) -> Result<T, FollowFailure>
+  ) -> Result<T, FollowFailure> where T: Sendable {
+    switch result {
+    case .failure(let error):
+      return .failure(FollowFailure(.unavailable, error.message))
+    case .success(let response):
+      if let meaning = endpoint.statusMeanings[response.status] {
+        switch meaning {
+        case .done: return success(HTTPResponse(status: 204))
+        case .following: return Self.fixed(true)
+        case .notFollowing: return Self.fixed(false)
+        }
+      }
+      if (200...299).contains(response.status) { return success(response) }
+      return .failure(Self.failure(response, endpoint))
+    }
+  }
+
+  private static func fixed<T>(_ value: Bool) -> Result<T, FollowFailure> {
+    // Only the Bool endpoints name a following state (the schema allows it on state,
+    // follow and unfollow); a batched read never does.
+    if let result = Result<Bool, FollowFailure>.success(value) as? Result<T, FollowFailure> { return result }
+    return .failure(FollowFailure(.unavailable, "a status meaning does not apply to a batched read"))
+  }
+
+  static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {
+    let status = response.status
+    let message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)"
+    switch status {
+    case 401, 403: return FollowFailure(.unauthorized(status: status), message)
+    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfterMs: response.retryAfterMs)
+    default: return FollowFailure(.rejected(status: status), message)
+    }
+  }
+
+  static func following(in response: HTTPResponse, _ rule: RESTConfiguration.FollowingRule) -> Result<
+    Bool, FollowFailure
+  > {
+    if rule == .success { return .success(true) }
+    guard let json = try? JSON.parse(response.body) else {
+      return .failure(FollowFailure(.unavailable, "the state answer is not JSON"))
+    }
+    switch rule {
+    case .success:
+      return .success(true)
+    case .nonEmpty(let pointer):
+      guard let value = json.value(at: pointer) else { return .success(false) }
+      switch value.kind {
+      case .array, .object: return .success(value.count > 0)
+      case .null: return .success(false)
+      default: return .success(true)
+      }
+    case .pointer(let pointer):
+      guard let flag = json.value(at: pointer)?.bool else {
+        return .failure(FollowFailure(.unavailable, "the state answer has no true or false at \(pointer)"))
+      }
+      return .success(flag)
+    }
+  }
+
+  static func followedIDs(in response: HTTPResponse, _ batch: RESTConfiguration.Batch) -> Result<
+    Set<String>, FollowFailure
+  > {
+    guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
+      return .failure(FollowFailure(.unavailable, "the batched state answer has no array at \(batch.items)"))
+    }
+    var ids = Set<String>()
+    for item in items.elements {
+      guard let value = item.value(at: batch.id) else { continue }
+      if let string = value.string {
+        ids.insert(string)
+      } else if let number = value.integer {
+        ids.insert(String(number))
+      }
+    }
+    return .success(ids)
+  }
+
+  private func reportAttributes(_ key: EntityKey, _ response: HTTPResponse, _ pointer: JSONPointer) {
+    guard let json = try? JSON.parse(response.body), let object = json.value(at: pointer), object.isObject else {
+      return
+    }
+    onAttributes?(key, String(decoding: object.encoded(), as: UTF8.self))
+  }
+
+  private func unknownKind(_ kind: String, _ completion: @escaping Completion) {
+    let known = configuration.kinds.keys.sorted().joined(separator: ", ")
+    loop.execute { completion(.failure(FollowFailure(.unknownKind, "no kind \"\(kind)\" (configured: \(known))"))) }
+  }
+
+  private func count(_ kind: String, _ endpoint: String) { calls["\(kind).\(endpoint)", default: 0] += 1 }
+}

@@ -1,0 +1,334 @@
+import JSON
+
+/// Why a configuration was refused: the JSON Pointer of the bad field and the reason,
+/// as `netmodel check-config` and the server's start print them.
+public struct RESTConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+  public var path: String
+  public var reason: String
+  public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+}
+
+extension RESTConfiguration {
+  /// Parses and checks a configuration file's text. Unknown fields are errors (a typo
+  /// must not silently turn a quirk off); `$schema` and `description` are allowed
+  /// anywhere an object is.
+  public static func parse(_ text: String) throws(RESTConfigurationError) -> RESTConfiguration {
+    let root: JSON
+    do {
+      root = try JSON.parse(text)
+    } catch {
+      throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
+    }
+    return try parse(Field(root, ""))
+  }
+
+  static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
+    try root.allow([
+      "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
+      "maxInFlight", "retry", "kinds",
+    ])
+    var environments: [(String, String)] = []
+    let environmentsField = try root.required("environments")
+    for (name, value) in try environmentsField.members() {
+      let url = try value.string()
+      guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+        throw value.error("must be an http:// or https:// URL")
+      }
+      environments.append((name, url.hasSuffix("/") ? String(url.dropLast()) : url))
+    }
+    guard !environments.isEmpty else { throw environmentsField.error("must name at least one environment") }
+    let defaultEnvironment: String
+    if let chosen = root.optional("environment") {
+      defaultEnvironment = try chosen.string()
+      guard environments.contains(where: { $0.0 == defaultEnvironment }) else {
+        throw chosen.error("is not one of the environments (\(environments.map(\.0).joined(separator: ", ")))")
+      }
+    } else {
+      defaultEnvironment = environments[0].0
+    }
+
+    var auth: Auth?
+    if let field = root.optional("auth") {
+      try field.allow(["header", "scheme", "tokenEnv"])
+      auth = Auth(
+        header: try field.required("header").headerName(), scheme: try field.optional("scheme")?.string(),
+        tokenEnvironmentVariable: try field.optional("tokenEnv")?.string())
+    }
+
+    var retry = RetryPolicy()
+    if let field = root.optional("retry") {
+      try field.allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted"])
+      if let value = field.optional("maxRetries") { retry.maxRetries = try value.integer(in: 0...100) }
+      if let value = field.optional("baseDelayMs") { retry.baseDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
+      if let value = field.optional("maxDelayMs") { retry.maxDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
+      if let value = field.optional("whenExhausted") {
+        switch try value.string() {
+        case "rollback": retry.whenExhausted = .rollBack
+        case "queue": retry.whenExhausted = .keepQueued
+        default: throw value.error("must be \"rollback\" or \"queue\"")
+        }
+      }
+    }
+
+    var kinds: [String: KindEndpoints] = [:]
+    let kindsField = try root.required("kinds")
+    for (kind, field) in try kindsField.members() {
+      if let problem = EntityKey.problem(kind: kind, id: "x") {
+        throw field.error("is not a valid kind name: \(problem.reason)")
+      }
+      kinds[kind] = try parseKind(field)
+    }
+    guard !kinds.isEmpty else { throw kindsField.error("must describe at least one kind") }
+
+    return RESTConfiguration(
+      environments: environments, defaultEnvironment: defaultEnvironment, auth: auth,
+      headers: try root.optional("headers")?.headers() ?? [],
+      timeoutMs: UInt64(try root.optional("timeoutMs")?.integer(in: 1...600_000) ?? 10_000),
+      connectTimeoutMs: UInt64(try root.optional("connectTimeoutMs")?.integer(in: 1...600_000) ?? 3_000),
+      maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
+  }
+
+  private static func parseKind(_ field: Field) throws(RESTConfigurationError) -> KindEndpoints {
+    try field.allow(["follow", "unfollow", "state", "detail"])
+    let single: Set<String> = ["id", "kind"]
+    let stateField = try field.required("state")
+    try stateField.allow(Field.endpointKeys + ["following", "batch"])
+    var batch: Batch?
+    if let batchField = stateField.optional("batch") {
+      try batchField.allow(["maxIds", "windowMs", "items", "id"])
+      batch = Batch(
+        maxIds: try batchField.optional("maxIds")?.integer(in: 1...1000) ?? 50,
+        windowMs: UInt64(try batchField.optional("windowMs")?.integer(in: 0...10_000) ?? 2),
+        items: try batchField.optional("items")?.pointer() ?? .root,
+        id: try batchField.required("id").pointer())
+    }
+    let stateEndpoint = try stateField.endpointFields(placeholders: batch == nil ? single : ["ids", "kind"])
+    if batch != nil && !stateEndpoint.usesIDs {
+      throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
+    }
+    if batch != nil, let rule = stateField.optional("following") {
+      throw rule.error("a batched state endpoint reads the followed subset: \"following\" does not apply")
+    }
+    var following = FollowingRule.success
+    if let rule = stateField.optional("following") {
+      if rule.json.kind == .string {
+        switch try rule.string() {
+        case "success": following = .success
+        case "nonEmpty": following = .nonEmpty(.root)
+        default: throw rule.error("must be \"success\", \"nonEmpty\", {\"pointer\": …} or {\"nonEmpty\": …}")
+        }
+      } else {
+        try rule.allow(["pointer", "nonEmpty"])
+        if let pointer = rule.optional("pointer") {
+          following = .pointer(try pointer.pointer())
+        } else if let pointer = rule.optional("nonEmpty") {
+          following = .nonEmpty(try pointer.pointer())
+        } else {
+          throw rule.error("must have \"pointer\" or \"nonEmpty\"")
+        }
+      }
+    }
+    return KindEndpoints(
+      follow: try field.required("follow").endpoint(placeholders: single),
+      unfollow: try field.required("unfollow").endpoint(placeholders: single),
+      state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
+      detail: try field.optional("detail")?.endpoint(placeholders: single))
+  }
+}
+
+/// One value of the configuration with its JSON Pointer, for errors that say where.
+struct Field {
+  let json: JSON
+  let path: String
+
+  init(_ json: JSON, _ path: String) {
+    self.json = json
+    self.path = path
+  }
+
+  static let endpointKeys = [
+    "method", "path", "query", "json", "form", "headers", "timeoutMs", "onStatus", "attributes",
+  ]
+
+  func error(_ reason: String) -> RESTConfigurationError { RESTConfigurationError(path: path, reason: reason) }
+
+  func child(_ key: String) -> String {
+    path + "/" + key.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
+  }
+
+  func optional(_ key: String) -> Field? { json[key].map { Field($0, child(key)) } }
+
+  func required(_ key: String) throws(RESTConfigurationError) -> Field {
+    guard json.kind == .object else { throw error("must be an object") }
+    guard let value = optional(key) else { throw error("\"\(key)\" is required") }
+    return value
+  }
+
+  func allow(_ keys: [String]) throws(RESTConfigurationError) {
+    guard json.kind == .object else { throw error("must be an object") }
+    for (key, _) in json.members where !keys.contains(key) && key != "$schema" && key != "description" {
+      throw RESTConfigurationError(
+        path: child(key), reason: "unknown field (expected one of: \(keys.joined(separator: ", ")))")
+    }
+  }
+
+  func members() throws(RESTConfigurationError) -> [(String, Field)] {
+    guard json.kind == .object else { throw error("must be an object") }
+    return json.members.filter { $0.key != "$schema" && $0.key != "description" }.map {
+      ($0.key, Field($0.value, child($0.key)))
+    }
+  }
+
+  func string() throws(RESTConfigurationError) -> String {
+    guard let value = json.string else { throw error("must be a string") }
+    return value
+  }
+
+  func integer(in range: ClosedRange<Int>) throws(RESTConfigurationError) -> Int {
+    guard let value = json.integer, let int = Int(exactly: value), range.contains(int) else {
+      throw error("must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+    }
+    return int
+  }
+
+  func pointer() throws(RESTConfigurationError) -> JSONPointer {
+    guard let pointer = JSONPointer(try string()) else {
+      throw error("must be a JSON Pointer: \"\" or starting with \"/\" (~0 for ~, ~1 for /)")
+    }
+    return pointer
+  }
+
+  func headerName() throws(RESTConfigurationError) -> String {
+    let name = try string()
+    let allowed = "!#$%&'*+-.^_`|~"
+    guard !name.isEmpty,
+      name.unicodeScalars.allSatisfy({
+        ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || allowed.unicodeScalars.contains($0)
+      })
+    else { throw error("is not a valid HTTP header name") }
+    return name
+  }
+
+  func headers() throws(RESTConfigurationError) -> [(name: String, value: String)] {
+    try members().map { (name, value) throws(RESTConfigurationError) in
+      _ = try Field(.string(name), value.path).headerName()
+      let text = try value.string()
+      guard !text.contains("\r") && !text.contains("\n") else { throw value.error("must not contain line breaks") }
+      return (name, text)
+    }
+  }
+
+  /// The name/value pairs of `query` or `form`: a value is a string template or an
+  /// array of them (the parameter repeats).
+  func parameters(placeholders: Set<String>) throws(RESTConfigurationError) -> [(name: String, value: String)] {
+    var result: [(String, String)] = []
+    for (name, value) in try members() {
+      let values =
+        value.json.kind == .array ? value.json.elements.enumerated().map { Field($1, value.path + "/\($0)") } : [value]
+      for item in values {
+        let text = try item.string()
+        try item.checkPlaceholders(text, allowed: placeholders, wholeOnly: ["ids"])
+        result.append((name, text))
+      }
+    }
+    return result
+  }
+
+  /// Every `{name}` in `text` must be allowed here; some (`{ids}`) only as the whole value.
+  func checkPlaceholders(_ text: String, allowed: Set<String>, wholeOnly: Set<String>) throws(RESTConfigurationError) {
+    for name in Template.placeholders(in: text) {
+      guard allowed.contains(name) else {
+        let list = allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")
+        throw error("unknown placeholder {\(name)} (here: \(list))")
+      }
+      if wholeOnly.contains(name) && text != "{\(name)}" {
+        throw error("{\(name)} must be the whole value")
+      }
+    }
+  }
+
+  func endpoint(placeholders: Set<String>) throws(RESTConfigurationError) -> RESTConfiguration.Endpoint {
+    try allow(Field.endpointKeys)
+    return try endpointFields(placeholders: placeholders).endpoint
+  }
+
+  /// The endpoint fields of this object (the caller has checked which keys it allows),
+  /// and whether `{ids}` is one of its values.
+  func endpointFields(placeholders: Set<String>) throws(RESTConfigurationError) -> (
+    endpoint: RESTConfiguration.Endpoint, usesIDs: Bool
+  ) {
+    let methodField = try required("method")
+    let method = try methodField.string()
+    guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
+      throw methodField.error("must be GET, POST, PUT, PATCH or DELETE")
+    }
+    let pathField = try required("path")
+    let pathTemplate = try pathField.string()
+    guard pathTemplate.hasPrefix("/") else { throw pathField.error("must start with /") }
+    try pathField.checkPlaceholders(pathTemplate, allowed: placeholders.subtracting(["ids"]), wholeOnly: [])
+    let query = try optional("query")?.parameters(placeholders: placeholders) ?? []
+    var usesIDs = query.contains { $0.value == "{ids}" }
+    var body: RESTConfiguration.Body?
+    if let jsonField = optional("json") {
+      if let form = optional("form") { throw form.error("an endpoint has a JSON body or a form body, not both") }
+      usesIDs = try jsonField.checkJSONTemplate(placeholders: placeholders) || usesIDs
+      body = .json(jsonField.json)
+    } else if let formField = optional("form") {
+      let fields = try formField.parameters(placeholders: placeholders)
+      usesIDs = usesIDs || fields.contains { $0.value == "{ids}" }
+      body = .form(fields)
+    }
+    var meanings: [Int: RESTConfiguration.StatusMeaning] = [:]
+    if let field = optional("onStatus") {
+      for (status, meaning) in try field.members() {
+        guard let code = Int(status), (100...599).contains(code) else {
+          throw RESTConfigurationError(path: meaning.path, reason: "\"\(status)\" is not an HTTP status")
+        }
+        guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()) else {
+          throw meaning.error("must be \"done\", \"following\" or \"notFollowing\"")
+        }
+        meanings[code] = value
+      }
+    }
+    return (
+      RESTConfiguration.Endpoint(
+        method: method, path: pathTemplate, query: query, body: body,
+        headers: try optional("headers")?.headers() ?? [],
+        timeoutMs: try optional("timeoutMs").map { (field) throws(RESTConfigurationError) in
+          UInt64(try field.integer(in: 1...600_000))
+        }, statusMeanings: meanings, attributes: try optional("attributes")?.pointer()),
+      usesIDs
+    )
+  }
+
+  /// Checks every string in a JSON body template; true if one is `{ids}`.
+  func checkJSONTemplate(placeholders: Set<String>) throws(RESTConfigurationError) -> Bool {
+    switch json.kind {
+    case .string:
+      let text = try string()
+      try checkPlaceholders(text, allowed: placeholders, wholeOnly: ["ids"])
+      return text == "{ids}"
+    case .object:
+      var uses = false
+      for (key, value) in json.members {
+        uses = try Field(value, child(key)).checkJSONTemplate(placeholders: placeholders) || uses
+      }
+      return uses
+    case .array:
+      var uses = false
+      for (index, value) in json.elements.enumerated() {
+        uses = try Field(value, path + "/\(index)").checkJSONTemplate(placeholders: placeholders) || uses
+      }
+      return uses
+    default:
+      return false
+    }
+  }
+}
+
+extension String {
+  func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+    guard contains(target) else { return self }
+    return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+  }
+}

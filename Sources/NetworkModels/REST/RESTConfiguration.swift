@@ -1,0 +1,101 @@
+import JSON
+
+/// What `--backend rest --config FILE` describes: per kind, how to follow, unfollow
+/// and read the follow state over HTTP, with each API's quirks as data. The file's
+/// format is `schema/backend.schema.json`; `RESTConfiguration.parse` checks it.
+public struct RESTConfiguration: @unchecked Sendable {
+  /// Named base URLs (`https://api.artsy.net`), in the file's order.
+  public var environments: [(name: String, baseURL: String)]
+  public var defaultEnvironment: String
+  public var auth: Auth?
+  /// Sent with every request.
+  public var headers: [(name: String, value: String)]
+  public var timeoutMs: UInt64
+  public var connectTimeoutMs: UInt64
+  /// Connections (and so requests) open at once; more requests wait in line.
+  public var maxInFlight: Int
+  public var retry: RetryPolicy
+  public var kinds: [String: KindEndpoints]
+
+  public struct Auth: Sendable {
+    /// `Authorization`, `X-Access-Token`, …
+    public var header: String
+    /// Put before the token with a space (`Bearer`); nil for the bare token.
+    public var scheme: String?
+    /// Where the token comes from until `configure` sets one.
+    public var tokenEnvironmentVariable: String?
+  }
+
+  public struct KindEndpoints: @unchecked Sendable {
+    public var follow: Endpoint
+    public var unfollow: Endpoint
+    public var state: StateEndpoint
+    public var detail: Endpoint?
+  }
+
+  /// What an answer's status means beyond "2xx: done; 401/403: unauthorized; 408,
+  /// 429, 5xx: try again; other 4xx: rejected".
+  public enum StatusMeaning: String, Sendable {
+    /// The change was already made (an unfollow's 404).
+    case done
+    case following
+    /// A state check's 404.
+    case notFollowing
+  }
+
+  public struct Endpoint: @unchecked Sendable {
+    public var method: String
+    /// Relative to the environment's base URL; `{id}` and `{kind}` are filled in,
+    /// percent-encoded.
+    public var path: String
+    /// In order; a value that is exactly `{ids}` repeats the parameter per id.
+    public var query: [(name: String, value: String)]
+    public var body: Body?
+    public var headers: [(name: String, value: String)]
+    public var timeoutMs: UInt64?
+    public var statusMeanings: [Int: StatusMeaning]
+    /// Where in a successful answer the entity's detail object is: its fields become
+    /// the entity's `attributes`.
+    public var attributes: JSONPointer?
+  }
+
+  public enum Body: @unchecked Sendable {
+    /// A JSON template: every string value is filled in; `"{ids}"` becomes an array.
+    case json(JSON)
+    /// `application/x-www-form-urlencoded` fields, filled in like query values.
+    case form([(name: String, value: String)])
+  }
+
+  public struct StateEndpoint: @unchecked Sendable {
+    public var endpoint: Endpoint
+    public var following: FollowingRule
+    /// Set when the endpoint takes many ids at once and answers with the followed
+    /// subset.
+    public var batch: Batch?
+  }
+
+  /// How a successful state answer says "following".
+  public enum FollowingRule: Sendable, Equatable {
+    /// Any 2xx means following (its 404 is usually "not following").
+    case success
+    /// A non-empty array or object at the pointer means following.
+    case nonEmpty(JSONPointer)
+    /// A boolean at the pointer.
+    case pointer(JSONPointer)
+  }
+
+  public struct Batch: Sendable {
+    /// The most ids in one call; more reads make more calls.
+    public var maxIds: Int
+    /// How long the first read of a batch waits for others to join it.
+    public var windowMs: UInt64
+    /// The array of followed items in the answer.
+    public var items: JSONPointer
+    /// Each item's id, relative to the item.
+    public var id: JSONPointer
+  }
+
+  public func baseURL(of environment: String) -> String? {
+    environments.first(where: { $0.name == environment })?.baseURL
+  }
+}

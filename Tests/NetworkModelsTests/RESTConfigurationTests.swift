@@ -1,0 +1,171 @@
+import EventLoop
+import HTTP
+import JSON
+import NetworkModels
+import Testing
+
+/// An Artsy-like configuration: each kind with its own quirks.
+let artsyLikeConfiguration = #"""
+  {
+    "$schema": "../schema/backend.schema.json",
+    "environments": {"test": "http://127.0.0.1:1", "production": "https://api.example.com/"},
+    "auth": {"header": "X-Access-Token", "tokenEnv": "TEST_TOKEN"},
+    "headers": {"Accept": "application/json"},
+    "timeoutMs": 2000,
+    "maxInFlight": 4,
+    "retry": {"maxRetries": 2, "baseDelayMs": 10, "maxDelayMs": 40},
+    "kinds": {
+      "artist": {
+        "follow": {"method": "POST", "path": "/api/v1/me/follow/artist", "form": {"artist_id": "{id}"},
+                   "attributes": "/artist"},
+        "unfollow": {"method": "DELETE", "path": "/api/v1/me/follow/artist/{id}", "onStatus": {"404": "done"}},
+        "state": {"method": "GET", "path": "/api/v1/me/follow/artists", "query": {"artists[]": "{ids}"},
+                  "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}}
+      },
+      "profile": {
+        "follow": {"method": "POST", "path": "/api/v1/me/follow/profile", "json": {"profile_id": "{id}"}},
+        "unfollow": {"method": "DELETE", "path": "/api/v1/me/follow/profile/{id}"},
+        "state": {"method": "GET", "path": "/api/v1/me/follow/profile/{id}", "onStatus": {"404": "notFollowing"}}
+      },
+      "gene": {
+        "follow": {"method": "PUT", "path": "/genes/{id}/follow", "json": {"kind": "{kind}", "ids": ["{id}"]}},
+        "unfollow": {"method": "DELETE", "path": "/genes/{id}/follow"},
+        "state": {"method": "GET", "path": "/genes/{id}", "following": {"pointer": "/is_followed"}}
+      },
+      "show": {
+        "follow": {"method": "POST", "path": "/shows/{id}/follow"},
+        "unfollow": {"method": "DELETE", "path": "/shows/{id}/follow"},
+        "state": {"method": "GET", "path": "/me/follows", "query": {"show_id": "{id}"}, "following": "nonEmpty"}
+      }
+    }
+  }
+  """#
+
+@Suite struct RESTConfigurationTests {
+  @Test func aFullConfigurationParses() throws {
+    let configuration = try RESTConfiguration.parse(artsyLikeConfiguration)
+    #expect(configuration.environments.map(\.name) == ["test", "production"])
+    #expect(configuration.defaultEnvironment == "test")
+    #expect(configuration.baseURL(of: "production") == "https://api.example.com")
+    #expect(configuration.maxInFlight == 4)
+    #expect(configuration.retry.maxRetries == 2)
+    let artist = try #require(configuration.kinds["artist"])
+    #expect(artist.unfollow.statusMeanings[404] == .done)
+    #expect(artist.state.batch?.maxIds == 50)
+    #expect(artist.state.batch?.id.tokens == ["artist", "id"])
+    #expect(configuration.kinds["profile"]?.state.endpoint.statusMeanings[404] == .notFollowing)
+    #expect(configuration.kinds["gene"]?.state.following == .pointer(JSONPointer("/is_followed")!))
+    #expect(configuration.kinds["show"]?.state.following == .nonEmpty(.root))
+  }
+
+  /// Each bad file is refused with the path of the field at fault.
+  @Test(arguments: [
+    (#"{"environments": {}, "kinds": {}}"#, "/environments"),
+    (#"{"environments": {"a": "ftp://x"}, "kinds": {}}"#, "/environments/a"),
+    (#"{"environments": {"a": "http://x"}, "environment": "b", "kinds": {}}"#, "/environment"),
+    (#"{"environments": {"a": "http://x"}, "kinds": {}}"#, "/kinds"),
+    (#"{"environments": {"a": "http://x"}, "kind": {}}"#, "/kind"),
+    (#"{"environments": {"a": "http://x"}, "kinds": {"Artist": {}}}"#, "/kinds/Artist"),
+    (#"{"environments": {"a": "http://x"}, "kinds": {"a": {"follow": {}}}}"#, "/kinds/a"),
+    (
+      #"{"environments": {"a": "http://x"}, "timeoutMs": -1, "kinds": {"a": {"follow": {"method": "POST", "path": "/"},"#
+        + #""unfollow": {"method": "POST", "path": "/"}, "state": {"method": "GET", "path": "/"}}}}"#, "/timeoutMs"
+    ),
+  ])
+  func badFilesNameTheField(text: String, path: String) {
+    #expect(throws: RESTConfigurationError.self) { try RESTConfiguration.parse(text) }
+    do {
+      _ = try RESTConfiguration.parse(text)
+    } catch {
+      #expect(error.path == path, "\(error)")
+    }
+  }
+
+  func refusal(_ kindsText: String) -> RESTConfigurationError? {
+    let text = #"{"environments": {"a": "http://x"}, "kinds": {"artist": "# + kindsText + "}}"
+    do {
+      _ = try RESTConfiguration.parse(text)
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  @Test func endpointMistakesAreRefusedWithTheirPath() throws {
+    let follow =
+      #""follow": {"method": "POST", "path": "/f/{id}"}, "unfollow": {"method": "DELETE", "path": "/f/{id}"}"#
+    let unknownPlaceholder = refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s/{uid}"}}"#)
+    #expect(unknownPlaceholder?.path == "/kinds/artist/state/path")
+    #expect(unknownPlaceholder?.reason.contains("{uid}") == true)
+    let batchWithoutIDs = refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s", "batch": {"id": "/id"}}}"#)
+    #expect(batchWithoutIDs?.path == "/kinds/artist/state")
+    let idsInsideText = refusal(
+      #"{\#(follow), "state": {"method": "GET", "path": "/s", "query": {"q": "x{ids}"}, "batch": {"id": "/id"}}}"#)
+    #expect(idsInsideText?.path == "/kinds/artist/state/query/q")
+    let badMethod = refusal(#"{\#(follow), "state": {"method": "FETCH", "path": "/s/{id}"}}"#)
+    #expect(badMethod?.path == "/kinds/artist/state/method")
+    let typo = refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s/{id}", "onStatuses": {}}}"#)
+    #expect(typo?.path == "/kinds/artist/state/onStatuses")
+    let badMeaning = refusal(
+      #"{\#(follow), "state": {"method": "GET", "path": "/s/{id}", "onStatus": {"404": "gone"}}}"#)
+    #expect(badMeaning?.path == "/kinds/artist/state/onStatus/404")
+    let badPointer = refusal(
+      #"{\#(follow), "state": {"method": "GET", "path": "/s/{id}", "following": {"pointer": "x"}}}"#)
+    #expect(badPointer?.path == "/kinds/artist/state/following/pointer")
+    #expect(refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s/{id}"}}"#) == nil)
+  }
+}
+
+@Suite struct RequestBuildingTests {
+  let backend: RESTBackend
+
+  init() throws {
+    let loop = try EventLoop()
+    backend = RESTBackend(
+      configuration: try RESTConfiguration.parse(artsyLikeConfiguration), loop: loop,
+      environmentVariables: { $0 == "TEST_TOKEN" ? "t0ken" : nil })
+  }
+
+  func endpoints(_ kind: String) throws -> RESTConfiguration.KindEndpoints {
+    try #require(backend.configuration.kinds[kind])
+  }
+
+  @Test func idsArePercentEncodedSoTheyCannotAddSegments() throws {
+    let request = backend.request(try endpoints("artist").unfollow, kind: "artist", id: "a/b c?d=é")
+    #expect(request.url == "http://127.0.0.1:1/api/v1/me/follow/artist/a%2Fb%20c%3Fd%3D%C3%A9")
+    #expect(request.method == "DELETE" && request.body == nil)
+  }
+
+  @Test func arrayParametersRepeatPerID() throws {
+    let request = backend.request(try endpoints("artist").state.endpoint, kind: "artist", ids: ["banksy", "kaws&co"])
+    #expect(request.url == "http://127.0.0.1:1/api/v1/me/follow/artists?artists[]=banksy&artists[]=kaws%26co")
+  }
+
+  @Test func formAndJSONBodiesAreFilledIn() throws {
+    let form = backend.request(try endpoints("artist").follow, kind: "artist", id: "andy warhol")
+    #expect(String(decoding: form.body ?? [], as: UTF8.self) == "artist_id=andy%20warhol")
+    #expect(form.headers.contains { $0 == ("Content-Type", "application/x-www-form-urlencoded") })
+    let json = backend.request(try endpoints("gene").follow, kind: "gene", id: "pop-\"art\"")
+    let body = try JSON.parse(json.body ?? [])
+    #expect(body["kind"]?.string == "gene")
+    #expect(body["ids"]?[0]?.string == "pop-\"art\"")
+    #expect(json.headers.contains { $0 == ("Content-Type", "application/json") })
+  }
+
+  @Test func theTokenGoesInTheConfiguredHeaderOnlyAndConfigureReplacesIt() throws {
+    let first = backend.request(try endpoints("profile").state.endpoint, kind: "profile", id: "x")
+    #expect(first.headers.contains { $0 == ("X-Access-Token", "t0ken") })
+    #expect(first.headers.contains { $0 == ("Accept", "application/json") })
+    #expect(!first.url.contains("t0ken") && !first.summary.contains("t0ken"))
+    backend.setAuthToken(nil)
+    let second = backend.request(try endpoints("profile").state.endpoint, kind: "profile", id: "x")
+    #expect(!second.headers.contains { $0.name == "X-Access-Token" })
+  }
+
+  @Test func environmentsChooseTheBaseURL() throws {
+    #expect(backend.selectEnvironment("production"))
+    #expect(!backend.selectEnvironment("staging"))
+    let request = backend.request(try endpoints("show").state.endpoint, kind: "show", id: "s1")
+    #expect(request.url == "https://api.example.com/me/follows?show_id=s1")
+  }
+}
