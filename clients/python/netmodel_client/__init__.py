@@ -3,7 +3,7 @@
 Standard library only. ``AsyncClient`` for asyncio, ``Client`` for blocking code.
 """
 
-from .aio import LINE_LIMIT, AsyncClient, Subscription, default_socket_path, topic
+from .aio import LINE_LIMIT, AsyncClient, Reconnect, Subscription, default_socket_path, topic
 from .errors import (
     BACKEND_REJECTED,
     BACKEND_UNAVAILABLE,
@@ -18,6 +18,7 @@ from .errors import (
     UNKNOWN_KIND_OR_LIST,
     BackendRejected,
     BackendUnavailable,
+    ConnectionLost,
     InternalError,
     InvalidParams,
     InvalidRequest,
@@ -37,11 +38,13 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncClient",
     "Client",
+    "Reconnect",
     "Subscription",
     "SyncSubscription",
     "EntityState",
     "StateError",
     "RPCError",
+    "ConnectionLost",
     "ParseError",
     "InvalidRequest",
     "MethodNotFound",

@@ -8,9 +8,11 @@ import inspect
 import json
 import logging
 import os
-from typing import Any, Awaitable, Callable, Dict, Iterable, List, Optional, Tuple, Union
+import random
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-from .errors import RPCError
+from .errors import ConnectionLost, RPCError
 from .state import EntityState
 
 log = logging.getLogger("netmodel_client")
@@ -22,6 +24,26 @@ _UNSET: Any = object()
 
 Topic = Union[Dict[str, Any], str]
 Callback = Callable[[EntityState], Union[None, Awaitable[None]]]
+
+
+@dataclass(frozen=True)
+class Reconnect:
+    """How a socket client reconnects after its connection drops: the first try after
+    ``initial_delay`` s, each next wait ``factor`` times longer up to ``max_delay`` s
+    (each wait jittered down by up to half), at most ``max_attempts`` tries (``None``:
+    forever). The defaults try for about two minutes."""
+
+    initial_delay: float = 0.1
+    max_delay: float = 5.0
+    factor: float = 2.0
+    max_attempts: Optional[int] = 30
+
+    def delays(self) -> Iterator[float]:
+        delay, attempt = self.initial_delay, 0
+        while self.max_attempts is None or attempt < self.max_attempts:
+            attempt += 1
+            yield delay * random.uniform(0.5, 1.0)
+            delay = min(delay * self.factor, self.max_delay)
 
 
 def default_socket_path() -> str:
@@ -64,15 +86,18 @@ class Subscription:
     states are coalesced per entity (only the newest waits, as on the server), and a
     state older than one already seen (lower ``version``) is dropped. Iteration ends
     after :meth:`unsubscribe` or :meth:`AsyncClient.close`, and raises
-    ``ConnectionError`` if the connection is lost.
+    :class:`ConnectionLost` if the connection is lost for good. A socket client that
+    reconnects subscribes again to ``topics``: ``name`` becomes the new server's id,
+    and the new snapshot is delivered as changes, so iteration and callbacks just go on.
 
     ``on_change(callback)`` calls ``callback(state)`` for every new state, on the event
     loop's thread; a callback that returns a coroutine is run as a task.
     """
 
-    def __init__(self, client: "AsyncClient", name: str, snapshot: List[Any]) -> None:
+    def __init__(self, client: "AsyncClient", name: str, snapshot: List[Any], topics: List[Dict[str, Any]]) -> None:
         self._client = client
         self.name = name
+        self.topics = topics
         self.snapshot: List[Any] = snapshot
         self._latest: Dict[Tuple[str, str], EntityState] = {}
         self._queue: "collections.OrderedDict[Tuple[str, str], EntityState]" = collections.OrderedDict()
@@ -122,12 +147,18 @@ class Subscription:
         self._queue[state.key] = state
         self._wakeup.set()
         for cb in list(self._callbacks):
-            try:
-                res = cb(state)
-                if inspect.isawaitable(res):
-                    asyncio.ensure_future(res).add_done_callback(_log_task_error)
-            except Exception:
-                log.exception("netmodel subscription %s: on_change callback failed", self.name)
+            _invoke(cb, state)
+
+    def _restart(self, name: str, snapshot: List[Any]) -> None:
+        """Subscribed again after a reconnect. The server may be a new process whose
+        versions start over, so forget the versions seen and deliver its snapshot."""
+        self.name = name
+        self.snapshot = snapshot
+        self.last_seq = 0
+        self._latest = {}
+        for s in snapshot:
+            if isinstance(s, EntityState):
+                self._deliver(s)
 
     def _close(self, error: Optional[BaseException] = None) -> None:
         if not self._closed:
@@ -156,9 +187,19 @@ class Subscription:
         return f"<Subscription {self.name} entities={len(self._latest)} closed={self._closed}>"
 
 
+def _invoke(callback: Callable[..., Any], *args: Any) -> None:
+    """Call a user callback; run it as a task if it returns a coroutine; log its errors."""
+    try:
+        res = callback(*args)
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res).add_done_callback(_log_task_error)
+    except Exception:
+        log.exception("netmodel callback %r failed", callback)
+
+
 def _log_task_error(task: "asyncio.Future[Any]") -> None:
     if not task.cancelled() and task.exception() is not None:
-        log.error("netmodel on_change callback failed", exc_info=task.exception())
+        log.error("netmodel callback failed", exc_info=task.exception())
 
 
 class AsyncClient:
@@ -167,6 +208,9 @@ class AsyncClient:
     Make one with :meth:`spawn` (a child ``netmodel serve`` over stdio) or
     :meth:`connect` (a running server's Unix socket). ``timeout`` (seconds) bounds
     every request unless a call passes its own; ``None`` waits forever.
+
+    A socket client reconnects when its connection drops (see :class:`Reconnect`); a
+    spawned one never does (its server is gone with the connection).
     """
 
     def __init__(
@@ -176,17 +220,23 @@ class AsyncClient:
         *,
         process: Optional[asyncio.subprocess.Process] = None,
         timeout: Optional[float] = None,
+        path: Optional[str] = None,
+        reconnect: Optional[Reconnect] = None,
     ) -> None:
-        self._reader = reader
         self._writer = writer
         self.process = process
         self.timeout = timeout
+        self.path = path
+        self._reconnect_policy = reconnect if process is None and path is not None else None
+        self._reconnect_task: Optional["asyncio.Future[None]"] = None
+        self._on_reconnect: List[Callable[[], Any]] = []
+        self._on_disconnect: List[Callable[[ConnectionLost], Any]] = []
         self._next_id = 0
-        self._pending: Dict[int, Tuple["asyncio.Future[Any]", Optional[Callable[[Any], Any]]]] = {}
+        self._pending: Dict[int, Tuple["asyncio.Future[Any]", Optional[Callable[[Any], Any]], str]] = {}
         self._subs: Dict[str, Subscription] = {}
         self._closing = False
         self._lost: Optional[ConnectionError] = None
-        self._reader_task = asyncio.ensure_future(self._read_loop())
+        self._reader_task = asyncio.ensure_future(self._read_loop(reader))
 
     # -- construction -------------------------------------------------------------------
 
@@ -219,10 +269,21 @@ class AsyncClient:
         return cls(proc.stdout, proc.stdin, process=proc, timeout=timeout)
 
     @classmethod
-    async def connect(cls, path: Optional[str] = None, *, timeout: Optional[float] = None) -> "AsyncClient":
-        """Connect to a server's Unix socket (default :func:`default_socket_path`)."""
-        reader, writer = await asyncio.open_unix_connection(path or default_socket_path(), limit=LINE_LIMIT)
-        return cls(reader, writer, timeout=timeout)
+    async def connect(
+        cls,
+        path: Optional[str] = None,
+        *,
+        timeout: Optional[float] = None,
+        reconnect: Union[bool, Reconnect] = True,
+    ) -> "AsyncClient":
+        """Connect to a server's Unix socket (default :func:`default_socket_path`).
+
+        ``reconnect``: ``True`` (the default :class:`Reconnect` policy), a
+        :class:`Reconnect`, or ``False`` to let a dropped connection end the client."""
+        path = path or default_socket_path()
+        reader, writer = await asyncio.open_unix_connection(path, limit=LINE_LIMIT)
+        policy = Reconnect() if reconnect is True else reconnect or None
+        return cls(reader, writer, timeout=timeout, path=path, reconnect=policy)
 
     @property
     def pid(self) -> Optional[int]:
@@ -231,6 +292,21 @@ class AsyncClient:
     @property
     def connected(self) -> bool:
         return self._lost is None and not self._closing
+
+    @property
+    def reconnecting(self) -> bool:
+        return self._reconnect_task is not None
+
+    def on_reconnect(self, callback: Callable[[], Any]) -> Callable[[], Any]:
+        """Call ``callback()`` each time the client has reconnected and subscribed again
+        (usable as a decorator; a coroutine is run as a task)."""
+        self._on_reconnect.append(callback)
+        return callback
+
+    def on_disconnect(self, callback: Callable[[ConnectionLost], Any]) -> Callable[[ConnectionLost], Any]:
+        """Call ``callback(error)`` each time the connection drops (not on :meth:`close`)."""
+        self._on_disconnect.append(callback)
+        return callback
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -247,6 +323,9 @@ class AsyncClient:
             await asyncio.gather(self._reader_task, return_exceptions=True)
             return
         self._closing = True
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+            await asyncio.gather(self._reconnect_task, return_exceptions=True)
         proc = self.process
         try:
             if proc is not None and proc.returncode is None and self._lost is None:
@@ -276,8 +355,9 @@ class AsyncClient:
 
     async def call(self, method: str, params: Any = None, *, timeout: Any = _UNSET) -> Any:
         """Send any request and return its ``result``; an error reply raises
-        :class:`RPCError` (its subclass for the code), a lost connection ``ConnectionError``,
-        and an elapsed timeout ``asyncio.TimeoutError`` (after ``$/cancelRequest``)."""
+        :class:`RPCError` (its subclass for the code), a lost connection
+        :class:`ConnectionLost` (the request is not resent), and an elapsed timeout
+        ``asyncio.TimeoutError`` (after ``$/cancelRequest``)."""
         return await self._request(method, params, timeout=timeout)
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -330,19 +410,22 @@ class AsyncClient:
 
         def register(result: Any) -> Subscription:
             # Runs in the reader, before any later notification is dispatched.
-            sub = Subscription(self, result["subscription"], [_parse_state(s) for s in result.get("snapshot", [])])
+            snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
+            sub = Subscription(self, result["subscription"], snapshot, params["topics"])
             self._subs[sub.name] = sub
             return sub
 
         return await self._request("subscribe", params, on_result=register)
 
     async def unsubscribe(self, subscription: Union[Subscription, str]) -> None:
-        name = subscription.name if isinstance(subscription, Subscription) else subscription
+        sub = subscription if isinstance(subscription, Subscription) else self._subs.get(subscription)
+        name = sub.name if sub is not None else subscription
         try:
             await self.call("unsubscribe", {"subscription": name})
         finally:
-            sub = self._subs.pop(name, None)
-            if sub is not None:
+            if sub is not None:  # also while reconnecting: it is then not subscribed again
+                if self._subs.get(sub.name) is sub:
+                    del self._subs[sub.name]
                 sub._close()
 
     # -- plumbing -----------------------------------------------------------------------
@@ -357,19 +440,22 @@ class AsyncClient:
         *,
         on_result: Optional[Callable[[Any], Any]] = None,
         timeout: Any = _UNSET,
+        internal: bool = False,
     ) -> Any:
+        """``internal``: the reconnect's own requests, sent while users still get ConnectionLost."""
         if timeout is _UNSET:
             timeout = self.timeout
-        self._check_open()
+        if not internal:
+            self._check_open()
         self._next_id += 1
         rid = self._next_id
         fut: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (fut, on_result)
+        self._pending[rid] = (fut, on_result, method)
         msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
         try:
-            await self._send(msg)
+            await self._send(msg, internal)
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
@@ -380,23 +466,23 @@ class AsyncClient:
             raise
 
     def _check_open(self) -> None:
-        if self._lost is not None:
-            raise ConnectionError(str(self._lost))
         if self._closing and self.process is None:
             raise ConnectionError("netmodel client is closed")
+        if self._lost is not None:
+            raise (ConnectionError if self._closing else ConnectionLost)(str(self._lost))
 
     @staticmethod
     def _encode(msg: Dict[str, Any]) -> bytes:
         return (json.dumps(msg, separators=(",", ":")) + "\n").encode("utf-8")
 
-    async def _send(self, msg: Dict[str, Any]) -> None:
-        if self._lost is not None:
-            raise ConnectionError(str(self._lost))
+    async def _send(self, msg: Dict[str, Any], internal: bool = False) -> None:
+        if self._lost is not None and not internal:
+            raise ConnectionLost(str(self._lost))
         try:
             self._writer.write(self._encode(msg))
             await self._writer.drain()
         except (OSError, RuntimeError) as e:
-            raise ConnectionError(f"netmodel connection lost while writing: {e}") from e
+            raise ConnectionLost(f"netmodel connection lost while writing: {e}") from e
 
     def _send_nowait(self, msg: Dict[str, Any]) -> None:
         try:
@@ -404,11 +490,11 @@ class AsyncClient:
         except Exception:
             pass
 
-    async def _read_loop(self) -> None:
+    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
         error: Optional[BaseException] = None
         try:
             while True:
-                line = await self._reader.readline()
+                line = await reader.readline()
                 if not line:
                     break
                 line = line.strip()
@@ -448,7 +534,7 @@ class AsyncClient:
         if entry is None:
             log.debug("netmodel reply to no pending request: %.200r", msg)
             return
-        fut, on_result = entry
+        fut, on_result, _ = entry
         if fut.done():
             return
         if "error" in msg:
@@ -464,21 +550,93 @@ class AsyncClient:
         fut.set_result(result)
 
     def _connection_lost(self, error: Optional[BaseException]) -> None:
-        if self._lost is None:
+        first = self._lost is None
+        if first:
             text = "netmodel connection closed" if self._closing else "netmodel connection lost"
             if error is not None:
                 text += f": {error}"
-            self._lost = ConnectionError(text)
+            self._lost = (ConnectionError if self._closing else ConnectionLost)(text)
         pending, self._pending = self._pending, {}
-        for fut, _ in pending.values():
+        for fut, _, method in pending.values():
             if not fut.done():
-                exc = ConnectionError(str(self._lost))
+                exc = ConnectionLost(f"{self._lost} before {method!r} was answered (not resent)")
                 if error is not None:
                     exc.__cause__ = error
                 fut.set_exception(exc)
+        if self._closing:
+            self._close_subs(None)
+            return
+        if first:
+            for cb in list(self._on_disconnect):
+                _invoke(cb, self._lost)
+        if self._reconnect_policy is None:
+            self._close_subs(ConnectionLost(str(self._lost)))
+        elif self._reconnect_task is None:  # else a reconnect's new connection dropped: it tries on
+            self._reconnect_task = asyncio.ensure_future(self._reconnect(self._reconnect_policy))
+
+    def _close_subs(self, error: Optional[BaseException]) -> None:
         subs, self._subs = self._subs, {}
         for sub in subs.values():
-            sub._close(None if self._closing else ConnectionError(str(self._lost)))
+            sub._close(error)
+
+    async def _reconnect(self, policy: Reconnect) -> None:
+        """Connect again with backoff, subscribe again, then let users in again."""
+        subs = list(self._subs.values())
+        attempts = 0
+        for delay in policy.delays():
+            attempts += 1
+            await asyncio.sleep(delay)
+            try:
+                reader, writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
+            except OSError as e:
+                log.debug("netmodel reconnect to %s failed: %s", self.path, e)
+                continue
+            try:
+                self._writer.close()
+            except Exception:
+                pass
+            self._writer = writer
+            self._reader_task = asyncio.ensure_future(self._read_loop(reader))
+            try:
+                await self._resubscribe(subs)
+            except Exception as e:  # dropped again, timed out, or a malformed reply: next try
+                log.debug("netmodel reconnect to %s: subscribing again failed: %r", self.path, e)
+                writer.close()
+                await asyncio.gather(self._reader_task, return_exceptions=True)  # its end fails nothing new
+                continue
+            if self._reader_task.done():  # dropped again right after
+                continue
+            self._lost = None
+            self._reconnect_task = None
+            log.info("netmodel reconnected to %s", self.path)
+            for cb in list(self._on_reconnect):
+                _invoke(cb)
+            return
+        self._lost = ConnectionLost(
+            f"netmodel connection lost; gave up reconnecting to {self.path} after {attempts} tries"
+        )
+        log.warning("%s", self._lost)
+        self._reconnect_task = None
+        self._subs = {}
+        for sub in subs:
+            sub._close(ConnectionLost(str(self._lost)))
+
+    async def _resubscribe(self, subs: List[Subscription]) -> None:
+        """Subscribe each live subscription again; route the new ids to the same objects."""
+        self._subs = {}
+        for sub in subs:
+            if sub.closed:  # unsubscribed meanwhile
+                continue
+
+            def register(result: Any, sub: Subscription = sub) -> None:
+                # In the reader, before any notification for the new id.
+                sub._restart(result["subscription"], [_parse_state(s) for s in result.get("snapshot", [])])
+                self._subs[sub.name] = sub
+
+            try:
+                await self._request("subscribe", {"topics": sub.topics}, on_result=register, internal=True)
+            except RPCError as e:  # the new server refuses the topics (another backend?)
+                sub._close(e)
 
 
 def _ref(kind: str, id: str, await_: bool) -> Dict[str, Any]:

@@ -17,6 +17,13 @@ UNKNOWN_KIND_OR_LIST = -32004
 SERVER_SHUTTING_DOWN = -32005
 
 
+class ConnectionLost(ConnectionError):
+    """The connection to the server ended before a request was answered (or while no
+    connection is up). The request is not resent: a mutation the server had accepted
+    is in its outbox and will still be carried out, so it may or may not have taken
+    effect — read the state (or a subscription) to know."""
+
+
 class RPCError(Exception):
     """An error reply from the server: ``code``, ``message`` and ``data`` as sent."""
 

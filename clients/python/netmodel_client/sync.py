@@ -7,7 +7,7 @@ import concurrent.futures
 import threading
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
-from .aio import _UNSET, AsyncClient, Callback, Subscription, Topic
+from .aio import _UNSET, AsyncClient, Callback, Reconnect, Subscription, Topic
 from .state import EntityState
 
 T = TypeVar("T")
@@ -82,8 +82,10 @@ class Client:
         return cls(lambda: AsyncClient.spawn(binary, *args, **kw), timeout)
 
     @classmethod
-    def connect(cls, path: Optional[str] = None, *, timeout: Optional[float] = None) -> "Client":
-        return cls(lambda: AsyncClient.connect(path), timeout)
+    def connect(
+        cls, path: Optional[str] = None, *, timeout: Optional[float] = None, reconnect: Union[bool, Reconnect] = True
+    ) -> "Client":
+        return cls(lambda: AsyncClient.connect(path, reconnect=reconnect), timeout)
 
     def _run(self, coro: Awaitable[T], timeout: Any = _UNSET) -> T:
         if timeout is _UNSET:
@@ -110,6 +112,20 @@ class Client:
     @property
     def process(self) -> Any:
         return self._client.process
+
+    @property
+    def connected(self) -> bool:
+        return self._client.connected
+
+    def on_reconnect(self, callback: Callable[[], Any]) -> Callable[[], Any]:
+        """``callback()`` after each reconnect, on the background thread."""
+        self._loop.call_soon_threadsafe(self._client.on_reconnect, callback)
+        return callback
+
+    def on_disconnect(self, callback: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``callback(error)`` when the connection drops, on the background thread."""
+        self._loop.call_soon_threadsafe(self._client.on_disconnect, callback)
+        return callback
 
     def __enter__(self) -> "Client":
         return self

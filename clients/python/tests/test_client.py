@@ -2,8 +2,16 @@
 
 import asyncio
 import os
+import shutil
+import signal
+import socket
 import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +19,10 @@ from netmodel_client import (
     AsyncClient,
     BackendRejected,
     Client,
+    ConnectionLost,
     EntityState,
     InvalidParams,
+    Reconnect,
     RPCError,
     default_socket_path,
     topic,
@@ -223,12 +233,13 @@ def test_lost_connection_fails_pending_calls(binary, env, state_dir):
             pending = asyncio.ensure_future(c.follow("artist", "x", await_=True))
             await asyncio.sleep(0.2)
             c.process.kill()
-            with pytest.raises(ConnectionError):
+            with pytest.raises(ConnectionLost):
                 await asyncio.wait_for(pending, T)
-            with pytest.raises(ConnectionError):  # after the states already received
+            with pytest.raises(ConnectionLost):  # after the states already received
                 await asyncio.wait_for(next_matching(sub, lambda s: False), T)
-            with pytest.raises(ConnectionError):
+            with pytest.raises(ConnectionLost):
                 await c.stats()
+            assert not c.reconnecting  # a spawned client never reconnects
         finally:
             await c.close()
         assert not pid_alive(c.pid)
@@ -280,3 +291,241 @@ def test_close_kills_a_child_that_does_not_answer(binary, env, state_dir):
         assert not pid_alive(pid)
 
     run(main())
+
+
+# -- socket mode: the server restarts -------------------------------------------------
+
+FAST = Reconnect(initial_delay=0.05, max_delay=0.2, max_attempts=None)
+
+
+class SocketServer:
+    """``netmodel serve --socket=PATH --no-stdio``, restartable on one socket and state dir."""
+
+    def __init__(self, binary, env, state_dir):
+        self.dir = tempfile.mkdtemp(prefix="nm-")  # short: a socket path holds ~100 bytes
+        self.path = os.path.join(self.dir, "run", "netmodel.sock")
+        self.cmd = [binary, "serve", f"--socket={self.path}", "--no-stdio", "--state-dir", state_dir]
+        self.env = env
+        self.proc = None
+
+    def start(self, *args):
+        self.proc = subprocess.Popen(self.cmd + list(args), env=self.env,
+                                     stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + T
+        while True:  # after a SIGKILL the old socket file is still there: connect, not exists()
+            with socket.socket(socket.AF_UNIX) as probe:
+                try:
+                    probe.connect(self.path)
+                    return
+                except OSError:
+                    assert self.proc.poll() is None, "netmodel serve exited"
+                    assert time.monotonic() < deadline, "netmodel serve did not listen"
+            time.sleep(0.02)
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        self.proc.wait(T)
+
+    def cleanup(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def server(binary, env, state_dir):
+    s = SocketServer(binary, env, state_dir)
+    yield s
+    s.cleanup()
+
+
+def watch_connection(client):
+    """Events set when the client's connection drops and when it has reconnected."""
+    lost, back = asyncio.Event(), asyncio.Event()
+    client.on_disconnect(lambda error: lost.set())
+    client.on_reconnect(back.set)
+    return lost, back
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_reconnect_after_server_restart(server, sig):
+    async def main():
+        server.start()
+        first = await AsyncClient.connect(server.path, timeout=T, reconnect=FAST)
+        try:
+            lost, back = watch_connection(first)
+            sub = await first.subscribe("entity:artist/banksy")
+            await next_matching(sub, lambda s: s.confirmed is False)
+            for _ in range(2):  # raise the version, so the new server's versions are lower
+                await first.follow("artist", "banksy", await_=True)
+                last = await first.unfollow("artist", "banksy", await_=True)
+            await next_matching(sub, lambda s: s.version == last.version)
+
+            server.stop(sig)
+            await asyncio.wait_for(lost.wait(), T)
+            assert not first.connected
+            with pytest.raises(ConnectionLost):  # no server now: fails at once
+                await first.stats()
+
+            server.start()
+            await asyncio.wait_for(back.wait(), T)
+            assert first.connected and not first.reconnecting and not sub.closed
+
+            async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as second:
+                await second.follow("artist", "banksy")
+            s = await next_matching(sub, lambda s: s.following is True and s.confirmed is True)
+            assert s.version < last.version  # delivered although the new server counts from 0
+            assert (await first.get_follow_state("artist", "banksy")).following is True
+        finally:
+            await first.close()
+
+    run(main())
+
+
+def test_reconnect_snapshot_catches_up(server):
+    """A change made while the client was away arrives with the subscribe snapshot."""
+
+    async def main():
+        server.start()
+        slow = Reconnect(initial_delay=3.0, max_delay=3.0, max_attempts=None)  # first try after 1.5-3 s
+        first = await AsyncClient.connect(server.path, timeout=T, reconnect=slow)
+        try:
+            lost, back = watch_connection(first)
+            sub = await first.subscribe("entity:artist/kahlo")
+            await next_matching(sub, lambda s: s.confirmed is False)
+            seen = []
+            sub.on_change(seen.append)
+
+            server.stop(signal.SIGKILL)
+            await asyncio.wait_for(lost.wait(), T)
+            server.start()
+            async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as second:
+                now = await second.follow("artist", "kahlo", await_=True)  # the new server knows it
+            assert not back.is_set(), "reconnected too early to test the snapshot"
+
+            s = await next_matching(sub, lambda s: s.following is True)
+            assert back.is_set()
+            assert s == now and sub.snapshot == [now] and seen[-1] == now
+        finally:
+            await first.close()
+
+    run(main())
+
+
+def test_pending_request_at_drop_raises_connection_lost(server):
+    async def main():
+        server.start("--simulate", "latency=5000")
+        first = await AsyncClient.connect(server.path, timeout=T, reconnect=FAST)
+        try:
+            lost, back = watch_connection(first)
+            pending = asyncio.ensure_future(first.follow("artist", "x", await_=True))
+            await asyncio.sleep(0.3)  # accepted; its backend call is under way
+            server.stop(signal.SIGKILL)
+            with pytest.raises(ConnectionLost, match="'follow'"):
+                await asyncio.wait_for(pending, T)
+
+            server.start()
+            await asyncio.wait_for(back.wait(), T)
+            stats = await first.stats()
+            assert "follow" not in stats["requests"]["byMethod"]  # not resent
+            deadline = time.monotonic() + T  # the new server's outbox carries it out
+            while not (await first.get_follow_state("artist", "x", refresh=True)).confirmed:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+        finally:
+            await first.close()
+
+    run(main())
+
+
+def test_no_reconnect_when_disabled_or_given_up(server):
+    async def main():
+        server.start()
+        off = await AsyncClient.connect(server.path, timeout=T, reconnect=False)
+        bounded = await AsyncClient.connect(
+            server.path, timeout=T, reconnect=Reconnect(initial_delay=0.01, max_delay=0.02, max_attempts=3))
+        try:
+            subs = [await c.subscribe("entity:artist/y") for c in (off, bounded)]
+            server.stop()
+            with pytest.raises(ConnectionLost):
+                await next_matching(subs[0], lambda s: False)
+            assert not off.reconnecting
+            with pytest.raises(ConnectionLost, match="gave up"):
+                await next_matching(subs[1], lambda s: False)
+            assert not bounded.reconnecting
+            server.start()
+            await asyncio.sleep(0.3)
+            for c in (off, bounded):
+                assert not c.connected
+                with pytest.raises(ConnectionLost):
+                    await c.stats()
+        finally:
+            await off.close()
+            await bounded.close()
+
+    run(main())
+
+
+def test_blocking_client_reconnects(server):
+    server.start()
+    back = threading.Event()
+    with Client.connect(server.path, timeout=T, reconnect=FAST) as c:
+        c.on_reconnect(back.set)
+        sub = c.subscribe("entity:gene/g2")
+        server.stop()
+        server.start()
+        assert back.wait(T)
+        with Client.connect(server.path, timeout=T, reconnect=False) as other:
+            other.follow("gene", "g2")
+        s = sub.get(timeout=T)
+        while not s.confirmed:
+            s = sub.get(timeout=T)
+        assert s.following is True
+
+
+# -- no orphaned server ---------------------------------------------------------------
+
+HOST = """
+import asyncio, sys, time
+sys.path.insert(0, {client!r})
+from netmodel_client import AsyncClient, Client
+
+async def host():
+    c = await AsyncClient.spawn({binary!r}, "--state-dir", {state_dir!r})
+    await c.stats()
+    print(c.pid, flush=True)
+    await asyncio.sleep(3600)
+
+if {blocking!r}:
+    c = Client.spawn({binary!r}, "--state-dir", {state_dir!r})
+    c.stats()
+    print(c.pid, flush=True)
+    time.sleep(3600)
+else:
+    asyncio.run(host())
+"""
+
+
+@pytest.mark.parametrize("blocking", [False, True], ids=["AsyncClient", "Client"])
+def test_no_orphan_when_host_is_killed(binary, env, state_dir, blocking):
+    """The host process dies by SIGKILL (no close()): the server sees EOF on stdin and exits."""
+    script = HOST.format(client=str(Path(__file__).resolve().parents[1]), binary=binary,
+                         state_dir=state_dir, blocking=blocking)
+    host = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server_pid = None
+    try:
+        server_pid = int(host.stdout.readline())
+        assert pid_alive(server_pid)
+        host.kill()
+        host.wait(T)
+        deadline = time.monotonic() + 5
+        while pid_alive(server_pid):
+            assert time.monotonic() < deadline, "netmodel outlived its host"
+            time.sleep(0.05)
+    finally:
+        host.kill()
+        host.wait()
+        if server_pid is not None and pid_alive(server_pid):
+            os.kill(server_pid, signal.SIGKILL)
