@@ -191,7 +191,14 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {
     let status = response.status
-    let message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)"
+    var message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)"
+    // Most APIs say why in {"error": "..."} or {"message": "..."}: worth showing a user.
+    if let json = try? JSON.parse(response.body),
+      let reason = json["error"]?.string ?? json["message"]?.string ?? json["error"]?["message"]?.string,
+      !reason.isEmpty
+    {
+      message += ": " + String(reason.prefix(200))
+    }
     switch status {
     case 401, 403: return FollowFailure(.unauthorized(status: status), message)
     case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfterMs: response.retryAfterMs)

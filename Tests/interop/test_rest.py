@@ -1,0 +1,310 @@
+"""The REST backend through the real binary, against a real HTTP server on
+loopback: examples/artsy/server.py, which imitates Artsy's follow API, counts
+every call and connection, and injects faults (PROTOCOL.md "Backends -> rest").
+
+Call counts are read from the server (GET /_control/stats), never from netmodel.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "examples" / "artsy" / "server.py"
+CONFIG = REPO / "examples" / "artsy" / "config.json"
+
+UNAVAILABLE, REJECTED, UNAUTHORIZED = -32001, -32002, -32003
+INVALID_PARAMS = -32602
+
+
+class Artsy:
+    """The demo API server on a free port, with its control API."""
+
+    def __init__(self, root: Path, token: str | None = None):
+        port_file = root / "artsy.port"
+        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"]
+        if token:
+            argv += ["--token", token]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert self.proc.poll() is None, "the artsy server exited"
+            assert time.monotonic() < deadline, "the artsy server did not start"
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+    def control(self, method: str, path: str, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def stats(self) -> dict:
+        return self.control("GET", "stats")
+
+    def faults(self, *rules) -> None:
+        self.control("POST", "faults", list(rules))
+
+    def route(self, key: str) -> int:
+        return self.stats()["routes"].get(key, 0)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def artsy(runtime):
+    servers = []
+
+    def _start(token=None):
+        server = Artsy(runtime.root, token)
+        servers.append(server)
+        return server
+
+    yield _start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def rest(spawn, runtime):
+    """rest(artsy, *args, **config_overrides) -> ServerProc with examples/artsy/config.json
+    pointed at the demo server (top-level fields overridden as given)."""
+
+    def _start(server: Artsy, *args, env=None, **overrides):
+        config = json.loads(CONFIG.read_text())
+        config["environments"]["local"] = server.url
+        config.update(overrides)
+        path = runtime.root / f"config-{len(list(runtime.root.glob('config-*')))}.json"
+        path.write_text(json.dumps(config))
+        state = runtime.root / "state-rest"
+        state.mkdir(exist_ok=True)
+        return spawn("--backend", "rest", "--config", path, "--state-dir", state, *args, env=env)
+
+    return _start
+
+
+def error_of(reply: dict, code: int) -> dict:
+    assert "error" in reply, reply
+    assert reply["error"]["code"] == code, reply
+    return reply["error"]
+
+
+def pipeline(conn, requests):
+    """Sends every request before reading any reply; returns replies by id."""
+    for index, (method, params) in enumerate(requests):
+        conn.send({"jsonrpc": "2.0", "id": index, "method": method, "params": params})
+    replies = {}
+    while len(replies) < len(requests):
+        message = conn.recv(timeout=20)
+        if "id" in message:
+            replies[message["id"]] = message
+    return replies
+
+
+# --------------------------------------------------------------------------
+# quirks as data
+
+
+def test_each_kind_with_its_own_quirks(artsy, rest):
+    api = artsy()
+    c = rest(api).conn
+    # artist: one GET for many ids answers the followed subset (andy-warhol is seeded).
+    assert c.result("getFollowState", {"kind": "artist", "id": "andy-warhol"})["confirmed"] is True
+    assert c.result("getFollowState", {"kind": "artist", "id": "banksy"})["confirmed"] is False
+    # profile: the state check's 404 means "not following", its 200 "following".
+    assert c.result("getFollowState", {"kind": "profile", "id": "white-cube"})["confirmed"] is False
+    assert c.result("getFollowState", {"kind": "profile", "id": "gagosian"})["confirmed"] is True
+    # profile: unfollowing what is not followed 404s, which means "already done".
+    # (pace-gallery was never read: on an unknown state the intent is always sent.)
+    r = c.result("unfollow", {"kind": "profile", "id": "pace-gallery", "await": True})
+    assert r["confirmed"] is False and r["error"] is None and not r["pending"], r
+    # artist: the follow answers the whole artist, which becomes the attributes.
+    r = c.result("follow", {"kind": "artist", "id": "banksy", "await": True})
+    assert r["confirmed"] is True and r["attributes"]["name"] == "Banksy", r
+    assert api.control("GET", "follows")["artist"][0] == "banksy"
+    # artist: eigen treats an unfollow's 404 as a failure, and so does this configuration.
+    error = error_of(c.call("unfollow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
+    assert error["data"]["status"] == 404 and "Not Followed" in error["message"], error
+    routes = api.stats()["routes"]
+    assert routes["GET /api/v1/me/follow/artists"] == 2
+    assert routes["GET /api/v1/me/follow/profile/{id}"] == 2
+    assert routes["DELETE /api/v1/me/follow/profile/{id}"] == 1
+    assert routes["POST /api/v1/me/follow/artist"] == 1
+
+
+def test_fifty_reads_of_distinct_ids_are_one_call(artsy, rest):
+    api = artsy()
+    c = rest(api).conn
+    ids = [f"artist-{n}" for n in range(49)] + ["andy-warhol"]
+    replies = pipeline(c, [("getFollowState", {"kind": "artist", "id": i}) for i in ids])
+    assert [replies[n]["result"]["confirmed"] for n in range(50)] == [False] * 49 + [True]
+    assert api.route("GET /api/v1/me/follow/artists") == 1
+    log = [e for e in api.stats()["log"] if e["path"] == "/api/v1/me/follow/artists"]
+    assert log[0]["query"].count("artists[]=") == 50, log[0]["query"]
+
+
+def test_a_hundred_reads_of_one_id_are_one_call(artsy, rest):
+    api = artsy()
+    c = rest(api).conn
+    api.faults({"path": "/profile/gagosian", "delay_ms": 200, "times": 1})
+    replies = pipeline(c, [("getFollowState", {"kind": "profile", "id": "gagosian", "refresh": True})] * 100)
+    assert all(r["result"]["confirmed"] is True for r in replies.values())
+    assert api.route("GET /api/v1/me/follow/profile/{id}") == 1
+
+
+def test_connections_are_kept_alive_within_the_in_flight_limit(artsy, rest):
+    api = artsy()
+    c = rest(api, maxInFlight=4).conn
+    api.faults({"path": "/me/follow/profile/", "delay_ms": 20, "times": 40})
+    replies = pipeline(c, [("getFollowState", {"kind": "profile", "id": f"p{n}"}) for n in range(100)])
+    assert all("result" in r for r in replies.values())
+    stats = api.stats()
+    assert stats["routes"]["GET /api/v1/me/follow/profile/{id}"] == 100
+    assert 1 <= stats["api_connections"] <= 4, stats["api_connections"]
+
+
+# --------------------------------------------------------------------------
+# failures: retried, rolled back, or unauthorized
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"status": 503},
+        {"status": 500, "body": {"error": "boom"}},
+        {"drop": True},
+        {"hang": True},
+    ],
+    ids=["503", "500", "dropped", "hang-timeout"],
+)
+def test_transient_failures_are_retried_then_succeed(artsy, rest, fault):
+    api = artsy()
+    c = rest(api, timeoutMs=300, retry={"maxRetries": 4, "baseDelayMs": 20, "maxDelayMs": 100}).conn
+    api.faults({"method": "POST", "path": "/me/follow/artist", "times": 2, **fault})
+    r = c.result("follow", {"kind": "artist", "id": "kaws", "await": True}, timeout=20)
+    assert r["confirmed"] is True and r["error"] is None, r
+    assert api.stats()["faulted"] == 2
+    assert "kaws" in api.control("GET", "follows")["artist"]
+
+
+def test_429_retry_after_is_honoured(artsy, rest):
+    api = artsy()
+    c = rest(api, retry={"maxRetries": 3, "baseDelayMs": 10, "maxDelayMs": 20}).conn
+    api.faults({"method": "POST", "status": 429, "headers": {"Retry-After": "1"}, "times": 1})
+    started = time.monotonic()
+    r = c.result("follow", {"kind": "gene", "id": "street-art", "await": True}, timeout=20)
+    assert r["confirmed"] is True, r
+    assert time.monotonic() - started >= 1.0
+    assert api.route("POST /api/v1/me/follow/gene") == 2
+
+
+def test_400_rolls_back_with_the_error_and_subscribers_see_it(artsy, rest):
+    api = artsy()
+    c = rest(api).conn
+    sub = c.result("subscribe", {"topics": [{"type": "entity", "kind": "artist", "id": "kaws"}]})
+    assert c.result("getFollowState", {"kind": "artist", "id": "kaws"})["confirmed"] is False
+    api.faults({"method": "POST", "status": 400, "body": {"error": "artist_id is missing"}})
+    error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
+    assert error["data"]["status"] == 400 and "artist_id is missing" in error["message"], error
+    state = error["data"]["state"]
+    assert state["following"] is False and state["confirmed"] is False and state["error"]["code"] == REJECTED
+    # The subscriber's last notification is the rolled-back state.
+    deadline, last = time.monotonic() + 5, None
+    while time.monotonic() < deadline:
+        message = c.recv(timeout=5)
+        if message.get("method") == "stateChanged" and message["params"]["subscription"] == sub["subscription"]:
+            last = message["params"]["state"]
+            if last["version"] >= state["version"]:
+                break
+    assert last == state, (last, state)
+    assert api.route("POST /api/v1/me/follow/artist") == 1  # permanent: not retried
+
+
+def test_401_then_configure_with_a_token_succeeds(artsy, rest):
+    api = artsy(token="s3cret-token")
+    c = rest(api).conn
+    error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}), UNAUTHORIZED)
+    assert error["data"]["status"] == 401
+    assert c.result("configure", {"authToken": "s3cret-token"}) == {"environment": "local"}
+    r = c.result("follow", {"kind": "artist", "id": "kaws", "await": True})
+    assert r["confirmed"] is True and r["error"] is None, r
+
+
+def test_a_hanging_server_times_out_and_nothing_stays_stuck(artsy, rest):
+    api = artsy()
+    c = rest(api, timeoutMs=200, retry={"maxRetries": 1, "baseDelayMs": 10, "maxDelayMs": 10}).conn
+    api.faults({"hang": True, "times": None})
+    started = time.monotonic()
+    error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}, timeout=20), UNAVAILABLE)
+    assert error["data"]["retryable"] is True and error["data"]["state"]["pending"] is False
+    assert time.monotonic() - started < 10
+    api.control("DELETE", "faults")
+    r = c.result("follow", {"kind": "artist", "id": "kaws", "await": True}, timeout=20)
+    assert r["confirmed"] is True, r
+
+
+def test_the_token_never_appears_in_a_debug_log_or_a_reply(artsy, rest):
+    token = "tok-8c1f0e2b7d"
+    api = artsy(token=token)
+    server = rest(api, "--log-level", "debug", env={"ARTSY_TOKEN": token})
+    c = server.conn
+    assert c.result("follow", {"kind": "artist", "id": "kaws", "await": True})["confirmed"] is True
+    api.faults({"status": 401, "times": 1})
+    replies = [c.call("follow", {"kind": "artist", "id": "banksy", "await": True})]
+    replies.append(c.call("stats", {}))
+    replies.append(c.call("configure", {"authToken": token}))
+    server.close_stdin()
+    assert server.wait() == 0
+    log = server.stderr_path.read_text()
+    assert "HTTP POST" in log, log  # the debug log does describe the requests
+    assert token not in log
+    assert all(token not in json.dumps(reply) for reply in replies)
+
+
+# --------------------------------------------------------------------------
+# configuration
+
+
+def test_environments_are_chosen_by_configure(artsy, rest):
+    api = artsy()
+    c = rest(api).conn
+    error = error_of(c.call("configure", {"environment": "nowhere"}), INVALID_PARAMS)
+    assert error["data"]["path"] == "/environment" and "local" in error["message"]
+    assert c.result("configure", {"environment": "staging"}) == {"environment": "staging"}
+    assert c.result("configure", {"environment": "local"}) == {"environment": "local"}
+    assert c.result("getFollowState", {"kind": "gene", "id": "pop-art"})["confirmed"] is True
+
+
+def test_an_unknown_kind_is_refused_without_a_call(artsy, rest):
+    api = artsy()
+    c = rest(api).conn
+    error = error_of(c.call("follow", {"kind": "fair", "id": "x", "await": True}), -32004)
+    assert "artist, gene, profile" in error["message"]
+    assert api.stats()["requests"] == 0
+
+
+def test_a_bad_configuration_stops_the_server_with_the_field(netmodel_bin, runtime):
+    config = json.loads(CONFIG.read_text())
+    config["kinds"]["profile"]["state"]["onStatus"] = {"404": "gone"}
+    path = runtime.root / "bad.json"
+    path.write_text(json.dumps(config))
+    for argv in (["serve", "--backend", "rest", "--config", str(path)], ["check-config", str(path)]):
+        done = subprocess.run([str(netmodel_bin), *argv], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        assert done.returncode == 2, (argv, done)
+        assert "/kinds/profile/state/onStatus/404" in done.stderr, done.stderr
+    ok = subprocess.run([str(netmodel_bin), "check-config", str(CONFIG)], capture_output=True, text=True, timeout=10)
+    assert ok.returncode == 0 and "artist, gene, profile" in ok.stdout, ok
