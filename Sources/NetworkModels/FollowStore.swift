@@ -31,6 +31,8 @@ public final class FollowStore {
   public let loop: EventLoop
   public var backend: FollowBackend
   public var policy: RetryPolicy
+  /// Kinds whose backend wants another retry policy than `policy`.
+  public var kindPolicies: [String: RetryPolicy] = [:]
   public let intentLog: IntentLog?
   /// Called after every change of an entity's state, with the new state.
   public var onChange: ((EntityState) -> Void)?
@@ -219,6 +221,7 @@ public final class FollowStore {
         send(key, work)
       }
     case .failure(let failure):
+      let policy = kindPolicies.isEmpty ? policy : kindPolicies[key.kind] ?? policy
       if failure.isRetryable && (work.attempt < policy.maxRetries || policy.whenExhausted == .keepQueued) {
         work.attempt += 1
         counters.retries += 1

@@ -1,5 +1,6 @@
 import JSON
 import JSONRPC
+import NetworkModels
 import Posix
 
 extension NetmodelService {
@@ -32,6 +33,20 @@ extension NetmodelService {
     let notifications = JSON.object()
       .set("sent", .integer(subscriptions.counters.notificationsSent))
       .set("coalesced", .integer(subscriptions.counters.coalesced))
+    if let rest = store.backend.underlying as? RESTBackend {
+      let http = rest.http.counters
+      let calls = JSON.object()
+      for (endpoint, count) in rest.calls.sorted(by: { $0.key < $1.key }) { calls.set(endpoint, .integer(count)) }
+      backend.set(
+        "http",
+        JSON.object()
+          .set("requests", .integer(http.requests))
+          .set("responses", .integer(http.responses))
+          .set("transportErrors", .integer(http.transportErrors))
+          .set("connectionsOpened", .integer(http.connectionsOpened))
+          .set("inFlight", .integer(rest.http.inFlight))
+          .set("byEndpoint", calls))
+    }
     return JSON.object()
       .set("uptimeMs", .integer(Int64(uptimeMs)))
       .set("backend", backend)

@@ -1064,12 +1064,12 @@ let openRPCDocumentText = ##"""
     {
       "name": "configure",
       "summary": "Sets the backend environment and auth token.",
-      "description": "Both params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend (for its auth header); it is never logged, echoed or counted, and `null` forgets it. `environment` names the backend environment (a named base URL) for backends that have them; it starts as \"default\". The local backend uses neither.",
+      "description": "Both params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend: the rest backend sends it in the auth header its configuration names (replacing a token read from the configuration's `auth.tokenEnv`); it is never logged, echoed or counted, and `null` forgets it (no auth header is sent then). `environment` names one of the rest configuration's environments (named base URLs); an unknown name is -32602 with `data.path` \"/environment\" and the message lists the configured names. It starts as the configuration's `environment` (or `--environment`); the local backend accepts any name and starts as \"default\".",
       "paramStructure": "by-name",
       "params": [
         {
           "name": "environment",
-          "description": "The environment's name.",
+          "description": "The environment's name: with the rest backend one of the configuration's `environments`.",
           "required": false,
           "schema": {
             "type": "string",
@@ -1656,7 +1656,7 @@ let openRPCDocumentText = ##"""
             ]
           },
           "attributes": {
-            "description": "The entity's detail object where the kind defines a detail endpoint and it was loaded; else null (always null for now: detail endpoints arrive with a later issue).",
+            "description": "The entity's detail object, or null. Filled when a backend answer carried it: with the rest backend, a follow endpoint whose `attributes` pointer names the object in its answer (e.g. Artsy's follow answers the whole artist); later also by detail endpoints (`getEntity`, preload). A change of attributes is a change of state: a new version and a notification.",
             "type": [
               "object",
               "null"
@@ -1870,6 +1870,53 @@ let openRPCDocumentText = ##"""
                 "description": "Mutations rolled back to the confirmed state (permanent failure or retries exhausted).",
                 "type": "integer",
                 "minimum": 0
+              },
+              "http": {
+                "description": "Present with the rest backend only: its HTTP traffic. `requests` counts HTTP requests (a batched read of 50 ids is one), unlike `calls`, which counts per entity.",
+                "type": "object",
+                "required": [
+                  "requests",
+                  "responses",
+                  "transportErrors",
+                  "connectionsOpened",
+                  "inFlight",
+                  "byEndpoint"
+                ],
+                "properties": {
+                  "requests": {
+                    "description": "HTTP requests started.",
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "responses": {
+                    "description": "Complete answers, any status.",
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "transportErrors": {
+                    "description": "Requests that got no complete answer: timeouts, refused or dropped connections.",
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "connectionsOpened": {
+                    "description": "New TCP connections; with keep-alive it stays near `maxInFlight`.",
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "inFlight": {
+                    "description": "Requests started and not yet answered.",
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "byEndpoint": {
+                    "description": "Requests per `kind.endpoint` (`artist.state`, `profile.unfollow`, ...).",
+                    "type": "object",
+                    "additionalProperties": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                }
               }
             }
           },

@@ -21,6 +21,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     defer { folderLock.close() }
     var policy = RetryPolicy()
+    var kindPolicies: [String: RetryPolicy] = [:]
     var local: LocalBackend?
     var backend: FollowBackend
     switch options.backend {
@@ -42,9 +43,13 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       policy = configuration.retry
+      for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
       backend = rest
     }
-    if let whenExhausted = options.whenExhausted { policy.whenExhausted = whenExhausted }
+    if let whenExhausted = options.whenExhausted {
+      policy.whenExhausted = whenExhausted
+      for kind in kindPolicies.keys { kindPolicies[kind]?.whenExhausted = whenExhausted }
+    }
     let outbox = try Outbox(loop: loop, folder: folder)
     let seed = options.seed ?? Process.monotonicNanoseconds()
     if let simulation = options.simulation {
@@ -53,6 +58,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     let store = FollowStore(
       loop: loop, backend: backend, policy: policy, intentLog: outbox,
       seed: seed)
+    store.kindPolicies = kindPolicies
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)

@@ -23,6 +23,7 @@ final class RESTFixture {
     let configuration = try RESTConfiguration.parse(text)
     backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in token })
     store = FollowStore(loop: loop, backend: backend, policy: configuration.retry)
+    store.kindPolicies = configuration.kinds.compactMapValues(\.retry)
   }
 
   func run(until done: () -> Bool) throws {
@@ -179,6 +180,14 @@ extension Result {
     #expect(failure.failure.kind == .unavailable)
     #expect(failure.state.following == nil && failure.state.error != nil)
     #expect(f.server.requests.count == 3)  // the first call and maxRetries = 2
+  }
+
+  @Test func aKindsOwnRetryPolicyWins() throws {
+    let f = try RESTFixture()
+    f.server.handler = { _ in .respond(status: 503) }
+    let failure = try #require(try f.set(EntityKey(kind: "show", id: "s1"), true).failure)
+    #expect(failure.failure.kind == .unavailable)
+    #expect(f.server.requests.count == 1)  // show: maxRetries 0
   }
 
   @Test func aBadRequestRollsBackWithTheStatus() throws {

@@ -33,6 +33,7 @@ let artsyLikeConfiguration = #"""
         "state": {"method": "GET", "path": "/genes/{id}", "following": {"pointer": "/is_followed"}}
       },
       "show": {
+        "retry": {"maxRetries": 0},
         "follow": {"method": "POST", "path": "/shows/{id}/follow"},
         "unfollow": {"method": "DELETE", "path": "/shows/{id}/follow"},
         "state": {"method": "GET", "path": "/me/follows", "query": {"show_id": "{id}"}, "following": "nonEmpty"}
@@ -56,6 +57,10 @@ let artsyLikeConfiguration = #"""
     #expect(configuration.kinds["profile"]?.state.endpoint.statusMeanings[404] == .notFollowing)
     #expect(configuration.kinds["gene"]?.state.following == .pointer(JSONPointer("/is_followed")!))
     #expect(configuration.kinds["show"]?.state.following == .nonEmpty(.root))
+    // A kind's retry overrides the top-level one field by field.
+    #expect(configuration.kinds["show"]?.retry?.maxRetries == 0)
+    #expect(configuration.kinds["show"]?.retry?.baseDelayMs == 10)
+    #expect(configuration.kinds["artist"]?.retry == nil)
   }
 
   /// Each bad file is refused with the path of the field at fault.

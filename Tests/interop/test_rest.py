@@ -175,6 +175,10 @@ def test_connections_are_kept_alive_within_the_in_flight_limit(artsy, rest):
     stats = api.stats()
     assert stats["routes"]["GET /api/v1/me/follow/profile/{id}"] == 100
     assert 1 <= stats["api_connections"] <= 4, stats["api_connections"]
+    http = c.result("stats", {})["backend"]["http"]
+    assert http["requests"] == http["responses"] == 100 and http["inFlight"] == 0, http
+    assert http["connectionsOpened"] == stats["api_connections"], (http, stats["api_connections"])
+    assert http["byEndpoint"] == {"profile.state": 100}, http
 
 
 # --------------------------------------------------------------------------

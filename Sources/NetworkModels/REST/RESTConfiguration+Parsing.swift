@@ -55,20 +55,7 @@ extension RESTConfiguration {
         tokenEnvironmentVariable: try field.optional("tokenEnv")?.string())
     }
 
-    var retry = RetryPolicy()
-    if let field = root.optional("retry") {
-      try field.allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted"])
-      if let value = field.optional("maxRetries") { retry.maxRetries = try value.integer(in: 0...100) }
-      if let value = field.optional("baseDelayMs") { retry.baseDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
-      if let value = field.optional("maxDelayMs") { retry.maxDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
-      if let value = field.optional("whenExhausted") {
-        switch try value.string() {
-        case "rollback": retry.whenExhausted = .rollBack
-        case "queue": retry.whenExhausted = .keepQueued
-        default: throw value.error("must be \"rollback\" or \"queue\"")
-        }
-      }
-    }
+    let retry = try root.optional("retry")?.retryPolicy(base: RetryPolicy()) ?? RetryPolicy()
 
     var kinds: [String: KindEndpoints] = [:]
     let kindsField = try root.required("kinds")
@@ -76,7 +63,7 @@ extension RESTConfiguration {
       if let problem = EntityKey.problem(kind: kind, id: "x") {
         throw field.error("is not a valid kind name: \(problem.reason)")
       }
-      kinds[kind] = try parseKind(field)
+      kinds[kind] = try parseKind(field, retry: retry)
     }
     guard !kinds.isEmpty else { throw kindsField.error("must describe at least one kind") }
 
@@ -88,8 +75,8 @@ extension RESTConfiguration {
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
   }
 
-  private static func parseKind(_ field: Field) throws(RESTConfigurationError) -> KindEndpoints {
-    try field.allow(["follow", "unfollow", "state", "detail"])
+  private static func parseKind(_ field: Field, retry: RetryPolicy) throws(RESTConfigurationError) -> KindEndpoints {
+    try field.allow(["follow", "unfollow", "state", "detail", "retry"])
     let single: Set<String> = ["id", "kind"]
     let stateField = try field.required("state")
     try stateField.allow(Field.endpointKeys + ["following", "batch"])
@@ -132,7 +119,8 @@ extension RESTConfiguration {
       follow: try field.required("follow").endpoint(placeholders: single),
       unfollow: try field.required("unfollow").endpoint(placeholders: single),
       state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
-      detail: try field.optional("detail")?.endpoint(placeholders: single))
+      detail: try field.optional("detail")?.endpoint(placeholders: single),
+      retry: try field.optional("retry")?.retryPolicy(base: retry))
   }
 }
 
@@ -177,6 +165,23 @@ struct Field {
     return json.members.filter { $0.key != "$schema" && $0.key != "description" }.map {
       ($0.key, Field($0.value, child($0.key)))
     }
+  }
+
+  /// `{maxRetries, baseDelayMs, maxDelayMs, whenExhausted}`, each optional, over `base`.
+  func retryPolicy(base: RetryPolicy) throws(RESTConfigurationError) -> RetryPolicy {
+    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted"])
+    var retry = base
+    if let value = optional("maxRetries") { retry.maxRetries = try value.integer(in: 0...100) }
+    if let value = optional("baseDelayMs") { retry.baseDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
+    if let value = optional("maxDelayMs") { retry.maxDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
+    if let value = optional("whenExhausted") {
+      switch try value.string() {
+      case "rollback": retry.whenExhausted = .rollBack
+      case "queue": retry.whenExhausted = .keepQueued
+      default: throw value.error("must be \"rollback\" or \"queue\"")
+      }
+    }
+    return retry
   }
 
   func string() throws(RESTConfigurationError) -> String {

@@ -31,6 +31,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var unfollow: Endpoint
     public var state: StateEndpoint
     public var detail: Endpoint?
+    /// Overrides the configuration's `retry` for this kind.
+    public var retry: RetryPolicy?
   }
 
   /// What an answer's status means beyond "2xx: done; 401/403: unauthorized; 408,
