@@ -87,6 +87,9 @@ public final class FollowStore {
   private var records: [EntityKey: Record] = [:]
   private var activities: [EntityKey: Activity] = [:]
   private var errors: [EntityKey: FollowFailure] = [:]
+  /// Entities whose `error` came from a read, not a mutation: a failed read replaces
+  /// only these, so a rollback's reason is not hidden by the read that follows it.
+  private var readErrors: Set<EntityKey> = []
   /// Detail objects (compact JSON text) of the entities whose backend answered one.
   private var attributes: [EntityKey: String] = [:]
   private var random: SplitMix64
@@ -213,6 +216,7 @@ public final class FollowStore {
       record.confirmedAt = loop.clock.now
       records[key] = record
       errors[key] = nil
+      readErrors.remove(key)
       if work.wanted == nil || work.wanted == confirmed {
         settle(key, work)
       } else {
@@ -273,7 +277,10 @@ public final class FollowStore {
     var record = records[key] ?? Record()
     record.following = record.confirmed
     records[key] = record
-    if let failure { errors[key] = failure }
+    if let failure {
+      errors[key] = failure
+      readErrors.remove(key)
+    }
     changed(key)
     let current = state(key)
     let waiters = work.settleWaiters
@@ -345,14 +352,18 @@ public final class FollowStore {
         if work.wanted == nil { record.following = following }
         records[key] = record
         let hadError = errors.removeValue(forKey: key) != nil
+        readErrors.remove(key)
         if before.bits != record.bits || hadError { changed(key) }
       }
       let current = state(key)
       for waiter in waiters { waiter(.success(current)) }
     case .failure(let failure):
-      errors[key] = failure
       if records[key] == nil { records[key] = Record() }
-      changed(key)
+      if errors[key] == nil || readErrors.contains(key) {
+        errors[key] = failure
+        readErrors.insert(key)
+        changed(key)
+      }
       let current = state(key)
       for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
     }

@@ -135,6 +135,34 @@ final class StoreFixture {
     #expect(f.backend.waiting == [.fetch(artist)], "and the truth is asked for")
   }
 
+  @Test func theReadAfterARollbackDoesNotHideTheRollbacksReason() throws {
+    let f = try StoreFixture()
+    f.store.setFollowing(artist, true)
+    f.backend.fail(0, permanent)
+    #expect(f.backend.waiting == [.fetch(artist)])
+    let versionAfterRollback = f.store.state(artist).version
+    f.backend.fail(0, FollowFailure(.unavailable, "read failed"))
+    #expect(f.store.state(artist).error == permanent, "why the follow was refused stays")
+    #expect(f.store.state(artist).version == versionAfterRollback, "nothing changed, nothing notified")
+    // A failed read still replaces an error that came from a read.
+    f.store.read(artist, refresh: true, maxAgeMs: 0) { _ in }
+    f.backend.fail(0, FollowFailure(.unavailable, "second read"))
+    #expect(f.store.state(artist).error == permanent)
+    f.backend.truth[artist] = false
+    f.store.read(artist, refresh: true, maxAgeMs: 0) { _ in }
+    f.backend.succeed()
+    #expect(f.store.state(artist).error == nil && f.store.state(artist).confirmed == false)
+  }
+
+  @Test func aFailedReadReplacesAnErrorFromAnEarlierRead() throws {
+    let f = try StoreFixture()
+    f.store.read(artist, refresh: true, maxAgeMs: 0) { _ in }
+    f.backend.fail(0, FollowFailure(.unavailable, "first"))
+    f.store.read(artist, refresh: true, maxAgeMs: 0) { _ in }
+    f.backend.fail(0, FollowFailure(.unavailable, "second"))
+    #expect(f.store.state(artist).error?.message == "second")
+  }
+
   @Test func aFailureThatArrivesAfterANewerIntentDoesNotClobberIt() throws {
     let f = try StoreFixture()
     f.store.setFollowing(artist, false)

@@ -1,0 +1,273 @@
+-- netmodel for Neovim: requests, follow state and subscriptions over one
+-- connection (see :help netmodel). The connection is made on first use, so
+-- setup() costs nothing at startup.
+local rpc = require('netmodel.rpc')
+
+local M = {}
+M.CONNECTION_LOST, M.TIMEOUT, M.NOT_CONNECTED = rpc.CONNECTION_LOST, rpc.TIMEOUT, rpc.NOT_CONNECTED
+
+function M.default_socket()
+  local runtime = vim.env.XDG_RUNTIME_DIR
+  if runtime and runtime ~= '' then
+    return runtime .. '/netmodel/netmodel.sock'
+  end
+  return ('/tmp/netmodel-%d/netmodel.sock'):format(vim.loop.getuid())
+end
+
+local conn -- the rpc connection, made by setup() or on first use
+local subs = {} -- subscriptions made here: handle -> true; they survive reconnects
+local by_name = {} -- the server's subscription name -> handle, for this connection
+local known = {} -- "kind/id" -> newest EntityState seen, for toggle
+
+-- Versions grow per server process: a restarted server starts again at 0, so a
+-- version is only compared with one seen on the same connection (conn.gen).
+local function newer(held, key, state)
+  local h = held[key]
+  local version = state.version or 0
+  if h and h.gen == conn.gen and version < h.version then
+    return false
+  end
+  held[key] = { gen = conn.gen, version = version }
+  return true
+end
+M._newer = newer -- for the list buffer
+
+local function key_of(state)
+  if state.list then
+    return 'list:' .. state.list .. vim.inspect(state.params or {})
+  end
+  return (state.kind or '') .. '/' .. (state.id or '')
+end
+
+local known_versions = {}
+local function remember(state)
+  if type(state) == 'table' and state.kind and state.id and newer(known_versions, key_of(state), state) then
+    known[key_of(state)] = state
+  end
+end
+
+local function deliver(sub, state)
+  if newer(sub.held, key_of(state), state) then
+    remember(state)
+    sub.on_state(state)
+  end
+end
+
+local function send_subscribe(sub)
+  sub.name = nil
+  conn:request('subscribe', { topics = sub.topics }, function(err, res)
+    if sub.closed then
+      if res then
+        conn:request('unsubscribe', { subscription = res.subscription })
+      end
+    elseif err then
+      sub.error = err
+      if sub.on_error then
+        sub.on_error(err)
+      end
+    else
+      sub.name, sub.error = res.subscription, nil
+      by_name[res.subscription] = sub
+      for _, state in ipairs(res.snapshot or {}) do
+        deliver(sub, state)
+      end
+    end
+  end)
+end
+
+local function on_notification(method, params)
+  if method == 'stateChanged' and params then
+    local sub = by_name[params.subscription]
+    if sub and params.state then
+      deliver(sub, params.state)
+    end
+  end
+end
+
+local function on_connect()
+  by_name = {}
+  for sub in pairs(subs) do
+    send_subscribe(sub)
+  end
+end
+
+local function on_lost(why)
+  vim.notify('netmodel: connection lost, reconnecting (' .. why .. ')', vim.log.levels.WARN)
+end
+
+-- opts: cmd (the serve command), socket (path, false for none, default
+-- M.default_socket()), state_dir, spawn (default true).
+function M.setup(opts)
+  opts = opts or {}
+  if conn then
+    conn:stop()
+  end
+  local socket = opts.socket
+  if socket == nil then
+    socket = M.default_socket()
+  end
+  conn = rpc.new({
+    cmd = opts.cmd or { vim.env.NETMODEL_BIN or 'netmodel', 'serve' },
+    socket = socket,
+    state_dir = opts.state_dir,
+    spawn = opts.spawn ~= false,
+    on_connect = on_connect,
+    on_notification = on_notification,
+    on_lost = on_lost,
+  })
+  known, known_versions, by_name = {}, {}, {}
+  if not M._autocmd then
+    M._autocmd = vim.api.nvim_create_autocmd('VimLeavePre', {
+      callback = function()
+        M.stop()
+      end,
+    })
+  end
+  return M
+end
+
+local function connection()
+  if not conn then
+    M.setup()
+  end
+  return conn
+end
+
+function M._connection() -- for tests
+  return connection()
+end
+
+function M.stop()
+  if conn then
+    conn:stop()
+  end
+end
+
+-- {status, transport = 'socket'|'spawn', pid (of a spawned server), socket}
+function M.info()
+  local c = connection()
+  return { status = c.status, transport = c.transport, pid = c.pid, socket = c.opts.socket }
+end
+
+-- callback(err, result): err is the JSON-RPC error object ({code, message, data}).
+function M.request(method, params, callback)
+  return connection():request(method, params, callback)
+end
+
+function M.notify(method, params)
+  connection():notify(method, params)
+end
+
+-- Returns result, err; waits at most timeout_ms (default 5000) and then cancels.
+function M.request_sync(method, params, timeout_ms)
+  local done, err, result
+  local id = M.request(method, params, function(e, r)
+    done, err, result = true, e, r
+  end)
+  if not vim.wait(timeout_ms or 5000, function()
+    return done
+  end, 10) then
+    conn:cancel(id)
+    return nil, { code = rpc.TIMEOUT, message = method .. ' timed out' }
+  end
+  return result, err
+end
+
+-- Mutation replies (and the rolled-back state of a failure) feed the known states.
+local function mutate(method, params, callback)
+  M.request(method, params, function(err, state)
+    remember(state or (err and err.data and err.data.state))
+    if callback then
+      callback(err, state)
+    end
+  end)
+end
+
+-- follow(kind, id [, opts] [, callback]); opts.await waits for the backend.
+local function mutation(method)
+  return function(kind, id, opts, callback)
+    if type(opts) == 'function' then
+      opts, callback = nil, opts
+    end
+    mutate(method, { kind = kind, id = id, await = opts and opts.await or nil }, callback)
+  end
+end
+M.follow = mutation('follow')
+M.unfollow = mutation('unfollow')
+
+function M.set_following(kind, id, following, opts, callback)
+  if type(opts) == 'function' then
+    opts, callback = nil, opts
+  end
+  local params = { kind = kind, id = id, following = following, await = opts and opts.await or nil }
+  mutate('setFollowState', params, callback)
+end
+
+-- The newest state seen of an entity, or nil.
+function M.state(kind, id)
+  return known[kind .. '/' .. id]
+end
+
+-- Flips what is shown; asks the server first when nothing is known here.
+function M.toggle(kind, id, callback)
+  local function flip(state)
+    M.set_following(kind, id, not state.following, callback)
+  end
+  local state = M.state(kind, id)
+  if state and state.following ~= nil then
+    return flip(state)
+  end
+  M.request('getFollowState', { kind = kind, id = id }, function(err, s)
+    remember(s)
+    if err then
+      return callback and callback(err)
+    end
+    flip(s)
+  end)
+end
+
+-- topics: one topic or a list ({type = 'entity', kind = K, id = I} or
+-- {type = 'list', list = L, params = vim.empty_dict()}). on_state(state) gets
+-- the snapshot and every newer state; on_error(err) a refused subscribe.
+-- Returns a handle with :unsubscribe(); it is re-subscribed after a reconnect.
+function M.subscribe(topics, on_state, on_error)
+  if topics.type then
+    topics = { topics }
+  end
+  local sub = { topics = topics, on_state = on_state, on_error = on_error, held = {} }
+  function sub.unsubscribe()
+    if sub.closed then
+      return
+    end
+    sub.closed, subs[sub] = true, nil
+    if sub.name and conn.status == 'connected' then
+      by_name[sub.name] = nil
+      conn:request('unsubscribe', { subscription = sub.name })
+    end
+  end
+  subs[sub] = true
+  local c = connection()
+  if c.status == 'connected' then
+    send_subscribe(sub)
+  else
+    c:connect() -- on_connect subscribes every handle
+  end
+  return sub
+end
+
+function M.button(...)
+  return require('netmodel.button').new(...)
+end
+
+function M.open_list(...)
+  return require('netmodel.list').open(...)
+end
+
+-- Reports a failed request; the callback commands use.
+function M.report(err)
+  if err then
+    vim.notify(('netmodel: %s (%s)'):format(err.message, tostring(err.code)), vim.log.levels.ERROR)
+  end
+end
+
+return M

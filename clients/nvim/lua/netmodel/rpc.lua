@@ -1,0 +1,291 @@
+-- One JSON-RPC 2.0 connection to netmodel: a running server's Unix socket, or a
+-- `netmodel serve` spawned over stdio. Messages are newline-delimited JSON: the
+-- server detects the framing per connection from the first byte, and NDJSON needs
+-- no header parsing here. Neovim 0.7 APIs only (vim.loop, vim.json).
+local uv = vim.loop
+
+local M = {}
+
+-- Errors made on this side of the wire; the server's own codes are -32700…-32800
+-- and -32001…-32005.
+M.CONNECTION_LOST = -32097
+M.TIMEOUT = -32098
+M.NOT_CONNECTED = -32099
+
+local Conn = {}
+Conn.__index = Conn
+
+-- Numbers each connection, across all Conn objects, so that a state's version is
+-- only ever compared with versions from the same server connection.
+local generation = 0
+local function next_gen()
+  generation = generation + 1
+  return generation
+end
+
+-- opts: socket (path or false), spawn (bool), cmd (list), state_dir (path or nil),
+-- on_connect() (after every (re)connect, before queued requests are written),
+-- on_notification(method, params), on_lost(message).
+function M.new(opts)
+  return setmetatable({
+    opts = opts,
+    status = 'idle', -- idle | connecting | connected | waiting (a reconnect is scheduled)
+    gen = next_gen(), -- changes per connection; messages of an older one are ignored
+    pending = {}, -- id -> callback(err, result)
+    queue = {}, -- lines written once connected
+    next_id = 0,
+    retry_ms = 0,
+  }, Conn)
+end
+
+local function close(h)
+  if h and not h:is_closing() then
+    h:close()
+  end
+end
+
+function Conn:request(method, params, callback)
+  self.next_id = self.next_id + 1
+  local id = self.next_id
+  self.pending[id] = callback or function() end
+  self:_send({ jsonrpc = '2.0', id = id, method = method, params = params })
+  return id
+end
+
+function Conn:notify(method, params)
+  self:_send({ jsonrpc = '2.0', method = method, params = params })
+end
+
+-- Forget the callback and ask the server to stop working on the request.
+function Conn:cancel(id)
+  if self.pending[id] then
+    self.pending[id] = nil
+    if self.status == 'connected' then
+      self:notify('$/cancelRequest', { id = id })
+    end
+  end
+end
+
+function Conn:_send(msg)
+  -- An empty Lua table encodes as `[]`; the server wants an object (or nothing).
+  if msg.params == nil or (type(msg.params) == 'table' and next(msg.params) == nil) then
+    msg.params = vim.empty_dict()
+  end
+  local line = vim.json.encode(msg) .. '\n'
+  if self.status == 'connected' then
+    self.writer:write(line)
+  else
+    table.insert(self.queue, line)
+    self:connect()
+  end
+end
+
+function Conn:connect()
+  if self.status == 'connecting' or self.status == 'connected' or self.stopped then
+    return
+  end
+  self.status = 'connecting'
+  local path = self.opts.socket
+  if not path then
+    return self:_spawn()
+  end
+  -- A server that listens on the socket owns the state folder: use it rather than
+  -- start a second one, which would refuse to run.
+  local pipe = uv.new_pipe(false)
+  pipe:connect(path, function(err)
+    vim.schedule(function()
+      if not err then
+        return self:_attach(pipe, pipe)
+      end
+      close(pipe)
+      if self.opts.spawn then
+        self:_spawn()
+      else
+        self:_down('cannot connect to ' .. path .. ': ' .. err)
+      end
+    end)
+  end)
+end
+
+function Conn:_spawn()
+  local cmd = self.opts.cmd
+  local args = { unpack(cmd, 2) }
+  if self.opts.state_dir then
+    table.insert(args, '--state-dir=' .. self.opts.state_dir)
+  end
+  if self.opts.socket then
+    -- Listen on the socket too, so other Neovims (and `netmodel call`) share this
+    -- server instead of failing on its state folder.
+    table.insert(args, '--socket=' .. self.opts.socket)
+  end
+  local stdin, stdout, stderr = uv.new_pipe(false), uv.new_pipe(false), uv.new_pipe(false)
+  local log = ''
+  local handle, pid
+  handle, pid = uv.spawn(cmd[1], { args = args, stdio = { stdin, stdout, stderr } }, function(code, signal)
+    close(handle)
+    vim.schedule(function()
+      if self.process == handle then
+        log = vim.trim(log)
+        local why = ('server exited (code %d, signal %d)%s'):format(code, signal, log ~= '' and ': ' .. log or '')
+        self:_lost(self.gen, why, 'exit')
+      end
+    end)
+  end)
+  if not handle then
+    close(stdin)
+    close(stdout)
+    close(stderr)
+    return self:_down('cannot start ' .. cmd[1] .. ': ' .. tostring(pid))
+  end
+  stderr:read_start(function(_, chunk)
+    if chunk then
+      log = (log .. chunk):sub(-2000) -- the last words explain an exit
+    else
+      close(stderr)
+    end
+  end)
+  self.process = handle
+  self:_attach(stdout, stdin, pid)
+end
+
+function Conn:_attach(reader, writer, pid)
+  self.gen = next_gen()
+  local gen = self.gen
+  self.status, self.reader, self.writer, self.pid, self.ended = 'connected', reader, writer, pid, nil
+  self.transport = pid and 'spawn' or 'socket'
+  self.answered = false -- a spawned server counts as up once it answered
+  local partial = ''
+  reader:read_start(function(err, chunk)
+    if not chunk then
+      return vim.schedule(function()
+        self:_lost(gen, err or 'connection closed by the server', 'eof')
+      end)
+    end
+    local data, start = partial .. chunk, 1
+    while true do
+      local nl = data:find('\n', start, true)
+      if not nl then
+        break
+      end
+      local line = data:sub(start, nl - 1)
+      start = nl + 1
+      -- One scheduled call per message: a failing callback cannot swallow the rest.
+      vim.schedule(function()
+        if gen == self.gen then
+          self:_dispatch(line)
+        end
+      end)
+    end
+    partial = data:sub(start)
+  end)
+  if self.opts.on_connect then
+    self.opts.on_connect()
+  end
+  local queue = self.queue
+  self.queue = {}
+  for _, line in ipairs(queue) do
+    writer:write(line)
+  end
+end
+
+function Conn:_dispatch(line)
+  if line:match('^%s*$') then
+    return
+  end
+  local ok, msg = pcall(vim.json.decode, line, { luanil = { object = true, array = true } })
+  if not ok or type(msg) ~= 'table' then
+    return
+  end
+  if not self.answered then
+    self.answered, self.ever_answered, self.retry_ms = true, true, 0
+  end
+  if msg.method then -- the server sends notifications only, never requests
+    if self.opts.on_notification then
+      self.opts.on_notification(msg.method, msg.params)
+    end
+  elseif msg.id ~= nil then
+    local cb = self.pending[msg.id]
+    self.pending[msg.id] = nil
+    if cb then
+      cb(msg.error, msg.result)
+    end
+  end
+end
+
+-- Every request that has not been answered gets `err`; nothing is resent, since a
+-- mutation may or may not have reached the server.
+function Conn:_fail_all(err)
+  local pending = self.pending
+  self.pending, self.queue = {}, {}
+  for _, cb in pairs(pending) do
+    cb(err, nil)
+  end
+end
+
+-- event: 'eof' (the reader ended) or 'exit' (the spawned server did). A spawned
+-- server counts as lost once both happened: replies it wrote before exiting are
+-- still read, and the exit explains why (its last stderr lines).
+function Conn:_lost(gen, why, event)
+  if gen ~= self.gen or self.status ~= 'connected' then
+    return
+  end
+  if self.process then
+    self.ended = self.ended or {}
+    self.ended[event] = why
+    if not (self.ended.eof and self.ended.exit) then
+      return
+    end
+    why = self.ended.exit
+  end
+  self.gen = next_gen() -- lines of the old connection still scheduled are dropped
+  close(self.reader)
+  close(self.writer)
+  self.reader, self.writer, self.pid, self.process, self.ended = nil, nil, nil, nil, nil
+  if not self.answered then
+    return self:_down(why) -- it never worked: a failed start, not a lost server
+  end
+  if self.opts.on_lost then
+    self.opts.on_lost(why)
+  end
+  self:_fail_all({ code = M.CONNECTION_LOST, message = why })
+  self.status = 'waiting'
+  self:_retry()
+end
+
+-- No server could be reached or started.
+function Conn:_down(why)
+  self:_fail_all({ code = M.NOT_CONNECTED, message = why })
+  if self.ever_answered then
+    self.status = 'waiting' -- subscriptions want their server back: keep trying
+    self:_retry()
+  else
+    self.status = 'idle' -- the next request tries again
+  end
+end
+
+-- Reconnect with backoff (0.1 s doubling to 5 s), so subscriptions come back when
+-- the server restarts, without spinning while it is gone.
+function Conn:_retry()
+  if self.stopped then
+    return
+  end
+  self.retry_ms = math.min(math.max(100, self.retry_ms * 2), 5000)
+  vim.defer_fn(function()
+    if self.status == 'waiting' then
+      self:connect()
+    end
+  end, self.retry_ms)
+end
+
+-- Closing stdin ends a spawned server (it exits on EOF after persisting pending
+-- intent), so no server outlives its Neovim.
+function Conn:stop()
+  self.stopped = true
+  self.gen = next_gen()
+  close(self.reader)
+  close(self.writer)
+  self.status = 'idle'
+  self:_fail_all({ code = M.CONNECTION_LOST, message = 'connection closed (stop)' })
+end
+
+return M
