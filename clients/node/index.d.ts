@@ -1,0 +1,325 @@
+// Types of netmodel-client, written by hand after schema/openrpc.json.
+
+import { EventEmitter } from 'node:events';
+import { ChildProcess, StdioNull, StdioPipe } from 'node:child_process';
+import { Stream } from 'node:stream';
+
+// -- data (components.schemas) -------------------------------------------------------
+
+/** `^[a-z][a-z0-9_-]{0,63}$`: artist, profile, gene, … */
+export type EntityKind = string;
+/** A non-empty string of at most 256 bytes of UTF-8. */
+export type EntityID = string;
+export type RequestID = number | string;
+
+export interface EntityRef {
+  kind: EntityKind;
+  id: EntityID;
+}
+
+/** The last failure kept in a state: `code` is an application error (-32001…-32004). */
+export interface StateError {
+  code: number;
+  message: string;
+  retryable: boolean;
+}
+
+/** An entity's follow state: full, never a delta. Keep the highest `version` per entity. */
+export interface EntityState extends EntityRef {
+  /** What the UI should show now (optimistic); null while nothing is known. */
+  following: boolean | null;
+  /** What the backend last confirmed; null when never fetched. */
+  confirmed: boolean | null;
+  /** A mutation is in flight or queued for this entity. */
+  pending: boolean;
+  error: StateError | null;
+  /** The entity's details where loaded, else null (always null for now). */
+  attributes: Record<string, unknown> | null;
+  version: number;
+}
+
+export interface ListItem extends EntityRef {
+  following: boolean | null;
+  attributes?: Record<string, unknown> | null;
+  [extra: string]: unknown;
+}
+
+export interface ListSection {
+  title: string;
+  start: number;
+  count: number;
+}
+
+/** A stateful list (PROTOCOL.md; served once `fetchList` arrives on the server). */
+export interface ListState {
+  list: string;
+  params: Record<string, unknown>;
+  state: 'idle' | 'loading' | 'loaded' | 'failure';
+  items: ListItem[];
+  sections?: ListSection[];
+  hasMore: boolean;
+  error: StateError | null;
+  version: number;
+}
+
+export type AnyState = EntityState | ListState;
+
+/** `{type: "entity"}`, `{type: "entity", kind}` or `{type: "entity", kind, id}`. */
+export interface EntityTopic {
+  type: 'entity';
+  kind?: EntityKind;
+  id?: EntityID;
+}
+
+/** One list with its params (the server answers -32004 until lists arrive). */
+export interface ListTopic {
+  type: 'list';
+  list: string;
+  params?: Record<string, unknown>;
+}
+
+export type Topic = EntityTopic | ListTopic;
+/** A Topic, or a shorthand: "entity", "entity:KIND", "entity:KIND/ID", "list:NAME". */
+export type TopicSpec = Topic | string;
+
+export interface SubscribeResult {
+  subscription: string;
+  snapshot: AnyState[];
+}
+
+export interface StateChangedParams {
+  subscription: string;
+  seq: number;
+  state: AnyState;
+}
+
+export interface InitializeResult {
+  serverInfo: { name: 'netmodel'; version: string };
+  protocolVersion: '1.0';
+  capabilities: { methods: string[] };
+}
+
+export interface Stats {
+  uptimeMs: number;
+  backend: { calls: number; mutations: number; reads: number; retries: number; rollbacks: number };
+  dedupeHits: number;
+  cacheHits: number;
+  entities: number;
+  subscriptions: number;
+  notifications: { sent: number; coalesced: number };
+  outbox: number;
+  residentMemoryBytes: number;
+  connections: { open: number; total: number };
+  requests: { total: number; byMethod: Record<string, number> };
+  notificationsReceived: number;
+  bytes: { in: number; out: number };
+  errors: { total: number; byCode: Record<string, number> };
+  [extra: string]: unknown;
+}
+
+export interface ConfigureParams {
+  environment?: string;
+  /** null forgets the token. */
+  authToken?: string | null;
+}
+
+export type InterfaceState = 'none' | 'preload' | 'display' | 'visible';
+
+// -- errors (components.errors) --------------------------------------------------------
+
+export declare const ErrorCodes: Readonly<{
+  ParseError: -32700;
+  InvalidRequest: -32600;
+  MethodNotFound: -32601;
+  InvalidParams: -32602;
+  InternalError: -32603;
+  RequestCancelled: -32800;
+  BackendUnavailable: -32001;
+  BackendRejected: -32002;
+  Unauthorized: -32003;
+  UnknownKindOrList: -32004;
+  ServerShuttingDown: -32005;
+}>;
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** The `data` an error carries: `path` for -32602, `status`/`retryable`/`state` for application errors. */
+export interface ErrorData {
+  path?: string;
+  limit?: number;
+  status?: number;
+  retryable?: boolean;
+  state?: EntityState;
+  kind?: string;
+  list?: string;
+  [extra: string]: unknown;
+}
+
+/** An error reply: `code`, `message` (the server's) and `data` as sent. */
+export declare class RPCError extends Error {
+  constructor(code: number, message: string, data?: unknown);
+  readonly code: number;
+  readonly data: ErrorData | undefined;
+  /** For a failed `await: true` mutation: the rolled-back state in `data.state`. */
+  readonly state: EntityState | undefined;
+  readonly retryable: boolean | undefined;
+  /** The most specific subclass for a JSON-RPC error object. */
+  static from(error: { code: number; message: string; data?: unknown }): RPCError;
+}
+export declare class ParseError extends RPCError {}
+export declare class InvalidRequest extends RPCError {}
+export declare class MethodNotFound extends RPCError {}
+export declare class InvalidParams extends RPCError {}
+export declare class InternalError extends RPCError {}
+export declare class RequestCancelled extends RPCError {}
+export declare class BackendUnavailable extends RPCError {}
+export declare class BackendRejected extends RPCError {}
+export declare class Unauthorized extends RPCError {}
+export declare class UnknownKindOrList extends RPCError {}
+export declare class ServerShuttingDown extends RPCError {}
+
+/**
+ * The connection is gone. `code`: 'NETMODEL_CONNECTION_LOST' (sent; may or may not have
+ * taken effect), 'NETMODEL_NOT_CONNECTED' (reconnecting; not sent), 'NETMODEL_CLOSED'.
+ */
+export declare class ConnectionLostError extends Error {
+  readonly code: 'NETMODEL_CONNECTION_LOST' | 'NETMODEL_NOT_CONNECTED' | 'NETMODEL_CLOSED';
+}
+
+/** A request's timeout elapsed (the server was sent `$/cancelRequest`). */
+export declare class TimeoutError extends Error {
+  readonly code: 'NETMODEL_TIMEOUT';
+}
+
+// -- client ---------------------------------------------------------------------------
+
+export interface RequestOptions {
+  /** Milliseconds; overrides the client's default; null waits forever. */
+  timeout?: number | null;
+  signal?: AbortSignal;
+}
+
+export interface MutationOptions extends RequestOptions {
+  /** Answer once the backend settled (rejecting with the application error on failure). */
+  await?: boolean;
+}
+
+export interface ReadOptions extends RequestOptions {
+  refresh?: boolean;
+  maxAgeMs?: number;
+}
+
+export interface SpawnOptions {
+  /** Default: $NETMODEL_BIN, else `netmodel` on PATH. */
+  bin?: string;
+  /** Arguments after `serve`: `--state-dir DIR`, `--simulate …`, `--socket=PATH`, … */
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Where the server's logs go. Default 'inherit'. */
+  stderr?: StdioPipe | StdioNull | 'inherit' | Stream | number;
+  /** Default timeout (ms) of every request. */
+  timeout?: number;
+}
+
+export interface ReconnectOptions {
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  maxAttempts?: number;
+}
+
+export interface ConnectOptions {
+  /** Default: defaultSocketPath(). */
+  path?: string;
+  timeout?: number;
+  /** Default true. */
+  reconnect?: boolean | ReconnectOptions;
+}
+
+export interface NetmodelClientEvents {
+  stateChanged: [state: AnyState, subscription: Subscription, seq: number];
+  disconnect: [error: Error | null];
+  reconnect: [info: { attempt: number }];
+  close: [];
+  notification: [method: string, params: unknown];
+  protocolError: [error: Error];
+}
+
+export declare class NetmodelClient extends EventEmitter {
+  static spawn(options?: SpawnOptions): Promise<NetmodelClient>;
+  static connect(options?: ConnectOptions): Promise<NetmodelClient>;
+
+  readonly process: ChildProcess | null;
+  readonly socketPath: string | null;
+  readonly pid: number | undefined;
+  readonly connected: boolean;
+  timeout: number | undefined;
+
+  call(method: 'getEntity', params: EntityRef & { refresh?: boolean }, options?: RequestOptions): Promise<EntityState>;
+  call(
+    method: 'fetchList',
+    params: { list: string; params?: Record<string, unknown>; page?: 'first' | 'next' | 'refresh' },
+    options?: RequestOptions,
+  ): Promise<ListState>;
+  call(
+    method: 'setInterfaceState',
+    params: { items: EntityRef[]; state: InterfaceState },
+    options?: RequestOptions,
+  ): Promise<{ accepted: number }>;
+  call<T = unknown>(method: string, params?: unknown, options?: RequestOptions): Promise<T>;
+  notify(method: string, params?: unknown): void;
+
+  initialize(params?: Record<string, unknown>, options?: RequestOptions): Promise<InitializeResult>;
+  follow(kind: EntityKind, id: EntityID, options?: MutationOptions): Promise<EntityState>;
+  unfollow(kind: EntityKind, id: EntityID, options?: MutationOptions): Promise<EntityState>;
+  setFollowState(kind: EntityKind, id: EntityID, following: boolean, options?: MutationOptions): Promise<EntityState>;
+  getFollowState(kind: EntityKind, id: EntityID, options?: ReadOptions): Promise<EntityState>;
+  stats(options?: RequestOptions): Promise<Stats>;
+  configure(params?: ConfigureParams, options?: RequestOptions): Promise<{ environment: string }>;
+  subscribe(topics: TopicSpec | TopicSpec[], options?: RequestOptions): Promise<Subscription>;
+  unsubscribe(subscription: Subscription | string, options?: RequestOptions): Promise<void>;
+  close(options?: { timeout?: number }): Promise<void>;
+
+  on<E extends keyof NetmodelClientEvents>(event: E, listener: (...args: NetmodelClientEvents[E]) => void): this;
+  once<E extends keyof NetmodelClientEvents>(event: E, listener: (...args: NetmodelClientEvents[E]) => void): this;
+  off<E extends keyof NetmodelClientEvents>(event: E, listener: (...args: NetmodelClientEvents[E]) => void): this;
+}
+
+export interface SubscriptionEvents {
+  change: [state: AnyState, seq: number];
+  end: [error: Error | null];
+}
+
+export declare class Subscription extends EventEmitter implements AsyncIterable<AnyState> {
+  /** The server's name for it; a new one after each reconnect. */
+  readonly id: string;
+  readonly topics: Topic[];
+  readonly snapshot: AnyState[];
+  readonly lastSeq: number;
+  readonly closed: boolean;
+  /** The newest state held per entity or list. */
+  readonly states: AnyState[];
+  state(kind: EntityKind, id: EntityID): EntityState | undefined;
+  list(list: string, params?: Record<string, unknown>): ListState | undefined;
+  unsubscribe(): Promise<void>;
+  [Symbol.asyncIterator](): AsyncIterator<AnyState>;
+
+  on<E extends keyof SubscriptionEvents>(event: E, listener: (...args: SubscriptionEvents[E]) => void): this;
+  once<E extends keyof SubscriptionEvents>(event: E, listener: (...args: SubscriptionEvents[E]) => void): this;
+  off<E extends keyof SubscriptionEvents>(event: E, listener: (...args: SubscriptionEvents[E]) => void): this;
+}
+
+// -- helpers --------------------------------------------------------------------------
+
+export declare function defaultSocketPath(env?: NodeJS.ProcessEnv): string;
+export declare function topic(spec: TopicSpec): Topic;
+/** Which object a state is about: entities by (kind, id), lists by (list, params). */
+export declare function stateKey(state: Partial<EntityRef> & { list?: string; params?: object }): string | undefined;
+
+/** The newest state per entity or list; `accept` drops one whose version is not newer. */
+export declare class StateStore {
+  accept(state: AnyState): boolean;
+  get(ref: EntityRef | { list: string; params?: Record<string, unknown> }): AnyState | undefined;
+  clear(): void;
+  values(): AnyState[];
+  readonly size: number;
+}

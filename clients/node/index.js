@@ -1,0 +1,20 @@
+// netmodel-client: a Node client for netmodel (JSON-RPC 2.0 network models).
+export { NetmodelClient, TimeoutError } from './lib/client.js';
+export { Subscription } from './lib/subscription.js';
+export { StateStore, defaultSocketPath, stateKey, topic } from './lib/state.js';
+export {
+  BackendRejected,
+  BackendUnavailable,
+  ConnectionLostError,
+  ErrorCodes,
+  InternalError,
+  InvalidParams,
+  InvalidRequest,
+  MethodNotFound,
+  ParseError,
+  RequestCancelled,
+  RPCError,
+  ServerShuttingDown,
+  Unauthorized,
+  UnknownKindOrList,
+} from './lib/errors.js';

@@ -1,0 +1,490 @@
+// The client: one JSON-RPC connection (a spawned `netmodel serve` over stdio, or a
+// Unix socket, reconnected after a drop) speaking newline-delimited JSON.
+
+import { spawn as spawnProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import { ConnectionLostError, RPCError } from './errors.js';
+import { defaultSocketPath, topic } from './state.js';
+import { Subscription } from './subscription.js';
+
+/** A request's `timeout` elapsed; `$/cancelRequest` was sent for it. */
+export class TimeoutError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'TimeoutError';
+    this.code = 'NETMODEL_TIMEOUT';
+  }
+}
+
+const RECONNECT_DEFAULTS = { initialDelayMs: 50, maxDelayMs: 2000, maxAttempts: Infinity };
+
+// Spawned servers still running. What guarantees no orphan is the server's exit on EOF
+// on its stdin, which the kernel gives it however this process ends (even SIGKILL:
+// no hook runs then). On an ordinary exit this hook also SIGTERMs them, a second line
+// should the pipe's write end have leaked into another process.
+const children = new Set();
+let exitHookInstalled = false;
+function trackChild(child) {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const c of children) c.kill('SIGTERM');
+    });
+  }
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+}
+
+export class NetmodelClient extends EventEmitter {
+  #conn = null; // { write(line), end(), destroy() } of the current connection
+  #pending = new Map(); // id → { method, resolve, reject, onResult, cleanup, conn }
+  #subs = new Map(); // server's subscription name → Subscription (current connection)
+  #live = new Set(); // subscriptions to restore after a reconnect
+  #nextId = 0;
+  #state = 'open'; // 'open' | 'reconnecting' | 'closing' | 'closed'
+  #reconnect; // options, or null when a drop is final
+  #reconnectTimer = null;
+  #configured = null; // last configure params, replayed after a reconnect
+  #closed; // resolves once close() finished
+
+  /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
+  constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
+    super();
+    /** The spawned server's ChildProcess, or null for a socket connection. */
+    this.process = child;
+    /** The socket's path, or null for a spawned server. */
+    this.socketPath = socketPath;
+    /** Default timeout (ms) of every request; undefined waits forever. */
+    this.timeout = timeout;
+    this.#reconnect = reconnect;
+  }
+
+  /**
+   * Start `BIN serve ARGS…` as a child speaking on its stdin/stdout. `bin` defaults to
+   * $NETMODEL_BIN, else `netmodel` on PATH; `stderr` is where its logs go ('inherit',
+   * 'ignore', 'pipe' or a stream/fd).
+   */
+  static async spawn({ bin, args = [], env, cwd, stderr = 'inherit', timeout } = {}) {
+    if (args.includes('--no-stdio')) {
+      throw new TypeError('spawn() talks over stdio; --no-stdio would leave it deaf (use --socket alongside stdio)');
+    }
+    const child = spawnProcess(bin ?? process.env.NETMODEL_BIN ?? 'netmodel', ['serve', ...args], {
+      env,
+      cwd,
+      stdio: ['pipe', 'pipe', stderr],
+    });
+    await new Promise((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject); // ENOENT and the like
+    });
+    child.on('error', () => {}); // a failed kill(); exit and stdout 'close' tell the rest
+    trackChild(child);
+    const client = new NetmodelClient({ process: child, timeout });
+    child.stdin.on('error', () => {}); // EPIPE once the child died; the read side reports it
+    client.#attach(child.stdout, {
+      write: (line) => child.stdin.write(line),
+      end: () => child.stdin.end(),
+      destroy: () => child.stdin.destroy(),
+    });
+    return client;
+  }
+
+  /**
+   * Connect to a running server's Unix socket (default: defaultSocketPath()). After a
+   * drop the client reconnects with backoff unless `reconnect` is false; pass an
+   * object to tune { initialDelayMs, maxDelayMs, maxAttempts }.
+   */
+  static async connect({ path, timeout, reconnect = true } = {}) {
+    const socketPath = path ?? defaultSocketPath();
+    const socket = await openSocket(socketPath);
+    const options = reconnect === false ? null : { ...RECONNECT_DEFAULTS, ...(reconnect === true ? {} : reconnect) };
+    const client = new NetmodelClient({ socketPath, timeout, reconnect: options });
+    client.#attachSocket(socket);
+    return client;
+  }
+
+  get pid() {
+    return this.process?.pid;
+  }
+
+  /** True while requests can be sent (false while reconnecting and after close). */
+  get connected() {
+    return this.#state === 'open';
+  }
+
+  // -- methods ---------------------------------------------------------------------------
+
+  /**
+   * Send any request and resolve with its result. Rejects with an RPCError (its
+   * subclass for the code), a ConnectionLostError, a TimeoutError after `timeout` ms or
+   * `signal.reason` on abort — the last two after telling the server `$/cancelRequest`.
+   */
+  call(method, params, options = {}) {
+    if (this.#state !== 'open') return Promise.reject(this.#notConnected());
+    return this.#request(method, params, options);
+  }
+
+  /** Send a notification (no reply). */
+  notify(method, params) {
+    if (this.#state !== 'open') throw this.#notConnected();
+    this.#send(message(method, params));
+  }
+
+  initialize(params = {}, options) {
+    const clientInfo = { name: 'netmodel-client-node' };
+    return this.call('initialize', { processId: process.pid, clientInfo, ...params }, options);
+  }
+
+  follow(kind, id, options = {}) {
+    return this.call('follow', { kind, id, await: options.await || undefined }, options);
+  }
+
+  unfollow(kind, id, options = {}) {
+    return this.call('unfollow', { kind, id, await: options.await || undefined }, options);
+  }
+
+  setFollowState(kind, id, following, options = {}) {
+    return this.call('setFollowState', { kind, id, following, await: options.await || undefined }, options);
+  }
+
+  getFollowState(kind, id, options = {}) {
+    const { refresh, maxAgeMs } = options;
+    return this.call('getFollowState', { kind, id, refresh, maxAgeMs }, options);
+  }
+
+  stats(options) {
+    return this.call('stats', undefined, options);
+  }
+
+  /** Set the backend environment and/or token (`authToken: null` forgets it). */
+  async configure(params = {}, options) {
+    const result = await this.call('configure', params, options);
+    // A restarted server has forgotten it: kept to be sent again after a reconnect.
+    this.#configured = { ...this.#configured, ...params };
+    return result;
+  }
+
+  /** Subscribe to topics (objects, or shorthands such as "entity:artist/banksy"). */
+  subscribe(topics, options = {}) {
+    const list = (Array.isArray(topics) ? topics : [topics]).map(topic);
+    return this.call('subscribe', { topics: list }, {
+      ...options,
+      // Runs in the reader, before any later line is dispatched, so no notification
+      // of the new subscription can arrive before it is known.
+      onResult: (result) => {
+        const sub = new Subscription(this, result.subscription, list, result.snapshot ?? []);
+        this.#subs.set(sub.id, sub);
+        this.#live.add(sub);
+        return sub;
+      },
+    });
+  }
+
+  /** End a subscription (a Subscription or its name); its iterators finish. */
+  async unsubscribe(subscription, options) {
+    const sub =
+      subscription instanceof Subscription ? subscription : [...this.#live].find((s) => s.id === subscription);
+    const name = sub ? sub.id : subscription;
+    const wasLive = sub ? this.#live.delete(sub) : false;
+    try {
+      // While disconnected there is nothing to tell: the server ended it with the connection.
+      if (!sub || (wasLive && this.#state === 'open')) await this.call('unsubscribe', { subscription: name }, options);
+    } finally {
+      if (sub) {
+        this.#subs.delete(name);
+        sub._close();
+      }
+    }
+  }
+
+  /**
+   * End the connection. For a spawned server: `shutdown` and `exit`, wait up to
+   * `timeout` ms, then SIGTERM and at last SIGKILL — it never outlives the client.
+   */
+  close({ timeout = 5000 } = {}) {
+    this.#closed ??= this.#close(timeout);
+    return this.#closed;
+  }
+
+  async #close(timeout) {
+    if (this.#state === 'closed') return this.process && reap(this.process, timeout); // lost already
+    const wasOpen = this.#state === 'open';
+    this.#state = 'closing';
+    clearTimeout(this.#reconnectTimer);
+    const child = this.process;
+    if (child) {
+      if (wasOpen && child.exitCode === null && child.signalCode === null) {
+        try {
+          await this.#request('shutdown', undefined, { timeout: Math.min(timeout, 2000) });
+          this.#send(message('exit'));
+        } catch {
+          // gone or hung already: the signals below handle it
+        }
+      }
+      this.#conn?.end(); // EOF on stdin ends the server too
+      await reap(child, timeout);
+    } else if (this.#conn) {
+      const conn = this.#conn;
+      conn.end();
+      if (!(await conn.closed(1000))) conn.destroy();
+    }
+    this.#lost(this.#conn, null);
+  }
+
+  // -- plumbing --------------------------------------------------------------------------
+
+  #notConnected() {
+    return this.#state === 'reconnecting'
+      ? new ConnectionLostError('netmodel connection lost; reconnecting (not sent)', 'NETMODEL_NOT_CONNECTED')
+      : new ConnectionLostError('netmodel client is closed', 'NETMODEL_CLOSED');
+  }
+
+  #request(method, params, { timeout = this.timeout, signal, onResult } = {}) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const id = ++this.#nextId;
+      const conn = this.#conn;
+      let timer;
+      const giveUp = (error) => {
+        if (!this.#pending.delete(id)) return;
+        cleanup();
+        // The server keeps working on it otherwise (an awaited mutation's wait, say).
+        if (this.#conn === conn) this.#trySend(message('$/cancelRequest', { id }));
+        reject(error);
+      };
+      const onAbort = () => giveUp(signal.reason);
+      const cleanup = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      this.#pending.set(id, { method, resolve, reject, onResult, cleanup, conn });
+      if (timeout != null) {
+        timer = setTimeout(() => giveUp(new TimeoutError(`netmodel ${method} timed out after ${timeout} ms`)), timeout);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        this.#send({ jsonrpc: '2.0', id, ...message(method, params) });
+      } catch (error) {
+        this.#pending.delete(id);
+        cleanup();
+        reject(error);
+      }
+    });
+  }
+
+  #send(msg) {
+    if (!this.#conn) throw this.#notConnected();
+    this.#conn.write(JSON.stringify(msg) + '\n');
+  }
+
+  #trySend(msg) {
+    try {
+      this.#send(msg);
+    } catch {
+      // best effort
+    }
+  }
+
+  #attachSocket(socket) {
+    socket.on('error', () => {}); // reported by 'close', handled in #lost
+    this.#attach(socket, {
+      write: (line) => socket.write(line),
+      end: () => socket.end(),
+      destroy: () => socket.destroy(),
+      closed: (ms) =>
+        new Promise((resolve) => {
+          if (socket.closed) return resolve(true);
+          const t = setTimeout(() => resolve(false), ms);
+          socket.once('close', () => {
+            clearTimeout(t);
+            resolve(true);
+          });
+        }),
+    });
+  }
+
+  // Reads NDJSON lines from `readable`; `conn` writes to the same peer.
+  #attach(readable, conn) {
+    this.#conn = conn;
+    let buffer = '';
+    readable.setEncoding('utf8'); // keeps a UTF-8 sequence split across chunks whole
+    readable.on('data', (chunk) => {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (!line) continue;
+        let msg;
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          this.emit('protocolError', new Error(`netmodel sent a line that is not JSON: ${line.slice(0, 200)}`));
+          continue;
+        }
+        for (const m of Array.isArray(msg) ? msg : [msg]) this.#dispatch(conn, m);
+      }
+    });
+    readable.on('error', () => {}); // followed by 'close'
+    readable.on('close', () => this.#lost(conn, new Error(this.process ? 'netmodel exited' : 'socket closed')));
+  }
+
+  #dispatch(conn, msg) {
+    if (!msg || typeof msg !== 'object' || conn !== this.#conn) return;
+    if (typeof msg.method === 'string') {
+      if ('id' in msg) {
+        // The server sends no requests; answer as JSON-RPC asks rather than leave it waiting.
+        this.#trySend({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'method not found' } });
+      } else if (msg.method === 'stateChanged') {
+        const { subscription, seq, state } = msg.params ?? {};
+        const sub = this.#subs.get(subscription);
+        if (sub?._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+      } else {
+        this.emit('notification', msg.method, msg.params);
+      }
+      return;
+    }
+    const entry = this.#pending.get(msg.id);
+    if (!entry) return; // timed out or aborted meanwhile
+    this.#pending.delete(msg.id);
+    entry.cleanup();
+    if (msg.error) return entry.reject(RPCError.from(msg.error));
+    try {
+      entry.resolve(entry.onResult ? entry.onResult(msg.result) : msg.result);
+    } catch (error) {
+      entry.reject(error);
+    }
+  }
+
+  // The connection `conn` ended (error null: because of close()).
+  #lost(conn, error) {
+    if (conn !== this.#conn || this.#state === 'closed') return;
+    this.#conn = null;
+    const closing = this.#state === 'closing';
+    // Requests in flight are failed, never re-sent: a mutation the server read is in
+    // its outbox and reaches the backend anyway, and sending it again later could
+    // overwrite an intent made meanwhile with a stale one (reads are cheap to ask again).
+    for (const [id, entry] of this.#pending) {
+      if (entry.conn !== conn) continue;
+      this.#pending.delete(id);
+      entry.cleanup();
+      entry.reject(
+        closing
+          ? new ConnectionLostError(`netmodel client closed before the reply to ${entry.method}`, 'NETMODEL_CLOSED')
+          : new ConnectionLostError(
+              `netmodel connection lost before the reply to ${entry.method} (id ${id}); it may or may not have ` +
+                'taken effect — an accepted mutation stays in the server\'s outbox; read the state again',
+              'NETMODEL_CONNECTION_LOST',
+              { cause: error },
+            ),
+      );
+    }
+    this.#subs.clear();
+    if (closing) return this.#finish(null);
+    if (this.#state !== 'open') return; // a reconnect attempt failed: its loop goes on
+    this.#state = this.#reconnect ? 'reconnecting' : 'closed';
+    this.emit('disconnect', error);
+    if (!this.#reconnect) return this.#finish(error);
+    this.#reconnectLoop(error);
+  }
+
+  // For good: subscriptions end (with an error unless close() was called), 'close'.
+  #finish(error) {
+    this.#state = 'closed';
+    const end = error && new ConnectionLostError(`netmodel connection lost: ${error.message}`, undefined, { cause: error });
+    for (const sub of this.#live) sub._close(end);
+    this.#live.clear();
+    this.emit('close');
+  }
+
+  async #reconnectLoop(lastError) {
+    const { initialDelayMs, maxDelayMs, maxAttempts } = this.#reconnect;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      // Exponential backoff with jitter, so many clients of one restarted server spread out.
+      const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      await new Promise((resolve) => (this.#reconnectTimer = setTimeout(resolve, delay)));
+      if (this.#state !== 'reconnecting') return;
+      let socket;
+      try {
+        socket = await openSocket(this.socketPath);
+      } catch (error) {
+        lastError = error; // not up yet (ENOENT, ECONNREFUSED): try again
+        continue;
+      }
+      if (this.#state !== 'reconnecting') return socket.destroy();
+      this.#attachSocket(socket);
+      try {
+        await this.#restore();
+      } catch (error) {
+        lastError = error; // dropped again, or too slow, while restoring
+        this.#conn?.destroy();
+        continue;
+      }
+      this.#state = 'open';
+      this.emit('reconnect', { attempt });
+      return;
+    }
+    this.#finish(lastError); // gave up
+  }
+
+  // On a fresh connection: the configuration, then every live subscription again.
+  async #restore() {
+    if (this.#configured) {
+      await this.#request('configure', this.#configured).catch((error) => {
+        if (!(error instanceof RPCError)) throw error;
+        this.emit('protocolError', error); // e.g. an environment the new server lacks
+      });
+    }
+    for (const sub of [...this.#live]) {
+      try {
+        await this.#request('subscribe', { topics: sub.topics }, {
+          onResult: (result) => {
+            this.#subs.set(result.subscription, sub);
+            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [])) {
+              this.emit('stateChanged', s, sub, 0);
+            }
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof RPCError)) throw error; // lost or timed out: try again
+        this.#live.delete(sub); // the new server refuses the topics: that subscription ends
+        sub._close(error);
+      }
+    }
+  }
+}
+
+function message(method, params) {
+  return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+}
+
+function openSocket(path) {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(path);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+function waitExit(child, ms) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
+}
+
+async function reap(child, timeout) {
+  if (await waitExit(child, timeout)) return;
+  child.kill('SIGTERM');
+  if (await waitExit(child, 2000)) return;
+  child.kill('SIGKILL');
+  await waitExit(child, 5000);
+}

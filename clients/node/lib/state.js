@@ -1,0 +1,89 @@
+// Helpers for the data the server sends: keys for states, the newest-version filter,
+// topic shorthands and the default socket path.
+
+import os from 'node:os';
+import path from 'node:path';
+
+/** `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, else `/tmp/netmodel-$UID/netmodel.sock`. */
+export function defaultSocketPath(env = process.env) {
+  if (env.XDG_RUNTIME_DIR) return path.join(env.XDG_RUNTIME_DIR, 'netmodel', 'netmodel.sock');
+  return `/tmp/netmodel-${os.userInfo().uid}/netmodel.sock`;
+}
+
+/**
+ * A topic object from an object or from `netmodel watch`'s shorthand: "entity",
+ * "entity:KIND", "entity:KIND/ID", or "list:NAME" (a list with no params).
+ */
+export function topic(spec) {
+  if (spec && typeof spec === 'object') return spec;
+  if (typeof spec !== 'string') throw new TypeError(`topic must be an object or a string, not ${typeof spec}`);
+  const colon = spec.indexOf(':');
+  const head = colon < 0 ? spec : spec.slice(0, colon);
+  const rest = colon < 0 ? '' : spec.slice(colon + 1);
+  if (head === 'list' && rest) return { type: 'list', list: rest, params: {} };
+  if (head !== 'entity') {
+    throw new TypeError(`unknown topic ${JSON.stringify(spec)} (want entity, entity:KIND, entity:KIND/ID or list:NAME)`);
+  }
+  const t = { type: 'entity' };
+  if (rest) {
+    const slash = rest.indexOf('/');
+    t.kind = slash < 0 ? rest : rest.slice(0, slash);
+    if (slash >= 0) t.id = rest.slice(slash + 1);
+  }
+  return t;
+}
+
+// JSON with sorted object keys, so {a,b} and {b,a} params name the same list.
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * Which object a state is about: entities by (kind, id), lists by (list, params).
+ * Kinds cannot contain a NUL, so joining with one is unambiguous.
+ */
+export function stateKey(state) {
+  if (state && typeof state.list === 'string') return `list\0${state.list}\0${canonical(state.params ?? {})}`;
+  if (state && typeof state.kind === 'string' && typeof state.id === 'string') return `entity\0${state.kind}\0${state.id}`;
+  return undefined;
+}
+
+/**
+ * The newest state per entity or list. `accept(state)` keeps a state and returns true
+ * unless one with the same or a higher `version` is already held — the protocol says
+ * to drop older states, and an equal version is the same state seen twice (a reply
+ * and a notification, say).
+ */
+export class StateStore {
+  #latest = new Map();
+
+  accept(state) {
+    const key = stateKey(state);
+    if (key === undefined) return false;
+    const held = this.#latest.get(key);
+    if (held !== undefined && !(state.version > held.version)) return false;
+    this.#latest.set(key, state);
+    return true;
+  }
+
+  /** The held state for an EntityState/ListState-shaped key object, e.g. {kind, id}. */
+  get(ref) {
+    return this.#latest.get(stateKey(ref));
+  }
+
+  clear() {
+    this.#latest.clear();
+  }
+
+  values() {
+    return [...this.#latest.values()];
+  }
+
+  get size() {
+    return this.#latest.size;
+  }
+}

@@ -1,0 +1,128 @@
+// One `subscribe`: its states as 'change' events and as an async iterator.
+
+import { EventEmitter } from 'node:events';
+import { StateStore, stateKey } from './state.js';
+
+export class Subscription extends EventEmitter {
+  #client;
+  #store = new StateStore();
+  // Undelivered states for the iterator, one per entity/list: a newer state replaces
+  // the waiting one in place (as the server coalesces), so memory stays bounded by the
+  // number of entities, however slowly the consumer iterates.
+  #queue = new Map();
+  #waiters = [];
+  #closed = false;
+  #error = null;
+
+  constructor(client, id, topics, snapshot) {
+    super();
+    this.#client = client;
+    /** The server's name for this subscription; a new one after each reconnect. */
+    this.id = id;
+    /** The topics, as sent; re-sent after a reconnect. */
+    this.topics = topics;
+    /** The states `subscribe` answered with (the latest answer, after a reconnect). */
+    this.snapshot = snapshot;
+    /** The `seq` of the last notification delivered (0 after a reconnect's snapshot). */
+    this.lastSeq = 0;
+    for (const s of snapshot) this.#store.accept(s);
+  }
+
+  get closed() {
+    return this.#closed;
+  }
+
+  /** The newest state held per entity or list, snapshot included. */
+  get states() {
+    return this.#store.values();
+  }
+
+  /** The newest state held for one entity. */
+  state(kind, id) {
+    return this.#store.get({ kind, id });
+  }
+
+  /** The newest state held for one list. */
+  list(list, params = {}) {
+    return this.#store.get({ list, params });
+  }
+
+  unsubscribe() {
+    return this.#client.unsubscribe(this);
+  }
+
+  // -- called by the client ------------------------------------------------------------
+
+  /** Keeps and queues a state unless an equal or newer version is held; true if kept. */
+  _deliver(state, seq = 0) {
+    if (this.#closed || stateKey(state) === undefined) return false;
+    if (seq) this.lastSeq = seq;
+    if (!this.#store.accept(state)) return false;
+    this.#queue.set(stateKey(state), state);
+    this.#wake();
+    this.emit('change', state, seq);
+    return true;
+  }
+
+  /**
+   * After a reconnect the server named the subscription anew and answered with a new
+   * snapshot. Versions are per server process — a restarted server counts from 0 — so
+   * the held versions are forgotten and the snapshot is delivered as the current truth.
+   */
+  _resubscribed(id, snapshot) {
+    this.id = id;
+    this.snapshot = snapshot;
+    this.lastSeq = 0;
+    this.#store.clear();
+    return snapshot.filter((s) => this._deliver(s));
+  }
+
+  _close(error = null) {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#error = error;
+    this.#wake();
+    this.emit('end', error);
+  }
+
+  #wake() {
+    for (const resolve of this.#waiters.splice(0)) resolve();
+  }
+
+  // -- async iterator ------------------------------------------------------------------
+
+  /**
+   * `for await (const state of sub)`: every new state from the subscription's start,
+   * oldest entity first. All iterators of one subscription share one queue (so states
+   * that arrive before the loop starts are not lost); use 'change' events to fan out.
+   * Ends after unsubscribe()/close(); throws ConnectionLostError if the connection is
+   * lost for good.
+   */
+  [Symbol.asyncIterator]() {
+    return {
+      next: async () => {
+        for (;;) {
+          if (this.#queue.size) {
+            const [key, state] = this.#queue.entries().next().value;
+            this.#queue.delete(key);
+            return { value: state, done: false };
+          }
+          if (this.#closed) {
+            if (this.#error) {
+              const error = this.#error;
+              this.#error = null; // thrown once; later calls just end
+              throw error;
+            }
+            return { value: undefined, done: true };
+          }
+          await new Promise((resolve) => this.#waiters.push(resolve));
+        }
+      },
+      // `break` out of a loop ends that loop only; the subscription stays open.
+      return: async () => ({ value: undefined, done: true }),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+}
