@@ -12,11 +12,12 @@ public struct JSONPointer: Sendable, Equatable, CustomStringConvertible {
       tokens = []
       return
     }
-    guard text.hasPrefix("/") else { return nil }
+    // Scalars, not Characters: a "/" followed by a combining mark is still a "/".
+    guard text.unicodeScalars.first == "/" else { return nil }
     var result: [String] = []
-    for raw in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+    for raw in text.unicodeScalars.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
       var token = ""
-      var scalars = raw.unicodeScalars.makeIterator()
+      var scalars = raw.makeIterator()
       while let scalar = scalars.next() {
         guard scalar == "~" else {
           token.unicodeScalars.append(scalar)

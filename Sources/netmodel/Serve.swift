@@ -118,9 +118,10 @@ struct ConfigurationFileError: Error, CustomStringConvertible {
 /// `netmodel check-config FILE`: what the server would say about the file at start.
 func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
   guard arguments.count == 1, let path = arguments.first, !path.hasPrefix("-") else {
-    try? FileDescriptor.standardError.writeAll(
+    let help = arguments.first == "--help" || arguments.first == "-h"
+    try? (help ? FileDescriptor.standardOutput : FileDescriptor.standardError).writeAll(
       "usage: netmodel check-config FILE\nChecks a REST backend configuration (schema/backend.schema.json).\n")
-    return arguments.first == "--help" ? 0 : 2
+    return help ? 0 : 2
   }
   switch loadConfiguration(path) {
   case .success(let configuration):

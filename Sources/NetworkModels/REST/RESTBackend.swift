@@ -52,7 +52,10 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     return true
   }
 
-  public func setAuthToken(_ token: String?) { authToken = token }
+  /// A token with a line break would add a header of its own: it is refused (no token).
+  public func setAuthToken(_ token: String?) {
+    authToken = token.flatMap { $0.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 }
+  }
 
   // MARK: FollowBackend
 

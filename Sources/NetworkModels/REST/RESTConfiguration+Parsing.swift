@@ -31,7 +31,7 @@ extension RESTConfiguration {
     let environmentsField = try root.required("environments")
     for (name, value) in try environmentsField.members() {
       let url = try value.string()
-      guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+      guard url.utf8.starts(with: "http://".utf8) || url.utf8.starts(with: "https://".utf8) else {
         throw value.error("must be an http:// or https:// URL")
       }
       environments.append((name, url.hasSuffix("/") ? String(url.dropLast()) : url))
@@ -51,7 +51,10 @@ extension RESTConfiguration {
     if let field = root.optional("auth") {
       try field.allow(["header", "scheme", "tokenEnv"])
       auth = Auth(
-        header: try field.required("header").headerName(), scheme: try field.optional("scheme")?.string(),
+        header: try field.required("header").headerName(),
+        scheme: try field.optional("scheme").map { (scheme) throws(RESTConfigurationError) in
+          try scheme.checkNoLineBreaks(try scheme.string())
+        },
         tokenEnvironmentVariable: try field.optional("tokenEnv")?.string())
     }
 
@@ -106,6 +109,9 @@ extension RESTConfiguration {
         }
       } else {
         try rule.allow(["pointer", "nonEmpty"])
+        if rule.optional("pointer") != nil && rule.optional("nonEmpty") != nil {
+          throw rule.error("has \"pointer\" or \"nonEmpty\", not both")
+        }
         if let pointer = rule.optional("pointer") {
           following = .pointer(try pointer.pointer())
         } else if let pointer = rule.optional("nonEmpty") {
@@ -203,6 +209,16 @@ struct Field {
     return pointer
   }
 
+  /// Header values go into the request as they are: a line break would add a header.
+  /// (Scalars, not Characters: "\r\n" is one Character.)
+  @discardableResult
+  func checkNoLineBreaks(_ text: String) throws(RESTConfigurationError) -> String {
+    guard !text.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+      throw error("must not contain line breaks")
+    }
+    return text
+  }
+
   func headerName() throws(RESTConfigurationError) -> String {
     let name = try string()
     let allowed = "!#$%&'*+-.^_`|~"
@@ -218,7 +234,7 @@ struct Field {
     try members().map { (name, value) throws(RESTConfigurationError) in
       _ = try Field(.string(name), value.path).headerName()
       let text = try value.string()
-      guard !text.contains("\r") && !text.contains("\n") else { throw value.error("must not contain line breaks") }
+      try value.checkNoLineBreaks(text)
       return (name, text)
     }
   }
@@ -269,7 +285,7 @@ struct Field {
     }
     let pathField = try required("path")
     let pathTemplate = try pathField.string()
-    guard pathTemplate.hasPrefix("/") else { throw pathField.error("must start with /") }
+    guard pathTemplate.utf8.first == UInt8(ascii: "/") else { throw pathField.error("must start with /") }
     try pathField.checkPlaceholders(pathTemplate, allowed: placeholders.subtracting(["ids"]), wholeOnly: [])
     let query = try optional("query")?.parameters(placeholders: placeholders) ?? []
     var usesIDs = query.contains { $0.value == "{ids}" }
@@ -286,7 +302,9 @@ struct Field {
     var meanings: [Int: RESTConfiguration.StatusMeaning] = [:]
     if let field = optional("onStatus") {
       for (status, meaning) in try field.members() {
-        guard let code = Int(status), (100...599).contains(code) else {
+        guard status.utf8.count == 3, status.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(status),
+          (100...599).contains(code)
+        else {
           throw RESTConfigurationError(path: meaning.path, reason: "\"\(status)\" is not an HTTP status")
         }
         guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()) else {
