@@ -13,10 +13,53 @@ public protocol FollowBackend: AnyObject {
 
   /// The backend that does the work, under any wrappers (a simulation).
   var underlying: FollowBackend { get }
+
+  /// The list of that name, or nil when the backend has none.
+  func listDescription(_ name: String) -> ListDescription?
+
+  /// One page of a list.
+  func fetchListPage(_ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void)
+
+  /// Whether entities of `kind` have a detail object to load (`getEntity`, preload).
+  func hasDetail(kind: String) -> Bool
+
+  /// The detail object of `key`, as compact JSON text.
+  func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void)
 }
 
 extension FollowBackend {
   public var underlying: FollowBackend { self }
+
+  /// Every backend has `following/<kind>`, from `followed(kind:)`.
+  public func listDescription(_ name: String) -> ListDescription? {
+    FollowingList.kind(of: name).map { ListDescription(dependsOn: [$0]) }
+  }
+
+  /// `following/<kind>` in pages of 50, ids in order; other lists are unknown.
+  public func fetchListPage(
+    _ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void
+  ) {
+    // Callers ask `listDescription` first: an unknown list never gets here.
+    guard let kind = FollowingList.kind(of: request.key.name) else { preconditionFailure("no list \(request.key)") }
+    let offset: Int
+    if case .offset(let start) = request.page { offset = start } else { offset = 0 }
+    followed(kind: kind) { result in
+      completion(
+        result.map { keys in
+          let page = keys.dropFirst(offset).prefix(FollowingList.pageSize)
+          let end = offset + page.count
+          return ListPage(
+            items: page.map { ListItem(key: $0, following: true) }, next: end < keys.count ? .offset(end) : nil)
+        })
+    }
+  }
+
+  public func hasDetail(kind: String) -> Bool { false }
+
+  /// Callers ask `hasDetail` first: a backend without details never gets here.
+  public func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
+    preconditionFailure("\(key.kind) has no detail endpoint")
+  }
 }
 
 /// A backend whose answers carry entities' detail objects (a follow that answers

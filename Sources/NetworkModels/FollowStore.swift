@@ -36,6 +36,8 @@ public final class FollowStore {
   public let intentLog: IntentLog?
   /// Called after every change of an entity's state, with the new state.
   public var onChange: ((EntityState) -> Void)?
+  /// Called when the backend confirmed a follow or unfollow (not a read).
+  public var onConfirmed: ((EntityKey) -> Void)?
   public private(set) var counters = Counters()
 
   /// The compact part every entity has: 16 bytes beside its key.
@@ -107,6 +109,21 @@ public final class FollowStore {
     (backend.underlying as? AttributeSource)?.onAttributes = { [weak self] key, text in
       self?.setAttributes(key, text)
     }
+  }
+
+  /// News of `key`'s follow state from elsewhere (a list's answer): taken as confirmed
+  /// when no mutation or read of it is under way, which could be newer.
+  public func observe(_ key: EntityKey, following: Bool) {
+    guard activities[key] == nil else { return }
+    var record = records[key] ?? Record()
+    let before = record
+    record.confirmed = following
+    record.following = following
+    record.confirmedAt = loop.clock.now
+    records[key] = record
+    let hadError = errors.removeValue(forKey: key) != nil
+    readErrors.remove(key)
+    if before.bits != record.bits || hadError { changed(key) }
   }
 
   /// Keeps an entity's detail object (compact JSON text); a change is a new version.
@@ -217,6 +234,7 @@ public final class FollowStore {
       records[key] = record
       errors[key] = nil
       readErrors.remove(key)
+      onConfirmed?(key)
       if work.wanted == nil || work.wanted == confirmed {
         settle(key, work)
       } else {

@@ -95,6 +95,24 @@ public final class SimulatedBackend: FollowBackend {
     }
   }
 
+  public func listDescription(_ name: String) -> ListDescription? { wrapped.listDescription(name) }
+
+  public func fetchListPage(
+    _ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void
+  ) {
+    simulate("page of \(request.key)", completion: completion) { [wrapped] done in
+      wrapped.fetchListPage(request, completion: done)
+    }
+  }
+
+  public func hasDetail(kind: String) -> Bool { wrapped.hasDetail(kind: kind) }
+
+  public func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
+    simulate("detail of \(key)", completion: completion) { [wrapped] done in
+      wrapped.fetchDetail(key, completion: done)
+    }
+  }
+
   // MARK: Simulation
 
   /// Draws the outcome and the delay now (so they depend only on the order of calls),

@@ -1,0 +1,238 @@
+import EventLoop
+
+/// The stateful list data sources (the seed's `ListState`): each list is idle,
+/// loading, loaded or failed; pages append; a refresh replaces the items when it
+/// arrives and keeps the old ones meanwhile; a failed page keeps what was loaded
+/// and can be asked for again. Items reference entities of the `FollowStore`, so a
+/// follow shows in every loaded list that holds the entity (the join); a confirmed
+/// follow or unfollow makes the lists that depend on its kind out of date.
+///
+/// Must be used on the loop's thread.
+public final class ListStore {
+  public enum Phase: String, Sendable {
+    case idle, loading, loaded, failure
+  }
+
+  public struct Section: Sendable, Equatable {
+    public var title: String
+    public var start: Int
+    public var count: Int
+  }
+
+  /// A list as `ListState` shows it (items not yet joined with the entity store).
+  public struct Snapshot: Sendable {
+    public var key: ListKey
+    public var phase: Phase
+    public var items: [ListItem]
+    public var hasMore: Bool
+    public var error: FollowFailure?
+    public var version: UInt64
+
+    /// Runs of items with the same section title, in item order; empty when no item
+    /// has a title.
+    public var sections: [Section] {
+      var sections: [Section] = []
+      for (index, item) in items.enumerated() {
+        guard let title = item.sectionTitle else { continue }
+        if let last = sections.last, last.title == title, last.start + last.count == index {
+          sections[sections.count - 1].count += 1
+        } else {
+          sections.append(Section(title: title, start: index, count: 1))
+        }
+      }
+      return sections
+    }
+  }
+
+  public struct Counters: Sendable {
+    /// Pages asked of the backend.
+    public var pageCalls = 0
+    /// fetchList calls that joined a page already in flight.
+    public var sharedFetches = 0
+    /// Lists made out of date by a confirmed follow or unfollow.
+    public var invalidations = 0
+  }
+
+  final class Entry {
+    let description: ListDescription
+    var params: [String: String]
+    var phase = Phase.idle
+    var items: [ListItem] = []
+    var next: PageToken?
+    var hasMore = true
+    var error: FollowFailure?
+    var version: UInt64 = 0
+    var loading: PageRequest?
+    var waiters: [(Snapshot) -> Void] = []
+    /// A follow it depends on was confirmed since it loaded.
+    var stale = false
+
+    init(description: ListDescription, params: [String: String]) {
+      self.description = description
+      self.params = params
+    }
+  }
+
+  public let store: FollowStore
+  public var backend: FollowBackend { store.backend }
+  /// Called after every change of a list's state.
+  public var onChange: ((ListKey) -> Void)?
+  /// Whether anyone listens to a list: out-of-date lists with listeners are fetched
+  /// again at once, the others when next asked for.
+  public var hasSubscribers: ((ListKey) -> Bool)?
+  public private(set) var counters = Counters()
+  private var entries: [ListKey: Entry] = [:]
+  /// The join: which lists hold an entity.
+  private var containing: [EntityKey: Set<ListKey>] = [:]
+
+  public init(store: FollowStore) {
+    self.store = store
+  }
+
+  public var listCount: Int { entries.count }
+
+  /// Whether the backend has a list of that name.
+  public func exists(_ name: String) -> Bool { backend.listDescription(name) != nil }
+
+  /// The list's state now; an idle one when it was never asked for (nil when the
+  /// backend has no such list).
+  public func snapshot(_ key: ListKey, params: [String: String] = [:]) -> Snapshot? {
+    guard let entry = entry(key, params: params) else { return nil }
+    return snapshot(key, entry)
+  }
+
+  /// `fetchList`: loads the page asked for, or answers from what is loaded, or joins
+  /// the page already on its way. `completion` gets the list's state after it (a
+  /// failed page is a state with `phase == .failure`). Returns false, calling
+  /// nothing, when the backend has no such list.
+  @discardableResult
+  public func fetch(
+    _ key: ListKey, params: [String: String] = [:], page: PageRequest, completion: @escaping (Snapshot) -> Void
+  ) -> Bool {
+    guard let entry = entry(key, params: params) else { return false }
+    if entry.loading != nil {
+      counters.sharedFetches += 1
+      entry.waiters.append(completion)
+      return true
+    }
+    switch page {
+    case .first where entry.phase == .loaded && !entry.stale,
+      .first where entry.phase == .failure && !entry.items.isEmpty,
+      .next where entry.phase != .idle && !entry.hasMore && !entry.stale:
+      completion(snapshot(key, entry))
+      return true
+    case .first, .refresh:
+      load(key, entry, as: entry.phase == .idle ? .first : .refresh, from: nil)
+    case .next:
+      if entry.phase == .idle || entry.stale {
+        load(key, entry, as: entry.phase == .idle ? .first : .refresh, from: nil)
+      } else {
+        load(key, entry, as: .next, from: entry.next)
+      }
+    }
+    entry.waiters.append(completion)
+    return true
+  }
+
+  /// Starts the first page of a list nobody loaded yet (a subscription to it).
+  public func loadIfIdle(_ key: ListKey, params: [String: String] = [:]) {
+    guard let entry = entry(key, params: params), entry.phase == .idle, entry.loading == nil else { return }
+    load(key, entry, as: .first, from: nil)
+  }
+
+  // MARK: The join
+
+  /// An entity's state changed: every loaded list holding it shows the change.
+  public func entityChanged(_ key: EntityKey) {
+    guard let lists = containing[key] else { return }
+    for listKey in lists {
+      guard let entry = entries[listKey] else { continue }
+      entry.version &+= 1
+      onChange?(listKey)
+    }
+  }
+
+  /// A follow or unfollow was confirmed: lists that depend on its kind are out of
+  /// date; those someone listens to are fetched again.
+  public func mutationConfirmed(_ key: EntityKey) {
+    for (listKey, entry) in entries where entry.description.dependsOn.contains(key.kind) && entry.phase != .idle {
+      counters.invalidations += 1
+      entry.stale = true
+      if entry.loading == nil, hasSubscribers?(listKey) == true {
+        load(listKey, entry, as: .refresh, from: nil)
+      }
+    }
+  }
+
+  // MARK: Loading
+
+  private func entry(_ key: ListKey, params: [String: String]) -> Entry? {
+    if let existing = entries[key] { return existing }
+    guard let description = backend.listDescription(key.name) else { return nil }
+    let created = Entry(description: description, params: params)
+    entries[key] = created
+    return created
+  }
+
+  private func snapshot(_ key: ListKey, _ entry: Entry) -> Snapshot {
+    Snapshot(
+      key: key, phase: entry.phase, items: entry.items, hasMore: entry.phase == .idle ? true : entry.hasMore,
+      error: entry.error, version: entry.version)
+  }
+
+  private func load(_ key: ListKey, _ entry: Entry, as request: PageRequest, from token: PageToken?) {
+    entry.loading = request
+    entry.phase = .loading
+    entry.version &+= 1
+    onChange?(key)
+    counters.pageCalls += 1
+    backend.fetchListPage(ListPageRequest(key: key, params: entry.params, page: token)) { [weak self] result in
+      self?.pageReturned(key, entry, request, result)
+    }
+  }
+
+  private func pageReturned(
+    _ key: ListKey, _ entry: Entry, _ request: PageRequest, _ result: Result<ListPage, FollowFailure>
+  ) {
+    guard entries[key] === entry else { return }
+    entry.loading = nil
+    switch result {
+    case .success(let page):
+      if request == .next {
+        entry.items += page.items
+      } else {
+        for item in entry.items { unindex(item.key, from: key) }
+        entry.items = page.items
+        entry.stale = false
+      }
+      for item in page.items { containing[item.key, default: []].insert(key) }
+      entry.next = page.next
+      entry.hasMore = page.next != nil
+      entry.phase = .loaded
+      entry.error = nil
+      // The list's answer is news of each item's follow state.
+      for item in page.items {
+        if let following = item.following { store.observe(item.key, following: following) }
+        if let attributes = item.attributes, store.state(item.key).attributes == nil {
+          store.setAttributes(item.key, attributes)
+        }
+      }
+    case .failure(let failure):
+      // What was loaded stays, and `hasMore` too: a failure never completes a list.
+      entry.phase = .failure
+      entry.error = failure
+    }
+    entry.version &+= 1
+    onChange?(key)
+    let current = snapshot(key, entry)
+    let waiters = entry.waiters
+    entry.waiters = []
+    for waiter in waiters { waiter(current) }
+  }
+
+  private func unindex(_ entity: EntityKey, from list: ListKey) {
+    guard var lists = containing[entity] else { return }
+    lists.remove(list)
+    containing[entity] = lists.isEmpty ? nil : lists
+  }
+}

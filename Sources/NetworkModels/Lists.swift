@@ -1,0 +1,105 @@
+/// One list as a client names it: `fetchList {list, params}`. Two requests with equal
+/// params (whatever their member order) are the same list.
+public struct ListKey: Hashable, Sendable, CustomStringConvertible {
+  public let name: String
+  /// The params as compact JSON text with sorted keys: the identity, and what
+  /// ListState echoes.
+  public let paramsText: String
+
+  public init(name: String, paramsText: String = "{}") {
+    self.name = name
+    self.paramsText = paramsText
+  }
+
+  public var description: String { paramsText == "{}" ? name : "\(name) \(paramsText)" }
+}
+
+/// Where the next page starts, in the paging style of the list's endpoint.
+public enum PageToken: Sendable, Equatable {
+  /// Page numbers (`page=2`).
+  case number(Int)
+  /// Offset and limit (`offset=40`).
+  case offset(Int)
+  /// An opaque cursor the previous answer gave.
+  case cursor(String)
+  /// A whole URL (an RFC 8288 `Link: <…>; rel="next"` header).
+  case url(String)
+}
+
+/// What a backend is asked for: one page of one list.
+public struct ListPageRequest: Sendable {
+  public var key: ListKey
+  /// The params as template values (`{gene}` → "pop-art"); numbers as their text.
+  public var params: [String: String]
+  /// nil: the first page.
+  public var page: PageToken?
+
+  public init(key: ListKey, params: [String: String] = [:], page: PageToken? = nil) {
+    self.key = key
+    self.params = params
+    self.page = page
+  }
+}
+
+/// One item of a list: a reference into the entity store, and what the list's answer
+/// said of it.
+public struct ListItem: Sendable, Equatable {
+  public var key: EntityKey
+  /// The follow state the answer implies (true in a "followed artists" list); nil
+  /// when it says nothing.
+  public var following: Bool?
+  /// The kept attributes, compact JSON text.
+  public var attributes: String?
+  /// The title of the section this item belongs to, when the list has sections.
+  public var sectionTitle: String?
+
+  public init(key: EntityKey, following: Bool? = nil, attributes: String? = nil, sectionTitle: String? = nil) {
+    self.key = key
+    self.following = following
+    self.attributes = attributes
+    self.sectionTitle = sectionTitle
+  }
+}
+
+public struct ListPage: Sendable {
+  public var items: [ListItem]
+  /// nil when this was the last page.
+  public var next: PageToken?
+
+  public init(items: [ListItem], next: PageToken?) {
+    self.items = items
+    self.next = next
+  }
+}
+
+/// What the service needs to know of a list before it fetches it.
+public struct ListDescription: Sendable {
+  /// Kinds whose confirmed follows and unfollows make the list out of date
+  /// (`followedArtists` depends on `artist`).
+  public var dependsOn: Set<String>
+
+  public init(dependsOn: Set<String>) { self.dependsOn = dependsOn }
+}
+
+/// Which page `fetchList` asks for.
+public enum PageRequest: String, Sendable {
+  /// The first page, unless the list is already loaded (then its current state).
+  case first
+  /// The page after the last one loaded (a retry after a failed page).
+  case next
+  /// The first page again, replacing the items once it arrives.
+  case refresh
+}
+
+/// The lists every backend has: `following/<kind>`, what the backend says is
+/// followed, paged locally.
+enum FollowingList {
+  static let prefix = "following/"
+  static let pageSize = 50
+
+  static func kind(of name: String) -> String? {
+    guard name.hasPrefix(prefix) else { return nil }
+    let kind = String(name.dropFirst(prefix.count))
+    return EntityKey.problem(kind: kind, id: "x") == nil ? kind : nil
+  }
+}
