@@ -3,6 +3,8 @@ import CJansson
 extension JSON {
   /// Compact text with no spaces; keys in insertion order.
   public static let compactFlags = Int(JSON_COMPACT) | Int(JSON_ENCODE_ANY)
+  /// Compact with object keys sorted: equal values give equal text.
+  public static let canonicalFlags = compactFlags | Int(JSON_SORT_KEYS)
 
   /// Appends this value's compact text to `buffer`. No intermediate string is made.
   public func encode(into buffer: inout [UInt8], flags: Int = JSON.compactFlags) {

@@ -66,6 +66,11 @@ public final class ListStore {
     var waiters: [(Snapshot) -> Void] = []
     /// A follow it depends on was confirmed since it loaded.
     var stale = false
+    /// While an out-of-date list is fetched again: the pages so far, shown only once
+    /// they hold as many items as the list had (a host scrolled far must not see its
+    /// list shrink to the first page because something was followed).
+    var refill: [ListItem]?
+    var refillTarget = 0
 
     init(description: ListDescription, params: [String: String]) {
       self.description = description
@@ -159,6 +164,8 @@ public final class ListStore {
       counters.invalidations += 1
       entry.stale = true
       if entry.loading == nil, hasSubscribers?(listKey) == true {
+        entry.refill = []
+        entry.refillTarget = entry.items.count
         load(listKey, entry, as: .refresh, from: nil)
       }
     }
@@ -182,9 +189,11 @@ public final class ListStore {
 
   private func load(_ key: ListKey, _ entry: Entry, as request: PageRequest, from token: PageToken?) {
     entry.loading = request
-    entry.phase = .loading
-    entry.version &+= 1
-    onChange?(key)
+    if entry.phase != .loading {
+      entry.phase = .loading
+      entry.version &+= 1
+      onChange?(key)
+    }
     counters.pageCalls += 1
     backend.fetchListPage(ListPageRequest(key: key, params: entry.params, page: token)) { [weak self] result in
       self?.pageReturned(key, entry, request, result)
@@ -198,30 +207,48 @@ public final class ListStore {
     entry.loading = nil
     switch result {
     case .success(let page):
-      if request == .next {
-        entry.items += page.items
-      } else {
-        for item in entry.items { unindex(item.key, from: key) }
-        entry.items = page.items
-        entry.stale = false
+      guard var refill = entry.refill else { return pageArrived(key, entry, request, page) }
+      refill += page.items
+      if refill.count < entry.refillTarget, let next = page.next {
+        entry.refill = refill
+        load(key, entry, as: .next, from: next)
+        return
       }
-      for item in page.items { containing[item.key, default: []].insert(key) }
-      entry.next = page.next
-      entry.hasMore = page.next != nil
-      entry.phase = .loaded
-      entry.error = nil
-      // The list's answer is news of each item's follow state.
-      for item in page.items {
-        if let following = item.following { store.observe(item.key, following: following) }
-        if let attributes = item.attributes, store.state(item.key).attributes == nil {
-          store.setAttributes(item.key, attributes)
-        }
-      }
+      entry.refill = nil
+      pageArrived(key, entry, .refresh, ListPage(items: refill, next: page.next))
     case .failure(let failure):
       // What was loaded stays, and `hasMore` too: a failure never completes a list.
+      entry.refill = nil
       entry.phase = .failure
       entry.error = failure
+      finish(key, entry)
     }
+  }
+
+  private func pageArrived(_ key: ListKey, _ entry: Entry, _ request: PageRequest, _ page: ListPage) {
+    if request == .next {
+      entry.items += page.items
+    } else {
+      for item in entry.items { unindex(item.key, from: key) }
+      entry.items = page.items
+      entry.stale = false
+    }
+    for item in page.items { containing[item.key, default: []].insert(key) }
+    entry.next = page.next
+    entry.hasMore = page.next != nil
+    entry.phase = .loaded
+    entry.error = nil
+    // The list's answer is news of each item's follow state.
+    for item in page.items {
+      if let following = item.following { store.observe(item.key, following: following) }
+      if let attributes = item.attributes, store.state(item.key).attributes == nil {
+        store.setAttributes(item.key, attributes)
+      }
+    }
+    finish(key, entry)
+  }
+
+  private func finish(_ key: ListKey, _ entry: Entry) {
     entry.version &+= 1
     onChange?(key)
     let current = snapshot(key, entry)

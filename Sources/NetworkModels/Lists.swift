@@ -77,8 +77,13 @@ public struct ListDescription: Sendable {
   /// Kinds whose confirmed follows and unfollows make the list out of date
   /// (`followedArtists` depends on `artist`).
   public var dependsOn: Set<String>
+  /// Params `fetchList` must give.
+  public var requiredParams: [String]
 
-  public init(dependsOn: Set<String>) { self.dependsOn = dependsOn }
+  public init(dependsOn: Set<String>, requiredParams: [String] = []) {
+    self.dependsOn = dependsOn
+    self.requiredParams = requiredParams
+  }
 }
 
 /// Which page `fetchList` asks for.

@@ -13,6 +13,17 @@ extension FollowFailure {
     }
   }
 
+  /// `{code, message, retryable}`, as a state's `error` shows it.
+  func encodeErrorObject(into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: EntityStateText.code)
+    appendDecimal(errorCode.rawValue, to: &buffer)
+    buffer.append(contentsOf: EntityStateText.message)
+    appendJSONString(message, to: &buffer)
+    buffer.append(contentsOf: EntityStateText.retryable)
+    EntityStateText.append(isRetryable, to: &buffer)
+    buffer.append(UInt8(ascii: "}"))
+  }
+
   /// As a JSON-RPC error, with `data.retryable`, `data.status` and, for a mutation
   /// that was awaited, the rolled-back `data.state`.
   func responseError(state: EntityState? = nil) -> ResponseError {
@@ -43,13 +54,7 @@ extension EntityState {
     EntityStateText.append(pending, to: &buffer)
     buffer.append(contentsOf: EntityStateText.error)
     if let error {
-      buffer.append(contentsOf: EntityStateText.code)
-      appendDecimal(error.errorCode.rawValue, to: &buffer)
-      buffer.append(contentsOf: EntityStateText.message)
-      appendJSONString(error.message, to: &buffer)
-      buffer.append(contentsOf: EntityStateText.retryable)
-      EntityStateText.append(error.isRetryable, to: &buffer)
-      buffer.append(UInt8(ascii: "}"))
+      error.encodeErrorObject(into: &buffer)
     } else {
       buffer.append(contentsOf: EntityStateText.null)
     }

@@ -47,8 +47,28 @@ extension NetmodelService {
           .set("inFlight", .integer(rest.http.inFlight))
           .set("byEndpoint", calls))
     }
+    let listCounters = lists.counters
+    let preload = preloader.counters
     return JSON.object()
       .set("uptimeMs", .integer(Int64(uptimeMs)))
+      .set(
+        "lists",
+        JSON.object()
+          .set("held", .integer(lists.listCount))
+          .set("pageCalls", .integer(listCounters.pageCalls))
+          .set("sharedFetches", .integer(listCounters.sharedFetches))
+          .set("invalidations", .integer(listCounters.invalidations))
+      )
+      .set(
+        "preload",
+        JSON.object()
+          .set("queued", .integer(preloader.queuedCount))
+          .set("inFlight", .integer(preloader.inFlightCount))
+          .set("started", .integer(preload.started))
+          .set("cancelled", .integer(preload.cancelled))
+          .set("detailCalls", .integer(preload.detailCalls))
+          .set("detailShared", .integer(preload.detailShared))
+      )
       .set("backend", backend)
       .set("dedupeHits", .integer(counters.dedupeHits))
       .set("cacheHits", .integer(counters.cacheHits))

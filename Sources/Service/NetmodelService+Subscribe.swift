@@ -12,13 +12,18 @@ extension NetmodelService {
       }
       var topics: [SubscriptionHub.Topic] = []
       for (index, value) in topicsValue.elements.enumerated() {
-        topics.append(try Self.topic(value, path: "/topics/\(index)"))
+        topics.append(try self.topic(value, path: "/topics/\(index)"))
       }
       let subscription = self.subscriptions.subscribe(topics, on: request.connection)
       var snapshot: [EntityState] = []
+      var listSnapshots: [ListStore.Snapshot] = []
       var seen: Set<EntityKey> = []
       for topic in topics {
         switch topic {
+        case .list(let key, let values):
+          // As with an entity never fetched, a list never loaded starts loading.
+          self.lists.loadIfIdle(key, params: values)
+          if let list = self.lists.snapshot(key, params: values) { listSnapshots.append(list) }
         case .entity(let kind?, let id?):
           let key = EntityKey(kind: kind, id: id)
           if seen.insert(key).inserted { snapshot.append(self.store.state(key)) }
@@ -33,13 +38,18 @@ extension NetmodelService {
         }
       }
       let states = snapshot
-      request.responder.succeed { buffer in
+      let listStates = listSnapshots
+      request.responder.succeed { [unowned self] buffer in
         buffer.append(contentsOf: Array(#"{"subscription":"#.utf8))
         appendJSONString(subscription.id, to: &buffer)
         buffer.append(contentsOf: Array(#","snapshot":["#.utf8))
         for (index, state) in states.enumerated() {
           if index > 0 { buffer.append(UInt8(ascii: ",")) }
           state.encode(into: &buffer)
+        }
+        for (index, list) in listStates.enumerated() {
+          if index > 0 || !states.isEmpty { buffer.append(UInt8(ascii: ",")) }
+          self.encode(list, into: &buffer)
         }
         buffer.append(contentsOf: Array("]}".utf8))
       }
@@ -56,7 +66,7 @@ extension NetmodelService {
     }
   }
 
-  static func topic(_ value: JSON, path: String) throws(ResponseError) -> SubscriptionHub.Topic {
+  func topic(_ value: JSON, path: String) throws(ResponseError) -> SubscriptionHub.Topic {
     guard value.isObject else { throw .invalidParams("a topic must be an object", path: path) }
     let params = try Params(value, path: path)
     switch try params.string("type") {
@@ -71,10 +81,8 @@ extension NetmodelService {
       }
       return .entity(kind: kind, id: id)
     case "list":
-      let list = try params.string("list") ?? ""
-      throw ResponseError(
-        .unknownKindOrList, "unknown list \(list)",
-        data: JSON.object().set("list", .string(list)).set("retryable", .bool(false)))
+      let (key, values) = try checkedListKey(params, path: path)
+      return .list(key, params: values)
     case nil: throw .invalidParams("type is required", path: path + "/type")
     case let other?: throw .invalidParams("unknown topic type \(other)", path: path + "/type")
     }

@@ -25,6 +25,8 @@ public final class NetmodelService {
 
   public let server: RPCServer
   public let store: FollowStore
+  public let lists: ListStore
+  public let preloader: Preloader
   public var configuration: Configuration
   /// Made durable once per loop iteration, before replies are written.
   public let outbox: Outbox?
@@ -48,6 +50,8 @@ public final class NetmodelService {
   ) {
     self.server = server
     self.store = store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop))
+    self.lists = ListStore(store: self.store)
+    self.preloader = Preloader(store: self.store)
     self.outbox = outbox
     self.configuration = configuration
     if let backend = self.store.backend.underlying as? ConfigurableBackend {
@@ -57,11 +61,26 @@ public final class NetmodelService {
     registerStats()
     registerFollowMethods()
     registerSubscriptionMethods()
+    registerListMethods()
+    registerPreloadMethods()
     registerConfigure()
     // Weak: the server and the store may outlive this service (the fuzzer makes a new
     // service on the same server after `exit`), and a hook must then do nothing.
-    self.store.onChange = { [weak self] state in self?.subscriptions.publish(state) }
-    server.onConnectionClosed = { [weak self] connection in self?.subscriptions.connectionClosed(connection) }
+    self.store.onChange = { [weak self] state in
+      self?.subscriptions.publish(state)
+      self?.lists.entityChanged(state.key)
+    }
+    self.store.onConfirmed = { [weak self] key in self?.lists.mutationConfirmed(key) }
+    lists.onChange = { [weak self] key in self?.subscriptions.publish(list: key) }
+    lists.hasSubscribers = { [weak self] key in self?.subscriptions.hasSubscribers(key) ?? false }
+    subscriptions.encodeList = { [weak self] key, buffer in
+      guard let self, let snapshot = self.lists.snapshot(key) else { return buffer.append(contentsOf: "null".utf8) }
+      self.encode(snapshot, into: &buffer)
+    }
+    server.onConnectionClosed = { [weak self] connection in
+      self?.subscriptions.connectionClosed(connection)
+      self?.preloader.hostGone(connection.id)
+    }
     server.addPreFlushHook { [weak self] in
       guard let self else { return }
       if let outbox = self.outbox, outbox.needsCommit { outbox.commit() }

@@ -150,11 +150,14 @@ let openRPCDocumentText = ##"""
                   "$/cancelRequest",
                   "configure",
                   "exit",
+                  "fetchList",
                   "follow",
+                  "getEntity",
                   "getFollowState",
                   "initialize",
                   "rpc.discover",
                   "setFollowState",
+                  "setInterfaceState",
                   "shutdown",
                   "stats",
                   "subscribe",
@@ -181,11 +184,14 @@ let openRPCDocumentText = ##"""
                   "$/cancelRequest",
                   "configure",
                   "exit",
+                  "fetchList",
                   "follow",
+                  "getEntity",
                   "getFollowState",
                   "initialize",
                   "rpc.discover",
                   "setFollowState",
+                  "setInterfaceState",
                   "shutdown",
                   "stats",
                   "subscribe",
@@ -377,6 +383,20 @@ let openRPCDocumentText = ##"""
                   "-32601": 1,
                   "-32700": 1
                 }
+              },
+              "lists": {
+                "held": 1,
+                "pageCalls": 2,
+                "sharedFetches": 0,
+                "invalidations": 1
+              },
+              "preload": {
+                "queued": 0,
+                "inFlight": 0,
+                "started": 40,
+                "cancelled": 12,
+                "detailCalls": 40,
+                "detailShared": 0
               }
             }
           }
@@ -875,7 +895,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "subscribe",
       "summary": "Subscribes this connection to state changes; returns the current states.",
-      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nList topics (`type: \"list\"`) are answered -32004 UnknownKindOrList (`data.list`) for now: lists arrive with a later issue. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made.",
+      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1062,6 +1082,300 @@ let openRPCDocumentText = ##"""
       ]
     },
     {
+      "name": "fetchList",
+      "summary": "Loads a page of a list and returns the list's state.",
+      "description": "`page: first` (default) loads the first page, or answers at once from a list already loaded and not out of date; `next` loads the page after the last one loaded (or retries a page that failed; on a complete list it answers at once); `refresh` loads the first page again and replaces the items when it arrives (meanwhile `state` is loading and `items` keeps what was loaded). Concurrent calls for one list (same name, equal params) share one backend call. A refresh replaces the items with the first page (`hasMore` then says more can be paged in again); the refetch of an out-of-date list loads as many pages as it had and shows them at once, so it never shrinks. The reply comes once the page is in: a ListState, `state: loaded`, or `state: failure` with `error` set and the items kept (a failed page is a result, not a JSON-RPC error). Lists are joined with the entity store (items show each entity's current `following`), and a confirmed follow or unfollow of a kind a list depends on makes the list out of date: fetched again at once when someone subscribes to it, else at the next `fetchList`.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "list",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/ListName"
+          },
+          "description": "The list's name."
+        },
+        {
+          "name": "params",
+          "required": false,
+          "schema": {
+            "type": "object",
+            "additionalProperties": {
+              "type": [
+                "string",
+                "number",
+                "boolean",
+                "null"
+              ]
+            }
+          },
+          "description": "Values for the list's `{param}` placeholders (the configuration's `params`); part of the list's identity. A missing one, or one the list does not take, is -32602 at `/params/<name>`; `following/<kind>` takes none."
+        },
+        {
+          "name": "page",
+          "required": false,
+          "schema": {
+            "enum": [
+              "first",
+              "next",
+              "refresh"
+            ],
+            "default": "first"
+          },
+          "description": "Which page."
+        }
+      ],
+      "result": {
+        "name": "listState",
+        "schema": {
+          "$ref": "#/components/schemas/ListState"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "the first page of the followed artists",
+          "params": [
+            {
+              "name": "list",
+              "value": "followedArtists"
+            }
+          ],
+          "result": {
+            "name": "listState",
+            "value": {
+              "list": "followedArtists",
+              "params": {},
+              "state": "loaded",
+              "items": [
+                {
+                  "kind": "artist",
+                  "id": "banksy",
+                  "following": true,
+                  "attributes": {
+                    "name": "Banksy"
+                  }
+                }
+              ],
+              "sections": [
+                {
+                  "title": "B",
+                  "start": 0,
+                  "count": 1
+                }
+              ],
+              "hasMore": true,
+              "error": null,
+              "version": 3
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "getEntity",
+      "summary": "Returns an entity's state with its attributes, loading them if needed.",
+      "description": "Where the kind has a detail endpoint (rest configuration `detail`), loads the entity's detail object when it is not held yet (or `refresh`), and the follow state when it is unknown (or `refresh`); concurrent calls share one detail call. The result is the EntityState with `attributes`. A kind without a detail endpoint answers with the attributes known so far (from a follow answer or a list), else null. A failed load is its application error with `data.state`.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "kind",
+          "description": "The entity's kind (artist, profile, gene, …).",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityKind"
+          }
+        },
+        {
+          "name": "id",
+          "description": "The entity's id within its kind.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/EntityID"
+          }
+        },
+        {
+          "name": "refresh",
+          "required": false,
+          "schema": {
+            "type": "boolean",
+            "default": false
+          },
+          "description": "true: load again even what is held."
+        }
+      ],
+      "result": {
+        "name": "entityState",
+        "schema": {
+          "$ref": "#/components/schemas/EntityState"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/BackendUnavailable"
+        },
+        {
+          "$ref": "#/components/errors/BackendRejected"
+        },
+        {
+          "$ref": "#/components/errors/Unauthorized"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "an artist with its attributes",
+          "params": [
+            {
+              "name": "kind",
+              "value": "artist"
+            },
+            {
+              "name": "id",
+              "value": "banksy"
+            }
+          ],
+          "result": {
+            "name": "entityState",
+            "value": {
+              "kind": "artist",
+              "id": "banksy",
+              "following": true,
+              "confirmed": true,
+              "pending": false,
+              "error": null,
+              "attributes": {
+                "id": "banksy",
+                "name": "Banksy"
+              },
+              "version": 4
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "setInterfaceState",
+      "summary": "Says which items a host shows, so their data is loaded before it is needed (preload).",
+      "description": "Texture's interface states: an item in `preload`, `display` or `visible` has its follow state and, where the kind has a detail endpoint, its attributes loaded, visible first, then display, then preload (oldest first within a level), with a bounded number of loads at once; results arrive as notifications to subscribers and are cached. An item set back to `none` leaves the queue before its turn (a load already under way finishes and is kept). Interest is per connection: several hosts may show the same item and the highest level counts; a closed connection's interest goes with it. Answers at once with how many items were taken.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "items",
+          "required": true,
+          "schema": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/EntityRef"
+            }
+          },
+          "description": "The items whose state changes."
+        },
+        {
+          "name": "state",
+          "required": true,
+          "schema": {
+            "enum": [
+              "none",
+              "preload",
+              "display",
+              "visible"
+            ]
+          },
+          "description": "Their new interface state."
+        }
+      ],
+      "result": {
+        "name": "setInterfaceStateResult",
+        "schema": {
+          "type": "object",
+          "required": [
+            "accepted"
+          ],
+          "properties": {
+            "accepted": {
+              "type": "integer",
+              "minimum": 0
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/RequestCancelled"
+        },
+        {
+          "$ref": "#/components/errors/ShuttingDown"
+        },
+        {
+          "$ref": "#/components/errors/InternalError"
+        }
+      ],
+      "examples": [
+        {
+          "name": "twenty cells became visible",
+          "params": [
+            {
+              "name": "items",
+              "value": [
+                {
+                  "kind": "artist",
+                  "id": "banksy"
+                },
+                {
+                  "kind": "artist",
+                  "id": "kaws"
+                }
+              ]
+            },
+            {
+              "name": "state",
+              "value": "visible"
+            }
+          ],
+          "result": {
+            "name": "setInterfaceStateResult",
+            "value": {
+              "accepted": 2
+            }
+          }
+        }
+      ]
+    },
+    {
       "name": "configure",
       "summary": "Sets the backend environment and auth token.",
       "description": "Both params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend: the rest backend sends it in the auth header its configuration names (replacing a token read from the configuration's `auth.tokenEnv`); it is never logged, echoed or counted, and `null` forgets it (no auth header is sent then). `environment` names one of the rest configuration's environments (named base URLs); an unknown name is -32602 with `data.path` \"/environment\" and the message lists the configured names. It starts as the configuration's `environment` (or `--environment`); the local backend accepts any name and starts as \"default\".",
@@ -1193,7 +1507,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "stateChanged",
       "summary": "A subscribed entity's state changed (server to client).",
-      "description": "A JSON-RPC notification the server sends (no id; do not answer it) to a connection with a subscription whose topics match the changed entity: `{\"jsonrpc\":\"2.0\",\"method\":\"stateChanged\",\"params\":{\"subscription\":…,\"seq\":…,\"state\":…}}`. It is written in the framing the connection uses.\n\n`seq` grows by one per notification on a connection (over all its subscriptions), starting at 1. `state` is always the full state, never a delta, so notifications are coalesced: when a connection reads slower than states change, only the newest state per (subscription, entity) waits in its queue. A slow reader costs memory bounded by its subscriptions' entities, never by the number of changes, and never slows the server or other connections; replies are never dropped. A coalesced state is skipped, not numbered, so `seq` has no gaps. Clients keep the state with the highest `version` per entity.",
+      "description": "A JSON-RPC notification the server sends (no id; do not answer it) to a connection with a subscription whose topics match the changed entity or list: `{\"jsonrpc\":\"2.0\",\"method\":\"stateChanged\",\"params\":{\"subscription\":…,\"seq\":…,\"state\":…}}`. It is written in the framing the connection uses.\n\n`seq` grows by one per notification on a connection (over all its subscriptions), starting at 1. `state` is always the full state, never a delta, so notifications are coalesced: when a connection reads slower than states change, only the newest state per (subscription, entity or list) waits in its queue. A slow reader costs memory bounded by its subscriptions' entities, never by the number of changes, and never slows the server or other connections; replies are never dropped. A coalesced state is skipped, not numbered, so `seq` has no gaps. Clients keep the state with the highest `version` per entity.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1699,7 +2013,7 @@ let openRPCDocumentText = ##"""
           },
           {
             "title": "ListTopic",
-            "description": "One list with its params. Not served yet: answered -32004 UnknownKindOrList until lists arrive with a later issue.",
+            "description": "One list with its params: the snapshot carries its ListState (a list never loaded starts loading, as an entity never fetched is fetched), and every change of it (a page, a refresh, a follow of one of its items) is pushed as a ListState. An unknown list is -32004; a missing param the list needs is -32602.",
             "type": "object",
             "required": [
               "type",
@@ -1710,10 +2024,19 @@ let openRPCDocumentText = ##"""
                 "const": "list"
               },
               "list": {
-                "type": "string"
+                "$ref": "#/components/schemas/ListName"
               },
               "params": {
-                "type": "object"
+                "description": "Values for the list's `{param}` placeholders: strings, numbers or booleans.",
+                "type": "object",
+                "additionalProperties": {
+                  "type": [
+                    "string",
+                    "number",
+                    "boolean",
+                    "null"
+                  ]
+                }
               }
             }
           }
@@ -1732,10 +2055,17 @@ let openRPCDocumentText = ##"""
             "type": "string"
           },
           "snapshot": {
-            "description": "Current states of the entities the topics match (see the method's description).",
+            "description": "Current states of what the topics name: the entities first (see the method's description), then one ListState per list topic.",
             "type": "array",
             "items": {
-              "$ref": "#/components/schemas/EntityState"
+              "oneOf": [
+                {
+                  "$ref": "#/components/schemas/EntityState"
+                },
+                {
+                  "$ref": "#/components/schemas/ListState"
+                }
+              ]
             }
           }
         }
@@ -1760,7 +2090,15 @@ let openRPCDocumentText = ##"""
             "minimum": 1
           },
           "state": {
-            "$ref": "#/components/schemas/EntityState"
+            "description": "The whole new state: an EntityState for entity topics, a ListState for list topics.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/EntityState"
+              },
+              {
+                "$ref": "#/components/schemas/ListState"
+              }
+            ]
           }
         }
       },
@@ -1827,7 +2165,9 @@ let openRPCDocumentText = ##"""
           "requests",
           "notificationsReceived",
           "bytes",
-          "errors"
+          "errors",
+          "lists",
+          "preload"
         ],
         "properties": {
           "uptimeMs": {
@@ -2059,6 +2399,220 @@ let openRPCDocumentText = ##"""
                 }
               }
             }
+          },
+          "lists": {
+            "description": "Lists held and their traffic.",
+            "type": "object",
+            "required": [
+              "held",
+              "pageCalls",
+              "sharedFetches",
+              "invalidations"
+            ],
+            "properties": {
+              "held": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "pageCalls": {
+                "description": "Pages asked of the backend.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "sharedFetches": {
+                "description": "fetchList calls that joined a page already on its way.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "invalidations": {
+                "description": "Lists made out of date by a confirmed follow of a kind they depend on.",
+                "type": "integer",
+                "minimum": 0
+              }
+            }
+          },
+          "preload": {
+            "description": "setInterfaceState's work.",
+            "type": "object",
+            "required": [
+              "queued",
+              "inFlight",
+              "started",
+              "cancelled",
+              "detailCalls",
+              "detailShared"
+            ],
+            "properties": {
+              "queued": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "inFlight": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "started": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "cancelled": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "detailCalls": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "detailShared": {
+                "type": "integer",
+                "minimum": 0
+              }
+            }
+          }
+        }
+      },
+      "ListName": {
+        "title": "ListName",
+        "description": "A list's name: on the local backend `following/<kind>` (what is followed, ordered by id, 50 a page); on the rest backend the lists its configuration describes under `lists` (e.g. `followedArtists`).",
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128
+      },
+      "ListItem": {
+        "title": "ListItem",
+        "description": "An item of a list, joined with the entity store: `following` is the entity's shown state now (it moves with every follow, in every list holding the entity), else what the list's answer said; `attributes` are the entity's, else the fields the list kept.",
+        "type": "object",
+        "required": [
+          "kind",
+          "id",
+          "following",
+          "attributes"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "kind": {
+            "$ref": "#/components/schemas/EntityKind"
+          },
+          "id": {
+            "$ref": "#/components/schemas/EntityID"
+          },
+          "following": {
+            "type": [
+              "boolean",
+              "null"
+            ]
+          },
+          "attributes": {
+            "type": [
+              "object",
+              "null"
+            ]
+          }
+        }
+      },
+      "ListSection": {
+        "title": "ListSection",
+        "description": "A run of items with the same section title (the configuration's `sections`: the first letter of a name, or a category): items[start ..< start+count].",
+        "type": "object",
+        "required": [
+          "title",
+          "start",
+          "count"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "title": {
+            "type": "string"
+          },
+          "start": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "count": {
+            "type": "integer",
+            "minimum": 1
+          }
+        }
+      },
+      "ListState": {
+        "title": "ListState",
+        "description": "A list as a stateful data source. `state`: idle (never asked for), loading, loaded or failure. While a next page or a refresh loads, `state` is loading and `items` keeps what was loaded; a refresh replaces the items when it arrives. A failed page keeps what was loaded, sets `error` and keeps `hasMore`: asking for `next` again retries it; a failure never marks the list complete. `version` grows by one on every change, including a change of an item's entity.",
+        "type": "object",
+        "required": [
+          "list",
+          "params",
+          "state",
+          "items",
+          "sections",
+          "hasMore",
+          "error",
+          "version"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "list": {
+            "$ref": "#/components/schemas/ListName"
+          },
+          "params": {
+            "description": "The params the list was asked with (keys sorted).",
+            "type": "object"
+          },
+          "state": {
+            "enum": [
+              "idle",
+              "loading",
+              "loaded",
+              "failure"
+            ]
+          },
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ListItem"
+            }
+          },
+          "sections": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ListSection"
+            }
+          },
+          "hasMore": {
+            "description": "Whether `page: next` can load more.",
+            "type": "boolean"
+          },
+          "error": {
+            "description": "The last page's failure (`{code, message, retryable}`), or null.",
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "code",
+                  "message",
+                  "retryable"
+                ],
+                "properties": {
+                  "code": {
+                    "description": "The application error code of the failure: -32001 backend unavailable, -32002 backend rejected, -32003 unauthorized, -32004 unknown kind.",
+                    "type": "integer"
+                  },
+                  "message": {
+                    "type": "string"
+                  },
+                  "retryable": {
+                    "description": "Whether the failure was transient (-32001).",
+                    "type": "boolean"
+                  }
+                }
+              }
+            ]
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 0
           }
         }
       }

@@ -12,15 +12,8 @@ final class SubscriptionHub {
   enum Topic {
     /// kind nil: every entity; id nil: every entity of the kind.
     case entity(kind: String?, id: String?)
-
-    func matches(_ key: EntityKey) -> Bool {
-      switch self {
-      case .entity(let kind, let id):
-        if let kind, kind != key.kind { return false }
-        if let id, id != key.id { return false }
-        return true
-      }
-    }
+    /// One list (name and params).
+    case list(ListKey, params: [String: String])
   }
 
   final class Subscription {
@@ -45,7 +38,11 @@ final class SubscriptionHub {
   private var exact: [EntityKey: [Subscription]] = [:]
   private var byKind: [String: [Subscription]] = [:]
   private var everything: [Subscription] = []
+  private var lists: [ListKey: [Subscription]] = [:]
   private var queues: [Int: NotificationQueue] = [:]
+  /// Writes a list's current ListState: lists are encoded when their notification is
+  /// written, so a waiting one always carries the newest state.
+  var encodeList: (ListKey, inout [UInt8]) -> Void = { _, buffer in buffer.append(contentsOf: "null".utf8) }
 
   var subscriptionCount: Int { queues.values.reduce(0) { $0 + $1.subscriptions.count } }
 
@@ -60,9 +57,19 @@ final class SubscriptionHub {
       case .entity(let kind?, let id?): exact[EntityKey(kind: kind, id: id), default: []].append(subscription)
       case .entity(let kind?, nil): byKind[kind, default: []].append(subscription)
       case .entity(nil, _): everything.append(subscription)
+      case .list(let key, _): lists[key, default: []].append(subscription)
       }
     }
     return subscription
+  }
+
+  func hasSubscribers(_ list: ListKey) -> Bool { lists[list] != nil }
+
+  /// Tells every subscription to `list` that it changed.
+  func publish(list: ListKey) {
+    for subscription in lists[list] ?? [] where subscription.queue.put(list: list, for: subscription.id) {
+      counters.coalesced += 1
+    }
   }
 
   /// False when the connection has no subscription of that name.
@@ -104,7 +111,9 @@ final class SubscriptionHub {
 
   private func queue(for connection: Connection) -> NotificationQueue {
     if let existing = queues[connection.id] { return existing }
-    let created = NotificationQueue(connection: connection)
+    let created = NotificationQueue(connection: connection) { [unowned self] key, buffer in
+      self.encodeList(key, &buffer)
+    }
     queues[connection.id] = created
     connection.onDrained = { [weak self, weak created] in
       guard let self, let created, created.hasQueued else { return }
@@ -125,6 +134,7 @@ final class SubscriptionHub {
         exact[key] = without(exact[key])
       case .entity(let kind?, nil): byKind[kind] = without(byKind[kind])
       case .entity(nil, _): everything.removeAll { $0 === subscription }
+      case .list(let key, _): lists[key] = without(lists[key])
       }
     }
   }
@@ -133,9 +143,20 @@ final class SubscriptionHub {
 /// One connection's notifications waiting to be written, newest state per
 /// (subscription, entity), oldest first.
 final class NotificationQueue {
+  enum Subject: Hashable {
+    case entity(EntityKey)
+    case list(ListKey)
+  }
+
   struct Slot: Hashable {
     let subscription: String
-    let key: EntityKey
+    let subject: Subject
+  }
+
+  enum Pending {
+    case entity(EntityState)
+    /// Encoded when written, from the list store.
+    case list(ListKey)
   }
 
   /// Notifications are written while the connection has less than this unsent.
@@ -145,18 +166,31 @@ final class NotificationQueue {
   var subscriptions: [String: SubscriptionHub.Subscription] = [:]
   private var order: [Slot] = []
   private var head = 0
-  private var states: [Slot: EntityState] = [:]
+  private var states: [Slot: Pending] = [:]
   private var seq: UInt64 = 0
+  private let encodeList: (ListKey, inout [UInt8]) -> Void
 
-  init(connection: Connection) { self.connection = connection }
+  init(connection: Connection, encodeList: @escaping (ListKey, inout [UInt8]) -> Void) {
+    self.connection = connection
+    self.encodeList = encodeList
+  }
 
   var hasQueued: Bool { !states.isEmpty }
   var queuedCount: Int { states.count }
 
   /// Queues `state`; true when it replaced an older state that was still waiting.
   func put(_ state: EntityState, for subscription: String) -> Bool {
-    let slot = Slot(subscription: subscription, key: state.key)
-    if states.updateValue(state, forKey: slot) != nil { return true }
+    let slot = Slot(subscription: subscription, subject: .entity(state.key))
+    if states.updateValue(.entity(state), forKey: slot) != nil { return true }
+    order.append(slot)
+    return false
+  }
+
+  /// Queues a list's change; true when one was already waiting (it will carry the
+  /// newest state anyway).
+  func put(list: ListKey, for subscription: String) -> Bool {
+    let slot = Slot(subscription: subscription, subject: .list(list))
+    if states.updateValue(.list(list), forKey: slot) != nil { return true }
     order.append(slot)
     return false
   }
@@ -172,16 +206,20 @@ final class NotificationQueue {
     while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
       let slot = order[head]
       head += 1
-      guard let state = states.removeValue(forKey: slot) else { continue }
+      guard let pending = states.removeValue(forKey: slot) else { continue }
       seq += 1
       let seq = self.seq
+      let encodeList = self.encodeList
       connection.send { buffer in
         buffer.append(contentsOf: NotificationText.prefix)
         appendJSONString(slot.subscription, to: &buffer)
         buffer.append(contentsOf: NotificationText.seq)
         appendDecimal(Int64(seq), to: &buffer)
         buffer.append(contentsOf: NotificationText.state)
-        state.encode(into: &buffer)
+        switch pending {
+        case .entity(let state): state.encode(into: &buffer)
+        case .list(let key): encodeList(key, &buffer)
+        }
         buffer.append(contentsOf: NotificationText.suffix)
       }
       written += 1

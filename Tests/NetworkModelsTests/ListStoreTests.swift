@@ -183,6 +183,26 @@ final class ListFixture {
     #expect(f.lists.counters.invalidations == 1)
   }
 
+  @Test func aListScrolledFarKeepsItsLengthWhenRefetched() throws {
+    let f = try ListFixture()
+    f.fetch(.first)
+    f.backend.answer(start: 0)
+    f.fetch(.next)
+    f.backend.answer(start: 10)
+    f.fetch(.next)
+    f.backend.answer(start: 20)
+    f.subscribed = true
+    f.store.setFollowing(EntityKey(kind: "artist", id: "new"), true)
+    f.backend.inner.succeed()
+    f.changes.removeAll()
+    f.backend.answer(start: 0)
+    #expect(f.backend.pages.first?.request.page == .number(2), "pages are fetched again up to the length it had")
+    f.backend.answer(start: 10)
+    f.backend.answer(start: 20)
+    #expect(f.changes.allSatisfy { $0.items.count == 30 }, "never shown shorter")
+    #expect(f.changes.last?.phase == .loaded && f.backend.pages.isEmpty)
+  }
+
   @Test func withoutSubscribersAnOutOfDateListIsFetchedWhenNextAskedFor() throws {
     let f = try ListFixture()
     f.fetch(.first)

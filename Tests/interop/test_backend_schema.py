@@ -13,13 +13,17 @@ two in step:
   verdict from the schema and from `check-config` (exit 0 or 2), and for a refused one
   the JSON Pointer `check-config` prints is the pointer jsonschema reports for the
   error, or a prefix (parent) of it;
+- the same for `lists` (LIST_ACCEPTED, LIST_REFUSED, LIST_KNOWN_DIFFERENCES), over
+  BASE plus LISTS, and the lists of Tests/NetworkModelsTests/RESTListTests.swift;
 - what a JSON Schema cannot say (KNOWN_DIFFERENCES) is refused by `check-config`
   alone, with its pointer;
 - `check-config`'s command line: a missing file, a file that is not JSON, `--help`.
 
 The table found six parser bugs (CRLF in header values and auth.scheme, "+404" and
 "0404" status keys, `pointer` with `nonEmpty`, a pointer whose "/" is followed by a
-combining mark); they are fixed and stay in the table as ordinary cases.
+combining mark); they are fixed and stay in the table as ordinary cases. The cases
+marked xfail(strict=True) are parser bugs not fixed yet: the schema says what the
+format should be, check-config still accepts them (see each reason).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "schema" / "backend.schema.json"
 ARTSY_EXAMPLE = ROOT / "examples" / "artsy" / "config.json"
 SWIFT_TEST = ROOT / "Tests" / "NetworkModelsTests" / "RESTConfigurationTests.swift"
+SWIFT_LIST_TEST = ROOT / "Tests" / "NetworkModelsTests" / "RESTListTests.swift"
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -312,6 +317,28 @@ def test_artsy_example_is_valid(validator, check_config):
     assert code == 0, out
 
 
+def test_swift_list_test_configuration_is_valid(validator, check_config):
+    """The configuration of Tests/NetworkModelsTests/RESTListTests.swift: a list of each
+    paging style, params, sections, following both ways."""
+    if not SWIFT_LIST_TEST.exists():
+        pytest.skip(f"{SWIFT_LIST_TEST} is gone")
+    source = SWIFT_LIST_TEST.read_text(encoding="utf-8")
+    match = re.search(r'RESTConfiguration\.parse\(\s*#"""\n(.*?)\n\s*"""#', source, re.S)
+    assert match, "the list configuration was not found in the Swift test"
+    text = match[1].replace(r"\#(server.baseURL)", "http://127.0.0.1:1")
+    doc = json.loads(text)
+    assert {"byPage", "byOffset", "byCursor", "byLink", "ofGene"} <= set(doc["lists"])
+    errors = list(validator.iter_errors(doc))
+    assert not errors, explain(errors)
+    assert check_config.run_text(text)[0] == 0
+
+
+def test_lists_base_is_valid(validator, check_config):
+    errors = list(validator.iter_errors(LIST_BASE))
+    assert not errors, explain(errors)
+    assert check_config.run(LIST_BASE)[0] == 0
+
+
 # --------------------------------------------------------------------------
 # the differential table: one field changed, same verdict from both
 
@@ -478,11 +505,242 @@ REFUSED = [
 ]
 
 
+# --------------------------------------------------------------------------
+# lists: the same table over BASE with LISTS (every list feature at least once)
+
+LISTS = {
+    "description": "the lists a client pages through",
+    "followedArtists": {
+        "description": "The artists the user follows, 20 a page, in sections A-Z.",
+        "method": "GET",
+        "path": "/api/v1/me/follow/artists",
+        "query": {"total_count": "1"},
+        "paging": {"style": "page", "pageParameter": "page", "sizeParameter": "size", "size": 20, "first": 1},
+        "item": {"kind": "artist", "id": "/artist/id", "following": True, "attributes": "/artist", "keep": ["id", "name"]},
+        "sections": {"pointer": "/artist/name", "by": "firstLetter"},
+        "dependsOn": ["artist"],
+    },
+    "genes/artists": {
+        "method": "GET",
+        "path": "/genes/{gene}/artists",
+        "params": ["gene", "sort"],
+        "query": {"sort": "{sort}", "tags[]": ["a", "{gene}"]},
+        "headers": {"X-List": "1"},
+        "timeoutMs": 5000,
+        "paging": {"style": "offset", "offsetParameter": "from", "limitParameter": "n", "limit": 50},
+        "items": "/data",
+        "item": {"kind": "artist", "id": "/id", "following": {"pointer": "/is_followed"}, "attributes": ""},
+        "sections": {"pointer": "/category", "by": "value"},
+        "dependsOn": ["artist", "gene"],
+    },
+    "search": {
+        "method": "POST",
+        "path": "/search",
+        "params": ["q"],
+        "json": {"query": "{q}", "types": ["gene"], "n": 1},
+        "paging": {"style": "cursor", "parameter": "after", "next": "/meta/next", "sizeParameter": "first", "size": 30},
+        "items": "/results",
+        "item": {"kind": "gene", "id": "/id"},
+    },
+    "shows": {"method": "GET", "path": "/shows", "paging": {"style": "link"}, "item": {"kind": "show", "id": "/id"}},
+    "profiles": {"method": "GET", "path": "/profiles", "paging": {"style": "none"}, "item": {"kind": "profile", "id": ""}},
+}
+LIST_BASE = mutate(BASE, S("/lists", LISTS))
+
+FA = "/lists/followedArtists"  # a page-style list
+GA = "/lists/genes~1artists"  # "genes/artists": offset style, params
+SE = "/lists/search"  # cursor style
+SH = "/lists/shows"  # link style
+
+
+def L(*ops):
+    """Ops over BASE with LISTS."""
+    return [S("/lists", LISTS), *ops]
+
+
+def parser_bug(reason):
+    return pytest.mark.xfail(strict=True, reason="Swift parser bug: " + reason)
+
+
+_LONG_LIST = "l" * 128  # 128 bytes: the longest list name
+_WIDE_LIST = "é" * 64  # 64 characters, 128 bytes
+
+LIST_ACCEPTED = [
+    pytest.param(L(), id="lists-unchanged"),
+    pytest.param([S("/lists", {})], id="lists-empty"),
+    pytest.param([S("/lists", {"description": "none yet", "$schema": 1})], id="lists-only-comments"),
+    pytest.param(
+        L(
+            S(FA + "/$schema", "x"),
+            S(FA + "/paging/description", "p"),
+            S(FA + "/item/description", ["i"]),
+            S(FA + "/sections/$schema", None),
+            S(GA + "/item/following/description", "f"),
+            S(SE + "/paging/description", "c"),
+            S(SH + "/paging/$schema", 1),
+            S("/lists/profiles/paging/description", "n"),
+        ),
+        id="list-description-and-$schema-in-every-object",
+    ),
+    pytest.param(L(R(FA, _LONG_LIST)), id="list-name-128-bytes"),
+    pytest.param(L(R(FA, _WIDE_LIST)), id="list-name-128-bytes-of-64-characters"),
+    pytest.param(L(R(FA, "following/artist")), id="list-name-with-slash"),
+    pytest.param(L(S(FA, {"method": "GET", "path": "/", "item": {"kind": "artist", "id": ""}})), id="list-minimal"),
+    pytest.param(L(D(FA + "/paging")), id="paging-absent"),
+    pytest.param(L(S(FA + "/paging", {"style": "page"})), id="paging-page-defaults"),
+    pytest.param(
+        L(S(FA + "/paging", {"style": "page", "pageParameter": "p", "sizeParameter": "per_page", "size": 1000, "first": 0})),
+        id="paging-page-limits",
+    ),
+    pytest.param(L(S(FA + "/paging/size", 1)), id="paging-page-size-1"),
+    pytest.param(L(S(GA + "/paging", {"style": "offset"})), id="paging-offset-defaults"),
+    pytest.param(L(S(GA + "/paging/limit", 1000)), id="paging-offset-limit-1000"),
+    pytest.param(L(S(SE + "/paging", {"style": "cursor", "next": ""})), id="paging-cursor-minimal"),
+    pytest.param(L(S(SE + "/paging/size", 1)), id="paging-cursor-size-1"),
+    pytest.param(L(D(SE + "/paging/sizeParameter")), id="paging-cursor-size-without-sizeParameter"),
+    pytest.param(L(S(FA + "/item/following", False)), id="item-following-false"),
+    pytest.param(L(S(FA + "/item/following", {"pointer": ""})), id="item-following-pointer-root"),
+    pytest.param(L(S(FA + "/item/keep", [])), id="item-keep-empty"),
+    pytest.param(L(D(FA + "/item/attributes")), id="item-keep-without-attributes"),  # keep has no effect then
+    pytest.param(L(S(FA + "/sections", {"pointer": "/artist/name"})), id="sections-by-default"),
+    pytest.param(L(S(FA + "/dependsOn", [])), id="dependsOn-empty"),
+    pytest.param(L(S(FA + "/items", "/a~0b~1c/0")), id="items-escaped-pointer"),
+    pytest.param(L(S(GA + "/params", ["gene", "sort", "gene", "$schema", "{x}"])), id="params-odd-but-allowed"),
+    pytest.param(L(S(SE + "/json", {"{q}": ["{q}", {"deep": "x{q}y"}], "k": None})), id="list-json-template"),
+    pytest.param(L(D(SE + "/json"), S(SE + "/form", {"q": ["{q}", "x"]})), id="list-form-template"),
+    pytest.param(L(S(SH + "/method", "DELETE"), S(SH + "/path", "/a{b")), id="list-method-and-unclosed-brace"),
+]
+
+LIST_REFUSED = [
+    pytest.param([S("/lists", [])], "/lists", id="lists-not-object"),
+    pytest.param([S("/lists", None)], "/lists", id="lists-null"),
+    pytest.param(L(S(SH, "GET /shows")), SH, id="list-not-object"),
+    pytest.param(L(R(SH, "")), "/lists/", id="list-name-empty"),
+    pytest.param(L(R(SH, _LONG_LIST + "l")), "/lists/" + _LONG_LIST + "l", id="list-name-129-bytes"),
+    pytest.param(L(S(SH + "/pagination", {})), SH + "/pagination", id="list-unknown-field"),
+    pytest.param(L(S(SH + "/following", True)), SH + "/following", id="list-following-outside-item"),
+    pytest.param(L(D(SH + "/item")), SH, id="list-item-missing"),
+    pytest.param(L(D(SH + "/method")), SH, id="list-method-missing"),
+    pytest.param(L(S(SH + "/method", "HEAD")), SH + "/method", id="list-method-unknown"),
+    pytest.param(L(D(SH + "/path")), SH, id="list-path-missing"),
+    pytest.param(L(S(SH + "/path", "shows")), SH + "/path", id="list-path-relative"),
+    pytest.param(L(S(SE + "/form", {"q": "{q}"})), SE + "/form", id="list-json-and-form"),
+    pytest.param(L(S(SH + "/timeoutMs", 0)), SH + "/timeoutMs", id="list-timeoutMs-0"),
+    pytest.param(L(S(SH + "/headers", {"X-A": "a\r\nb"})), SH + "/headers/X-A", id="list-header-crlf"),
+    pytest.param(L(S(GA + "/query/sort", 1)), GA + "/query/sort", id="list-query-value-number"),
+    pytest.param(L(S(GA + "/params", "gene")), GA + "/params", id="params-not-array"),
+    pytest.param(L(S(GA + "/params", ["gene", 5])), GA + "/params/1", id="params-name-not-string"),
+    pytest.param(L(S(GA + "/params", ["gene", "sort", ""])), GA + "/params/2", id="params-name-empty"),
+    pytest.param(L(S(GA + "/params", ["gene", "sort", "id"])), GA + "/params/2", id="params-id"),
+    pytest.param(L(S(GA + "/params", ["ids", "gene", "sort"])), GA + "/params/0", id="params-ids"),
+    pytest.param(L(S(GA + "/params", ["gene", "kind", "sort"])), GA + "/params/1", id="params-kind"),
+    pytest.param(L(S(FA + "/paging", "page")), FA + "/paging", id="paging-not-object"),
+    pytest.param(L(S(FA + "/paging", {"size": 20})), FA + "/paging", id="paging-style-missing"),
+    pytest.param(L(S(FA + "/paging/style", "pages")), FA + "/paging/style", id="paging-style-unknown"),
+    pytest.param(L(S(FA + "/paging/style", "Page")), FA + "/paging/style", id="paging-style-case"),
+    pytest.param(L(S(FA + "/paging/style", None)), FA + "/paging/style", id="paging-style-null"),
+    pytest.param(L(S(FA + "/paging/size", 0)), FA + "/paging/size", id="paging-page-size-0"),
+    pytest.param(L(S(FA + "/paging/size", 1001)), FA + "/paging/size", id="paging-page-size-1001"),
+    pytest.param(L(S(FA + "/paging/size", "20")), FA + "/paging/size", id="paging-page-size-string"),
+    pytest.param(L(S(FA + "/paging/first", 2)), FA + "/paging/first", id="paging-page-first-2"),
+    pytest.param(L(S(FA + "/paging/first", -1)), FA + "/paging/first", id="paging-page-first-negative"),
+    pytest.param(L(S(FA + "/paging/pageParameter", 1)), FA + "/paging/pageParameter", id="paging-page-parameter-not-string"),
+    pytest.param(L(S(FA + "/paging/limit", 20)), FA + "/paging/limit", id="paging-page-with-limit"),
+    pytest.param(L(S(FA + "/paging/next", "/next")), FA + "/paging/next", id="paging-page-with-next"),
+    pytest.param(L(S(FA + "/paging/pages", 3)), FA + "/paging/pages", id="paging-unknown-field"),
+    pytest.param(L(S(GA + "/paging/limit", 0)), GA + "/paging/limit", id="paging-offset-limit-0"),
+    pytest.param(L(S(GA + "/paging/limit", 1001)), GA + "/paging/limit", id="paging-offset-limit-1001"),
+    pytest.param(L(S(GA + "/paging/size", 20)), GA + "/paging/size", id="paging-offset-with-size"),
+    pytest.param(L(S(GA + "/paging/first", 0)), GA + "/paging/first", id="paging-offset-with-first"),
+    pytest.param(L(D(SE + "/paging/next")), SE + "/paging", id="paging-cursor-next-missing"),
+    pytest.param(L(S(SE + "/paging/next", "next")), SE + "/paging/next", id="paging-cursor-next-bad-pointer"),
+    pytest.param(L(S(SE + "/paging/next", None)), SE + "/paging/next", id="paging-cursor-next-null"),
+    pytest.param(L(S(SE + "/paging/size", 1001)), SE + "/paging/size", id="paging-cursor-size-1001"),
+    pytest.param(L(S(SE + "/paging/parameter", ["after"])), SE + "/paging/parameter", id="paging-cursor-parameter-not-string"),
+    pytest.param(L(S(SE + "/paging/first", 1)), SE + "/paging/first", id="paging-cursor-with-first"),
+    pytest.param(L(S(SE + "/paging/limitParameter", "n")), SE + "/paging/limitParameter", id="paging-cursor-with-limitParameter"),
+    pytest.param(L(S(SH + "/paging/next", "/next")), SH + "/paging/next", id="paging-link-with-next"),
+    pytest.param(L(S(SH + "/paging/rel", "next")), SH + "/paging/rel", id="paging-link-unknown-field"),
+    pytest.param(L(S("/lists/profiles/paging/size", 20)), "/lists/profiles/paging/size", id="paging-none-with-size"),
+    pytest.param(L(S(FA + "/items", "data")), FA + "/items", id="items-bad-pointer"),
+    pytest.param(L(S(FA + "/items", [])), FA + "/items", id="items-not-string"),
+    pytest.param(L(S(FA + "/item", ["artist"])), FA + "/item", id="item-not-object"),
+    pytest.param(L(D(FA + "/item/kind")), FA + "/item", id="item-kind-missing"),
+    pytest.param(L(S(FA + "/item/kind", "Artist")), FA + "/item/kind", id="item-kind-uppercase"),
+    pytest.param(L(S(FA + "/item/kind", "")), FA + "/item/kind", id="item-kind-empty"),
+    pytest.param(L(S(FA + "/item/kind", _LONG_KIND + "x")), FA + "/item/kind", id="item-kind-65-chars"),
+    pytest.param(L(S(FA + "/item/kind", 1)), FA + "/item/kind", id="item-kind-not-string"),
+    pytest.param(L(D(FA + "/item/id")), FA + "/item", id="item-id-missing"),
+    pytest.param(L(S(FA + "/item/id", "artist/id")), FA + "/item/id", id="item-id-bad-pointer"),
+    pytest.param(L(S(FA + "/item/id", "/a~")), FA + "/item/id", id="item-id-trailing-tilde"),
+    pytest.param(L(S(FA + "/item/sections", {})), FA + "/item/sections", id="item-unknown-field"),
+    pytest.param(L(S(FA + "/item/following", "yes")), FA + "/item/following", id="item-following-string"),
+    pytest.param(L(S(FA + "/item/following", None)), FA + "/item/following", id="item-following-null"),
+    pytest.param(L(S(FA + "/item/following", 1)), FA + "/item/following", id="item-following-number"),
+    pytest.param(L(S(FA + "/item/following", {})), FA + "/item/following", id="item-following-empty-object"),
+    pytest.param(L(S(FA + "/item/following", {"nonEmpty": "/f"})), FA + "/item/following/nonEmpty", id="item-following-nonEmpty"),
+    pytest.param(L(S(GA + "/item/following/pointer", "is_followed")), GA + "/item/following/pointer", id="item-following-bad-pointer"),
+    pytest.param(L(S(FA + "/item/attributes", "artist")), FA + "/item/attributes", id="item-attributes-bad-pointer"),
+    pytest.param(L(S(FA + "/item/keep", "name")), FA + "/item/keep", id="item-keep-not-array"),
+    pytest.param(L(S(FA + "/item/keep", ["id", ["name"]])), FA + "/item/keep/1", id="item-keep-field-not-string"),
+    pytest.param(L(S(FA + "/sections", "/artist/name")), FA + "/sections", id="sections-not-object"),
+    pytest.param(L(D(FA + "/sections/pointer")), FA + "/sections", id="sections-pointer-missing"),
+    pytest.param(L(S(FA + "/sections/pointer", "name")), FA + "/sections/pointer", id="sections-bad-pointer"),
+    pytest.param(L(S(FA + "/sections/by", "letter")), FA + "/sections/by", id="sections-by-unknown"),
+    pytest.param(L(S(FA + "/sections/by", True)), FA + "/sections/by", id="sections-by-not-string"),
+    pytest.param(L(S(FA + "/sections/title", "x")), FA + "/sections/title", id="sections-unknown-field"),
+    pytest.param(L(S(FA + "/dependsOn", "artist")), FA + "/dependsOn", id="dependsOn-not-array"),
+    pytest.param(L(S(FA + "/dependsOn", ["artist", 1])), FA + "/dependsOn/1", id="dependsOn-not-string"),
+    # Swift parser bugs: the schema is right, check-config lets them through (silently).
+    pytest.param(
+        L(S(SH + "/onStatus", {"404": "done"})),
+        SH + "/onStatus",
+        id="list-onStatus-ignored",
+    ),
+    pytest.param(
+        L(S(SH + "/attributes", "/show")),
+        SH + "/attributes",
+        id="list-attributes-ignored",
+    ),
+    pytest.param(
+        L(D(SE + "/paging/size")),
+        SE + "/paging",
+        id="paging-cursor-sizeParameter-without-size",
+    ),
+    pytest.param(
+        L(S(FA + "/dependsOn", ["artist", "Artist"])),
+        FA + "/dependsOn/1",
+        id="dependsOn-not-a-kind-name",
+    ),
+    # The escaping of a list name with "/" in check-config's pointer.
+    pytest.param(L(S(GA + "/item/kind", "Gene")), GA + "/item/kind", id="list-name-escaped-in-pointer"),
+]
+
+LIST_KNOWN_DIFFERENCES = [
+    # An item's kind and dependsOn must be configured kinds.
+    pytest.param(L(S(FA + "/item/kind", "artwork")), FA + "/item/kind", id="item-kind-not-a-configured-kind"),
+    pytest.param(L(S(FA + "/item/kind", _LONG_KIND)), FA + "/item/kind", id="item-kind-64-chars-not-configured"),
+    pytest.param(
+        L(S(FA + "/dependsOn", ["artist", "artist", "artwork"])), FA + "/dependsOn/2", id="dependsOn-unconfigured-kind"
+    ),
+    # A list's placeholders are its params, and only them.
+    pytest.param(L(S(GA + "/path", "/genes/{genre}/artists")), GA + "/path", id="list-placeholder-undeclared"),
+    pytest.param(L(D(GA + "/params")), GA + "/path", id="list-placeholder-without-params"),
+    pytest.param(L(S(SH + "/path", "/shows/{id}")), SH + "/path", id="list-placeholder-id"),
+    pytest.param(L(S(GA + "/query/sort", "{kind}")), GA + "/query/sort", id="list-placeholder-kind"),
+    pytest.param(L(S(GA + "/query/tags[]", ["a", "{ids}"])), GA + "/query/tags[]/1", id="list-placeholder-ids"),
+    pytest.param(L(S(SE + "/json/types", ["{query}"])), SE + "/json/types/0", id="list-placeholder-in-json"),
+    # A list name is at most 128 bytes; JSON Schema's maxLength counts characters.
+    pytest.param(L(R(FA, "é" * 65)), "/lists/" + "é" * 65, id="list-name-130-bytes-of-65-characters"),
+]
+
+
 def test_the_table_is_big_enough():
     assert len(REFUSED) >= 30 and len(ACCEPTED) >= 10
+    assert len(LIST_REFUSED) >= 20 and len(LIST_ACCEPTED) >= 10 and len(LIST_KNOWN_DIFFERENCES) >= 3
 
 
-@pytest.mark.parametrize("ops", ACCEPTED)
+@pytest.mark.parametrize("ops", ACCEPTED + LIST_ACCEPTED)
 def test_accepted_by_both(ops, validator, check_config):
     doc = mutate(BASE, *ops)
     errors = list(validator.iter_errors(doc))
@@ -491,7 +749,7 @@ def test_accepted_by_both(ops, validator, check_config):
     assert code == 0, f"check-config refuses: {message}"
 
 
-@pytest.mark.parametrize("ops, expected_pointer", REFUSED)
+@pytest.mark.parametrize("ops, expected_pointer", REFUSED + LIST_REFUSED)
 def test_refused_by_both_at_the_same_place(ops, expected_pointer, validator, check_config):
     doc = mutate(BASE, *ops)
     errors = list(validator.iter_errors(doc))
@@ -542,7 +800,7 @@ KNOWN_DIFFERENCES = [
 ]
 
 
-@pytest.mark.parametrize("ops, expected_pointer", KNOWN_DIFFERENCES)
+@pytest.mark.parametrize("ops, expected_pointer", KNOWN_DIFFERENCES + LIST_KNOWN_DIFFERENCES)
 def test_known_differences_are_refused_by_check_config(ops, expected_pointer, validator, check_config):
     doc = mutate(BASE, *ops)
     errors = list(validator.iter_errors(doc))
@@ -560,6 +818,25 @@ def test_known_differences_are_documented_in_the_schema(schema):
     assert "whole" in schema["$defs"]["parameters"]["description"]
     assert "json` and `form` are exclusive" in schema["$defs"]["jsonTemplate"]["description"]
     assert "`following` does not apply" in schema["$defs"]["batch"]["description"]
+    # Lists: placeholders are the params; a name is counted in bytes.
+    assert "`params`" in text and "128 bytes" in text
+    assert "`params` and nothing else" in schema["$defs"]["list"]["description"]
+    assert "bytes" in schema["properties"]["lists"]["propertyNames"]["description"]
+
+
+def test_the_paging_styles_are_documented(schema):
+    """What each style sends and how the end of a list is known: the user's reference."""
+    text = schema["$defs"]["paging"]["description"]
+    for words in (
+        '"none"', "`page=N&size=M`", "`offset=N&limit=M`", "fewer than `size`", "fewer than `limit`",
+        "missing, null or empty (\"\")", "RFC 8288", 'rel=\"next\"', "`first`",
+    ):
+        assert words in text, f"the paging description does not say {words!r}"
+    styles = schema["$defs"]["paging"]["properties"]["style"]["enum"]
+    assert styles == ["none", "page", "offset", "cursor", "link"]
+    for name, field in schema["$defs"]["paging"]["properties"].items():
+        if name not in ("$schema", "description", "style", "next"):
+            assert any(f'"{s}" style' in field["description"] for s in styles), f"{name}: for which style?"
 
 
 # --------------------------------------------------------------------------

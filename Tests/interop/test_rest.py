@@ -136,14 +136,16 @@ def test_each_kind_with_its_own_quirks(artsy, rest):
     r = c.result("follow", {"kind": "artist", "id": "banksy", "await": True})
     assert r["confirmed"] is True and r["attributes"]["name"] == "Banksy", r
     assert api.control("GET", "follows")["artist"][0] == "banksy"
-    # artist: eigen treats an unfollow's 404 as a failure, and so does this configuration.
-    error = error_of(c.call("unfollow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
-    assert error["data"]["status"] == 404 and "Not Followed" in error["message"], error
     routes = api.stats()["routes"]
     assert routes["GET /api/v1/me/follow/artists"] == 2
     assert routes["GET /api/v1/me/follow/profile/{id}"] == 2
     assert routes["DELETE /api/v1/me/follow/profile/{id}"] == 1
     assert routes["POST /api/v1/me/follow/artist"] == 1
+    # artist: eigen treats an unfollow's 404 as a failure, and so does this configuration.
+    # (The rollback to an unknown state then reads kaws's state: not counted above.)
+    error = error_of(c.call("unfollow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
+    assert error["data"]["status"] == 404 and "Not Followed" in error["message"], error
+    assert api.stats()["routes"]["DELETE /api/v1/me/follow/artist/{id}"] == 1
 
 
 def test_fifty_reads_of_distinct_ids_are_one_call(artsy, rest):

@@ -51,6 +51,10 @@ EXPECTED_METHODS = {
     "subscribe": "request",
     "unsubscribe": "request",
     "configure": "request",
+    # Lists and preload.
+    "fetchList": "request",
+    "getEntity": "request",
+    "setInterfaceState": "request",
 }
 
 # Notifications the server sends to clients. OpenRPC describes only client-to-server
@@ -488,3 +492,19 @@ def test_state_changed_params_schema():
     assert not check.is_valid({"subscription": "s1", "seq": 0, "state": entity_state()})
     assert not check.is_valid({"subscription": "s1", "seq": 1})
     assert not check.is_valid({"subscription": "s1", "seq": 1, "state": {"kind": "artist", "id": "banksy"}})
+
+
+def test_list_state_schema():
+    check = validator_at(DOC, "/components/schemas/ListState")
+    state = {
+        "list": "followedArtists", "params": {}, "state": "loaded",
+        "items": [{"kind": "artist", "id": "banksy", "following": True, "attributes": {"name": "Banksy"}}],
+        "sections": [{"title": "B", "start": 0, "count": 1}], "hasMore": False, "error": None, "version": 2,
+    }
+    assert check.is_valid(state)
+    assert check.is_valid({**state, "state": "failure", "error": {"code": -32001, "message": "x", "retryable": True}})
+    assert not check.is_valid({**state, "state": "done"})
+    assert not check.is_valid({**state, "sections": [{"title": "B", "start": 0, "count": 0}]})
+    assert not check.is_valid({**state, "items": [{"kind": "artist", "id": "banksy"}]})
+    notification = validator_at(DOC, "/components/schemas/StateChangedParams")
+    assert notification.is_valid({"subscription": "s1", "seq": 3, "state": state})

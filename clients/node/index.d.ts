@@ -33,36 +33,63 @@ export interface EntityState extends EntityRef {
   /** A mutation is in flight or queued for this entity. */
   pending: boolean;
   error: StateError | null;
-  /** The entity's details where loaded, else null (always null for now). */
+  /** The entity's detail object where loaded (getEntity, preload, a follow answer), else null. */
   attributes: Record<string, unknown> | null;
   version: number;
 }
 
-export interface ListItem extends EntityRef {
-  following: boolean | null;
-  attributes?: Record<string, unknown> | null;
-  [extra: string]: unknown;
+/** A list's name as the backend configuration defines it (local backend: `following/<kind>`). */
+export type ListName = string;
+/** Values for a list's `{param}` placeholders; part of the list's identity (compared by value). */
+export type ListParams = Record<string, string | number | boolean | null>;
+
+/** Names one list: by `list` and `params` (absent params are `{}`). */
+export interface ListRef {
+  list: ListName;
+  params?: ListParams;
 }
 
+/**
+ * An item of a list, joined with the entity store: `following` is the entity's shown
+ * state now (it moves with every follow, in every list that holds the entity).
+ */
+export interface ListItem extends EntityRef {
+  following: boolean | null;
+  /** The entity's attributes, else the fields the list kept; null when none. */
+  attributes: Record<string, unknown> | null;
+}
+
+/** A run of items with one section title: `items[start ..< start + count]`. */
 export interface ListSection {
   title: string;
   start: number;
   count: number;
 }
 
-/** A stateful list (PROTOCOL.md; served once `fetchList` arrives on the server). */
+/** `idle` (never asked for), `loading` (a page or refresh on its way; items kept), `loaded`, `failure`. */
+export type ListStatus = 'idle' | 'loading' | 'loaded' | 'failure';
+
+/** A stateful list: full, never a delta. Keep the highest `version` per list + params. */
 export interface ListState {
-  list: string;
-  params: Record<string, unknown>;
-  state: 'idle' | 'loading' | 'loaded' | 'failure';
+  list: ListName;
+  /** The params the list was asked with (keys sorted). */
+  params: ListParams;
+  state: ListStatus;
   items: ListItem[];
-  sections?: ListSection[];
+  sections: ListSection[];
+  /** Whether `fetchList(list, { page: 'next' })` can load more. */
   hasMore: boolean;
+  /** The last page's failure (items kept), or null. */
   error: StateError | null;
+  /** Grows on every change, an item's entity changing included. */
   version: number;
 }
 
+/** What `stateChanged` notifications and subscribe snapshots carry: `'list' in state` tells them apart. */
 export type AnyState = EntityState | ListState;
+
+/** Which page `fetchList` loads: the first (default), the next one, or the first again (pull to refresh). */
+export type ListPage = 'first' | 'next' | 'refresh';
 
 /** `{type: "entity"}`, `{type: "entity", kind}` or `{type: "entity", kind, id}`. */
 export interface EntityTopic {
@@ -71,11 +98,11 @@ export interface EntityTopic {
   id?: EntityID;
 }
 
-/** One list with its params (the server answers -32004 until lists arrive). */
+/** One list with its params: an unknown list is -32004 (UnknownKindOrList). */
 export interface ListTopic {
   type: 'list';
-  list: string;
-  params?: Record<string, unknown>;
+  list: ListName;
+  params?: ListParams;
 }
 
 export type Topic = EntityTopic | ListTopic;
@@ -114,7 +141,30 @@ export interface Stats {
   notificationsReceived: number;
   bytes: { in: number; out: number };
   errors: { total: number; byCode: Record<string, number> };
+  lists: ListStats;
+  preload: PreloadStats;
   [extra: string]: unknown;
+}
+
+export interface ListStats {
+  /** Lists held now. */
+  held: number;
+  /** Pages asked of the backend. */
+  pageCalls: number;
+  /** fetchList calls that joined a page already on its way. */
+  sharedFetches: number;
+  /** Lists made out of date by a confirmed follow of a kind they depend on. */
+  invalidations: number;
+}
+
+/** setInterfaceState's work. */
+export interface PreloadStats {
+  queued: number;
+  inFlight: number;
+  started: number;
+  cancelled: number;
+  detailCalls: number;
+  detailShared: number;
 }
 
 export interface ConfigureParams {
@@ -123,6 +173,7 @@ export interface ConfigureParams {
   authToken?: string | null;
 }
 
+/** Texture's interface states: near the viewport, about to show, on screen — or none of them. */
 export type InterfaceState = 'none' | 'preload' | 'display' | 'visible';
 
 // -- errors (components.errors) --------------------------------------------------------
@@ -208,6 +259,17 @@ export interface ReadOptions extends RequestOptions {
   maxAgeMs?: number;
 }
 
+export interface GetEntityOptions extends RequestOptions {
+  /** Load the details and the follow state again even when held. */
+  refresh?: boolean;
+}
+
+export interface FetchListOptions extends RequestOptions {
+  params?: ListParams;
+  /** Default 'first'. */
+  page?: ListPage;
+}
+
 export interface SpawnOptions {
   /** Default: $NETMODEL_BIN, else `netmodel` on PATH. */
   bin?: string;
@@ -235,6 +297,14 @@ export interface ConnectOptions {
   reconnect?: boolean | ReconnectOptions;
 }
 
+/**
+ * Listener types per event, looked up (rather than written `(...args: Events[E]) => void`,
+ * under which TypeScript types a listener of two or more parameters as every event's).
+ */
+export type Listeners<Events extends { [K in keyof Events]: unknown[] }> = {
+  [K in keyof Events]: (...args: Events[K]) => void;
+};
+
 export interface NetmodelClientEvents {
   stateChanged: [state: AnyState, subscription: Subscription, seq: number];
   disconnect: [error: Error | null];
@@ -257,7 +327,7 @@ export declare class NetmodelClient extends EventEmitter {
   call(method: 'getEntity', params: EntityRef & { refresh?: boolean }, options?: RequestOptions): Promise<EntityState>;
   call(
     method: 'fetchList',
-    params: { list: string; params?: Record<string, unknown>; page?: 'first' | 'next' | 'refresh' },
+    params: { list: ListName; params?: ListParams; page?: ListPage },
     options?: RequestOptions,
   ): Promise<ListState>;
   call(
@@ -273,15 +343,21 @@ export declare class NetmodelClient extends EventEmitter {
   unfollow(kind: EntityKind, id: EntityID, options?: MutationOptions): Promise<EntityState>;
   setFollowState(kind: EntityKind, id: EntityID, following: boolean, options?: MutationOptions): Promise<EntityState>;
   getFollowState(kind: EntityKind, id: EntityID, options?: ReadOptions): Promise<EntityState>;
+  /** The entity's state with `attributes`, loaded where the kind has a detail endpoint. */
+  getEntity(kind: EntityKind, id: EntityID, options?: GetEntityOptions): Promise<EntityState>;
+  /** A page of a list; a failed page resolves with `state: 'failure'`, an unknown list rejects (-32004). */
+  fetchList(list: ListName, options?: FetchListOptions): Promise<ListState>;
+  /** Which items are near or on screen, for preload; resolves with how many were accepted. */
+  setInterfaceState(items: Iterable<EntityRef>, state: InterfaceState, options?: RequestOptions): Promise<number>;
   stats(options?: RequestOptions): Promise<Stats>;
   configure(params?: ConfigureParams, options?: RequestOptions): Promise<{ environment: string }>;
   subscribe(topics: TopicSpec | TopicSpec[], options?: RequestOptions): Promise<Subscription>;
   unsubscribe(subscription: Subscription | string, options?: RequestOptions): Promise<void>;
   close(options?: { timeout?: number }): Promise<void>;
 
-  on<E extends keyof NetmodelClientEvents>(event: E, listener: (...args: NetmodelClientEvents[E]) => void): this;
-  once<E extends keyof NetmodelClientEvents>(event: E, listener: (...args: NetmodelClientEvents[E]) => void): this;
-  off<E extends keyof NetmodelClientEvents>(event: E, listener: (...args: NetmodelClientEvents[E]) => void): this;
+  on<E extends keyof NetmodelClientEvents>(event: E, listener: Listeners<NetmodelClientEvents>[E]): this;
+  once<E extends keyof NetmodelClientEvents>(event: E, listener: Listeners<NetmodelClientEvents>[E]): this;
+  off<E extends keyof NetmodelClientEvents>(event: E, listener: Listeners<NetmodelClientEvents>[E]): this;
 }
 
 export interface SubscriptionEvents {
@@ -299,26 +375,33 @@ export declare class Subscription extends EventEmitter implements AsyncIterable<
   /** The newest state held per entity or list. */
   readonly states: AnyState[];
   state(kind: EntityKind, id: EntityID): EntityState | undefined;
-  list(list: string, params?: Record<string, unknown>): ListState | undefined;
+  list(list: ListName, params?: ListParams): ListState | undefined;
   unsubscribe(): Promise<void>;
   [Symbol.asyncIterator](): AsyncIterator<AnyState>;
 
-  on<E extends keyof SubscriptionEvents>(event: E, listener: (...args: SubscriptionEvents[E]) => void): this;
-  once<E extends keyof SubscriptionEvents>(event: E, listener: (...args: SubscriptionEvents[E]) => void): this;
-  off<E extends keyof SubscriptionEvents>(event: E, listener: (...args: SubscriptionEvents[E]) => void): this;
+  on<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
+  once<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
+  off<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
 }
 
 // -- helpers --------------------------------------------------------------------------
 
 export declare function defaultSocketPath(env?: NodeJS.ProcessEnv): string;
 export declare function topic(spec: TopicSpec): Topic;
+export declare namespace topic {
+  /** `{type: 'entity', kind?, id?}`: one entity, every entity of a kind, or every entity. */
+  function entity(kind?: EntityKind, id?: EntityID): EntityTopic;
+  /** `{type: 'list', list, params}` (params default `{}`). */
+  function list(list: ListName, params?: ListParams): ListTopic & { params: ListParams };
+}
 /** Which object a state is about: entities by (kind, id), lists by (list, params). */
 export declare function stateKey(state: Partial<EntityRef> & { list?: string; params?: object }): string | undefined;
 
 /** The newest state per entity or list; `accept` drops one whose version is not newer. */
 export declare class StateStore {
   accept(state: AnyState): boolean;
-  get(ref: EntityRef | { list: string; params?: Record<string, unknown> }): AnyState | undefined;
+  get(ref: EntityRef): EntityState | undefined;
+  get(ref: ListRef): ListState | undefined;
   clear(): void;
   values(): AnyState[];
   readonly size: number;

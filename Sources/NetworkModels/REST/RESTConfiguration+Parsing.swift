@@ -25,7 +25,7 @@ extension RESTConfiguration {
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
     try root.allow([
       "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
-      "maxInFlight", "retry", "kinds",
+      "maxInFlight", "retry", "kinds", "lists",
     ])
     var environments: [(String, String)] = []
     let environmentsField = try root.required("environments")
@@ -70,12 +70,14 @@ extension RESTConfiguration {
     }
     guard !kinds.isEmpty else { throw kindsField.error("must describe at least one kind") }
 
-    return RESTConfiguration(
+    var configuration = RESTConfiguration(
       environments: environments, defaultEnvironment: defaultEnvironment, auth: auth,
       headers: try root.optional("headers")?.headers() ?? [],
       timeoutMs: UInt64(try root.optional("timeoutMs")?.integer(in: 1...600_000) ?? 10_000),
       connectTimeoutMs: UInt64(try root.optional("connectTimeoutMs")?.integer(in: 1...600_000) ?? 3_000),
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
+    if let lists = root.optional("lists") { configuration.lists = try parseLists(lists, kinds: Set(kinds.keys)) }
+    return configuration
   }
 
   private static func parseKind(_ field: Field, retry: RetryPolicy) throws(RESTConfigurationError) -> KindEndpoints {

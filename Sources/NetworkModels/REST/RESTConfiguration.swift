@@ -16,6 +16,8 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var maxInFlight: Int
   public var retry: RetryPolicy
   public var kinds: [String: KindEndpoints]
+  /// Lists by name (`fetchList {list}`).
+  public var lists: [String: ListEndpoints] = [:]
 
   public struct Auth: Sendable {
     /// `Authorization`, `X-Access-Token`, …

@@ -153,6 +153,38 @@ export class NetmodelClient extends EventEmitter {
     return this.call('getFollowState', { kind, id, refresh, maxAgeMs }, options);
   }
 
+  /**
+   * An entity's state with its `attributes`, loading its details (where the kind has a
+   * detail endpoint) and follow state when not held yet, or again with `refresh`.
+   */
+  getEntity(kind, id, options = {}) {
+    return this.call('getEntity', { kind, id, refresh: options.refresh || undefined }, options);
+  }
+
+  /**
+   * Load a page of a list and resolve with its ListState: `page` 'first' (default),
+   * 'next' (infinite scroll) or 'refresh' (pull to refresh); `params` fill the list's
+   * placeholders and are part of its identity. A failed page resolves with
+   * `state: 'failure'` and `error` set (the items kept); an unknown list rejects with
+   * UnknownKindOrList.
+   */
+  fetchList(list, options = {}) {
+    const { params, page } = options;
+    return this.call('fetchList', { list, params, page }, options);
+  }
+
+  /**
+   * Tell the server which items are near ('preload'), about to be ('display') or on
+   * ('visible') screen, or gone ('none'), so it loads their states first. Takes
+   * EntityRefs, or anything with `kind` and `id` (ListItems, EntityStates); resolves
+   * with how many items the server accepted.
+   */
+  async setInterfaceState(items, state, options) {
+    const refs = [...items].map(({ kind, id }) => ({ kind, id }));
+    const result = await this.call('setInterfaceState', { items: refs, state }, options);
+    return result.accepted;
+  }
+
   stats(options) {
     return this.call('stats', undefined, options);
   }

@@ -33,6 +33,21 @@ export function topic(spec) {
   return t;
 }
 
+/** `{type: 'entity', kind?, id?}`: one entity, every entity of a kind, or every entity. */
+topic.entity = function entityTopic(kind, id) {
+  if (id !== undefined && kind === undefined) throw new TypeError('an entity topic with an id needs a kind');
+  const t = { type: 'entity' };
+  if (kind !== undefined) t.kind = kind;
+  if (id !== undefined) t.id = id;
+  return t;
+};
+
+/** `{type: 'list', list, params}`: one list; its params are part of its identity. */
+topic.list = function listTopic(list, params = {}) {
+  if (typeof list !== 'string' || !list) throw new TypeError('a list topic needs a list name');
+  return { type: 'list', list, params };
+};
+
 // JSON with sorted object keys, so {a,b} and {b,a} params name the same list.
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;

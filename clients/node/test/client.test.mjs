@@ -92,7 +92,7 @@ test('errors: invalid params with data.path, method not found', opts, async (t) 
     return true;
   });
   await assert.rejects(c.subscribe([]), (e) => e.code === -32602 && e.data.path === '/topics');
-  await assert.rejects(c.call('getEntity', { kind: 'artist', id: 'x' }), MethodNotFound);
+  await assert.rejects(c.call('noSuchMethod', { kind: 'artist', id: 'x' }), MethodNotFound);
 });
 
 test('errors: an awaited follow the backend refuses rejects with the rolled-back state', opts, async (t) => {

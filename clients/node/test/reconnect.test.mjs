@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { ConnectionLostError } from '../index.js';
+import { ConnectionLostError, topic } from '../index.js';
 import { connectWhenReady, needsBinary, nextMatching, sandbox, waitFor } from './helpers.mjs';
 
 test('after the server restarts on the same socket, subscriptions keep delivering', { skip: needsBinary, timeout: 60_000 }, async (t) => {
@@ -62,5 +62,46 @@ test('after the server restarts on the same socket, subscriptions keep deliverin
   assert.equal((await c.stats()).subscriptions, 1); // the re-subscription, not one per topic ever seen
   await c.close();
   assert.equal(sub.closed, true);
+  second.kill('SIGTERM');
+});
+
+test('list subscriptions are restored after a restart and go on delivering ListStates', { skip: needsBinary, timeout: 60_000 }, async (t) => {
+  const box = sandbox(t);
+  const first = box.startServer();
+  const c = await connectWhenReady({ path: box.socket, reconnect: { initialDelayMs: 20, maxDelayMs: 200 } });
+  t.after(() => c.close());
+  for (const id of ['banksy', 'kaws', 'hirst']) await c.follow('artist', id, { await: true });
+
+  const sub = await c.subscribe(topic.list('following/artist'));
+  const loaded = (n) => (s) => s.list === 'following/artist' && s.state === 'loaded' && s.items.length === n;
+  const before = loaded(3)(sub.snapshot[0]) ? sub.snapshot[0] : await nextMatching(sub, loaded(3));
+
+  const reconnected = new Promise((resolve) => c.once('reconnect', resolve));
+  first.kill('SIGKILL');
+  await waitFor(() => first.exitCode !== null || first.signalCode !== null, 'the first server to die');
+  // While the client is away, another host unfollows kaws on the new server.
+  const second = box.startServer();
+  const other = await connectWhenReady({ path: box.socket, reconnect: false });
+  t.after(() => other.close());
+  await other.unfollow('artist', 'kaws', { await: true });
+  await reconnected;
+  assert.equal(sub.closed, false);
+  assert.deepEqual(sub.topics, [{ type: 'list', list: 'following/artist', params: {} }]);
+
+  // The new server's list (its versions start again) reaches the same Subscription.
+  const restored = await nextMatching(sub, loaded(2));
+  assert.deepEqual(restored.items.map((i) => i.id).sort(), ['banksy', 'hirst']);
+  assert.ok(sub.snapshot.every((s) => s.list === 'following/artist'), 'the new snapshot is the list');
+  assert.ok(before.items.some((i) => i.id === 'kaws'));
+
+  // And later changes of the list go on arriving.
+  await other.unfollow('artist', 'hirst');
+  const after = await nextMatching(
+    sub,
+    (s) => s.list === 'following/artist' && s.items.length > 0 && s.items.find((i) => i.id === 'hirst')?.following !== true,
+  );
+  assert.equal(after.items.find((i) => i.id === 'banksy').following, true);
+  assert.equal((await c.stats()).subscriptions, 1);
+  await c.close();
   second.kill('SIGTERM');
 });

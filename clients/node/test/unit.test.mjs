@@ -47,7 +47,15 @@ test('topic shorthands and the default socket path', () => {
   assert.deepEqual(topic('entity:gene'), { type: 'entity', kind: 'gene' });
   assert.deepEqual(topic('entity'), { type: 'entity' });
   assert.deepEqual(topic('list:followedArtists'), { type: 'list', list: 'followedArtists', params: {} });
+  assert.deepEqual(topic('list:following/artist'), { type: 'list', list: 'following/artist', params: {} });
   assert.throws(() => topic('artist'), TypeError);
+  assert.deepEqual(topic.list('following/artist'), { type: 'list', list: 'following/artist', params: {} });
+  assert.deepEqual(topic.list('search', { q: 'x', page: 2 }), { type: 'list', list: 'search', params: { q: 'x', page: 2 } });
+  assert.throws(() => topic.list(''), TypeError);
+  assert.deepEqual(topic.entity(), { type: 'entity' });
+  assert.deepEqual(topic.entity('gene'), { type: 'entity', kind: 'gene' });
+  assert.deepEqual(topic.entity('artist', 'banksy'), { type: 'entity', kind: 'artist', id: 'banksy' });
+  assert.throws(() => topic.entity(undefined, 'banksy'), TypeError);
   assert.equal(defaultSocketPath({ XDG_RUNTIME_DIR: '/run/user/7' }), '/run/user/7/netmodel/netmodel.sock');
   assert.equal(defaultSocketPath({}), `/tmp/netmodel-${process.getuid()}/netmodel.sock`);
 });
@@ -180,4 +188,84 @@ test('reconnecting gives up after maxAttempts: close, and subscriptions end with
   assert.deepEqual(events, ['disconnect', 'close']);
   await assert.rejects(iterating, ConnectionLostError);
   await assert.rejects(client.stats(), (e) => e.code === 'NETMODEL_CLOSED');
+});
+
+const listState = (params, version, extra = {}) => ({
+  list: 'search', params, state: 'loaded', items: [], sections: [], hasMore: false, error: null, version, ...extra,
+});
+
+test('fetchList, getEntity and setInterfaceState: what is sent and what they resolve with', async (t) => {
+  const fake = await fakeServer(t, (msg, reply) => {
+    const result = {
+      fetchList: listState(msg.params?.params ?? {}, 3),
+      getEntity: entity(msg.params?.id, 4, { attributes: { name: 'N' } }),
+      setInterfaceState: { accepted: msg.params?.items?.length },
+    }[msg.method];
+    reply({ jsonrpc: '2.0', id: msg.id, result });
+  });
+  const client = await NetmodelClient.connect({ path: fake.socketPath, reconnect: false, timeout: T });
+  t.after(() => client.close());
+
+  assert.deepEqual(await client.fetchList('search'), listState({}, 3));
+  assert.deepEqual(await client.fetchList('search', { params: { q: 'x' }, page: 'next' }), listState({ q: 'x' }, 3));
+  assert.deepEqual((await client.getEntity('artist', 'b')).attributes, { name: 'N' });
+  await client.getEntity('artist', 'b', { refresh: true });
+  const items = [entity('b', 1), { kind: 'gene', id: 'g', following: true, attributes: null }];
+  assert.equal(await client.setInterfaceState(items, 'display'), 2);
+  assert.equal(await client.setInterfaceState(new Set([{ kind: 'artist', id: 'c' }]), 'none'), 1);
+
+  assert.deepEqual(fake.received.map((m) => [m.method, m.params]), [
+    ['fetchList', { list: 'search' }],
+    ['fetchList', { list: 'search', params: { q: 'x' }, page: 'next' }],
+    ['getEntity', { kind: 'artist', id: 'b' }],
+    ['getEntity', { kind: 'artist', id: 'b', refresh: true }],
+    ['setInterfaceState', { items: [{ kind: 'artist', id: 'b' }, { kind: 'gene', id: 'g' }], state: 'display' }],
+    ['setInterfaceState', { items: [{ kind: 'artist', id: 'c' }], state: 'none' }],
+  ]);
+});
+
+test('list subscriptions: versions per list+params, coalesced in the iterator, restored after a reconnect', async (t) => {
+  let connections = 0;
+  const fake = await fakeServer(t, (msg, reply) => {
+    if (msg.method !== 'subscribe') return;
+    connections++;
+    const name = `s${connections}`;
+    const note = (seq, state) => reply({ jsonrpc: '2.0', method: 'stateChanged', params: { subscription: name, seq, state } });
+    if (connections === 1) {
+      reply({ jsonrpc: '2.0', id: msg.id, result: { subscription: name, snapshot: [entity('a', 1), listState({ a: 1, b: 2 }, 5)] } });
+      note(1, listState({ b: 2, a: 1 }, 4, { state: 'loading' })); // older, keys in another order: dropped
+      note(2, listState({ a: 1, b: 3 }, 1)); // another list: its own versions
+      note(3, listState({ a: 1, b: 2 }, 6, { state: 'loading' }));
+      note(4, listState({ a: 1, b: 2 }, 7, { items: [{ kind: 'artist', id: 'a', following: true, attributes: null }] }));
+    } else {
+      // A restarted server counts versions from 0 again.
+      reply({ jsonrpc: '2.0', id: msg.id, result: { subscription: name, snapshot: [listState({ a: 1, b: 2 }, 1, { state: 'loading' })] } });
+      note(1, listState({ a: 1, b: 2 }, 2));
+    }
+  });
+  const client = await NetmodelClient.connect({ path: fake.socketPath, reconnect: { initialDelayMs: 10 }, timeout: T });
+  t.after(() => client.close());
+  const sub = await client.subscribe([topic.entity('artist', 'a'), topic.list('search', { a: 1, b: 2 })]);
+  assert.deepEqual(fake.received[0].params.topics[1], { type: 'list', list: 'search', params: { a: 1, b: 2 } });
+  await waitFor(() => sub.lastSeq === 4, 'four notifications');
+
+  // The iterator holds one state per list (the newest), in order of first arrival.
+  const it = sub[Symbol.asyncIterator]();
+  const first = (await it.next()).value;
+  assert.deepEqual([first.params, first.version], [{ a: 1, b: 3 }, 1]);
+  const second = (await it.next()).value;
+  assert.deepEqual([second.params, second.version, second.items.length], [{ a: 1, b: 2 }, 7, 1]);
+  assert.equal(sub.list('search', { b: 2, a: 1 }).version, 7);
+  assert.equal(sub.list('search', { a: 1, b: 3 }).version, 1);
+  assert.equal(sub.list('search'), undefined);
+
+  // After a reconnect the same topics are sent again and lower versions are taken.
+  const reconnected = new Promise((resolve) => client.once('reconnect', resolve));
+  fake.dropAll();
+  await reconnected;
+  assert.deepEqual(fake.received.at(-1).params.topics, sub.topics);
+  const restored = await nextMatching(sub, (s) => s.list === 'search' && s.state === 'loaded');
+  assert.equal(restored.version, 2);
+  assert.equal(sub.id, 's2');
+  assert.equal(sub.list('search', { a: 1, b: 2 }).version, 2);
 });

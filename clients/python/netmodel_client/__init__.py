@@ -3,7 +3,18 @@
 Standard library only. ``AsyncClient`` for asyncio, ``Client`` for blocking code.
 """
 
-from .aio import LINE_LIMIT, AsyncClient, Reconnect, Subscription, default_socket_path, topic
+from .aio import (
+    LINE_LIMIT,
+    AsyncClient,
+    EntityRefLike,
+    InterfaceState,
+    Page,
+    Reconnect,
+    Subscription,
+    default_socket_path,
+    list_topic,
+    topic,
+)
 from .errors import (
     BACKEND_REJECTED,
     BACKEND_UNAVAILABLE,
@@ -30,7 +41,7 @@ from .errors import (
     Unauthorized,
     UnknownKindOrList,
 )
-from .state import EntityState, StateError
+from .state import EntityState, ListItem, ListSection, ListState, LoadState, State, StateError, params_key, parse_state
 from .sync import Client, SyncSubscription
 
 __version__ = "0.1.0"
@@ -42,7 +53,17 @@ __all__ = [
     "Subscription",
     "SyncSubscription",
     "EntityState",
+    "ListState",
+    "ListItem",
+    "ListSection",
+    "LoadState",
+    "State",
     "StateError",
+    "EntityRefLike",
+    "Page",
+    "InterfaceState",
+    "parse_state",
+    "params_key",
     "RPCError",
     "ConnectionLost",
     "ParseError",
@@ -70,4 +91,5 @@ __all__ = [
     "LINE_LIMIT",
     "default_socket_path",
     "topic",
+    "list_topic",
 ]

@@ -10,10 +10,10 @@ import logging
 import os
 import random
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
 from .errors import ConnectionLost, RPCError
-from .state import EntityState
+from .state import EntityState, ListState, State, params_key
 
 log = logging.getLogger("netmodel_client")
 
@@ -23,7 +23,15 @@ LINE_LIMIT = 64 * 1024 * 1024
 _UNSET: Any = object()
 
 Topic = Union[Dict[str, Any], str]
-Callback = Callable[[EntityState], Union[None, Awaitable[None]]]
+Callback = Callable[[State], Union[None, Awaitable[None]]]
+#: An entity reference: ``(kind, id)``, ``{"kind": …, "id": …}``, or an object with
+#: ``kind`` and ``id`` attributes (an EntityState, a ListItem).
+EntityRefLike = Union[Tuple[str, str], Mapping[str, Any], Any]
+
+#: ``fetch_list``'s ``page``.
+Page = Literal["first", "next", "refresh"]
+#: ``set_interface_state``'s ``state``: how near the screen the items are.
+InterfaceState = Literal["none", "preload", "display", "visible"]
 
 
 @dataclass(frozen=True)
@@ -55,15 +63,19 @@ def default_socket_path() -> str:
 
 
 def topic(spec: Topic) -> Dict[str, Any]:
-    """A topic object from a dict, or from ``netmodel watch``'s shorthand:
-    ``"entity"``, ``"entity:KIND"``, ``"entity:KIND/ID"``."""
+    """A topic object from a dict, or from a shorthand: ``"entity"``, ``"entity:KIND"``,
+    ``"entity:KIND/ID"`` (as ``netmodel watch`` takes them) or ``"list:NAME"`` (a list
+    without params, e.g. ``"list:following/artist"``; with params, use
+    ``{"type": "list", "list": NAME, "params": {…}}`` or :func:`list_topic`)."""
     if isinstance(spec, dict):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"topic must be a dict or a string, not {type(spec).__name__}")
-    head, _, rest = spec.partition(":")
+    head, colon, rest = spec.partition(":")
+    if head == "list" and colon and rest:
+        return {"type": "list", "list": rest}
     if head != "entity":
-        raise ValueError(f"unknown topic {spec!r} (want entity, entity:KIND or entity:KIND/ID)")
+        raise ValueError(f"unknown topic {spec!r} (want entity, entity:KIND, entity:KIND/ID or list:NAME)")
     t: Dict[str, Any] = {"type": "entity"}
     if rest:
         kind, slash, ident = rest.partition("/")
@@ -73,18 +85,41 @@ def topic(spec: Topic) -> Dict[str, Any]:
     return t
 
 
+def list_topic(list: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The topic of one list: ``{"type": "list", "list": list, "params": params}``."""
+    t: Dict[str, Any] = {"type": "list", "list": list}
+    if params:
+        t["params"] = dict(params)
+    return t
+
+
 def _parse_state(obj: Any) -> Any:
-    if isinstance(obj, dict) and "kind" in obj and "id" in obj:
-        return EntityState.from_json(obj)
-    return obj  # a ListState (not served yet): passed through as a dict
+    """An EntityState or ListState; anything else (a state of a newer server that this
+    client cannot read) is logged and passed through as it is."""
+    try:
+        if isinstance(obj, dict) and "list" in obj:
+            return ListState.from_json(obj)
+        if isinstance(obj, dict) and "kind" in obj and "id" in obj:
+            return EntityState.from_json(obj)
+    except (ValueError, TypeError, KeyError) as e:
+        log.warning("netmodel sent a state this client cannot read (%s): %.200r", e, obj)
+    return obj
+
+
+def _queue_key(state: State) -> Tuple[str, ...]:
+    # Entities and lists in one queue: tagged, so no entity key can equal a list key.
+    return ("list", *state.key) if isinstance(state, ListState) else ("entity", *state.key)
 
 
 class Subscription:
     """The notifications of one ``subscribe``.
 
-    An async iterator of :class:`EntityState`: ``async for state in sub: …``. Undelivered
-    states are coalesced per entity (only the newest waits, as on the server), and a
-    state older than one already seen (lower ``version``) is dropped. Iteration ends
+    An async iterator of states: :class:`EntityState` for entity topics,
+    :class:`ListState` for list topics (tell them apart with ``isinstance``):
+    ``async for state in sub: …``. Undelivered states are coalesced per entity and per
+    list (only the newest waits, as on the server), and a state older than one already
+    seen for the same entity ``(kind, id)`` or list ``(list, params)`` (lower
+    ``version``) is dropped. Iteration ends
     after :meth:`unsubscribe` or :meth:`AsyncClient.close`, and raises
     :class:`ConnectionLost` if the connection is lost for good. A socket client that
     reconnects subscribes again to ``topics``: ``name`` becomes the new server's id,
@@ -100,7 +135,8 @@ class Subscription:
         self.topics = topics
         self.snapshot: List[Any] = snapshot
         self._latest: Dict[Tuple[str, str], EntityState] = {}
-        self._queue: "collections.OrderedDict[Tuple[str, str], EntityState]" = collections.OrderedDict()
+        self._lists: Dict[Tuple[str, str], ListState] = {}
+        self._queue: "collections.OrderedDict[Tuple[str, ...], State]" = collections.OrderedDict()
         self._callbacks: List[Callback] = []
         self._wakeup = asyncio.Event()
         self._closed = False
@@ -109,6 +145,8 @@ class Subscription:
         for s in snapshot:
             if isinstance(s, EntityState):
                 self._latest[s.key] = s
+            elif isinstance(s, ListState):
+                self._lists[s.key] = s
 
     @property
     def closed(self) -> bool:
@@ -121,6 +159,16 @@ class Subscription:
 
     def state(self, kind: str, id: str) -> Optional[EntityState]:
         return self._latest.get((kind, id))
+
+    @property
+    def lists(self) -> Dict[Tuple[str, str], ListState]:
+        """The newest state seen per list, snapshot included, keyed by
+        :attr:`ListState.key` ``(list, params_key(params))``."""
+        return dict(self._lists)
+
+    def list_state(self, list: str, params: Optional[Dict[str, Any]] = None) -> Optional[ListState]:
+        """The newest state seen of the list ``list`` with ``params``."""
+        return self._lists.get((list, params_key(params)))
 
     def on_change(self, callback: Callback) -> Callback:
         """Call ``callback(state)`` on every new state (usable as a decorator)."""
@@ -135,16 +183,17 @@ class Subscription:
 
     # -- called by the client's reader --------------------------------------------------
 
-    def _deliver(self, state: EntityState, seq: int = 0) -> None:
+    def _deliver(self, state: State, seq: int = 0) -> None:
         if self._closed:
             return
         if seq:
             self.last_seq = seq
-        prev = self._latest.get(state.key)
+        latest: Dict[Tuple[str, str], Any] = self._lists if isinstance(state, ListState) else self._latest
+        prev = latest.get(state.key)
         if prev is not None and state.version <= prev.version:
             return
-        self._latest[state.key] = state
-        self._queue[state.key] = state
+        latest[state.key] = state
+        self._queue[_queue_key(state)] = state
         self._wakeup.set()
         for cb in list(self._callbacks):
             _invoke(cb, state)
@@ -156,8 +205,9 @@ class Subscription:
         self.snapshot = snapshot
         self.last_seq = 0
         self._latest = {}
+        self._lists = {}
         for s in snapshot:
-            if isinstance(s, EntityState):
+            if isinstance(s, (EntityState, ListState)):
                 self._deliver(s)
 
     def _close(self, error: Optional[BaseException] = None) -> None:
@@ -171,7 +221,7 @@ class Subscription:
     def __aiter__(self) -> "Subscription":
         return self
 
-    async def __anext__(self) -> EntityState:
+    async def __anext__(self) -> State:
         while True:
             if self._queue:
                 return self._queue.popitem(last=False)[1]
@@ -184,7 +234,9 @@ class Subscription:
             await self._wakeup.wait()
 
     def __repr__(self) -> str:
-        return f"<Subscription {self.name} entities={len(self._latest)} closed={self._closed}>"
+        return (
+            f"<Subscription {self.name} entities={len(self._latest)} lists={len(self._lists)} closed={self._closed}>"
+        )
 
 
 def _invoke(callback: Callable[..., Any], *args: Any) -> None:
@@ -390,6 +442,38 @@ class AsyncClient:
             params["maxAgeMs"] = max_age_ms
         return await self._state("getFollowState", params)
 
+    async def get_entity(self, kind: str, id: str, refresh: bool = False) -> EntityState:
+        """The entity's state with its ``attributes``, loading them (and the follow state,
+        if unknown) where the kind has a detail endpoint; ``refresh`` loads them again."""
+        params: Dict[str, Any] = {"kind": kind, "id": id}
+        if refresh:
+            params["refresh"] = True
+        return await self._state("getEntity", params)
+
+    async def fetch_list(self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first") -> ListState:
+        """Load a page of a list and return its state once the page is in.
+
+        ``page``: ``"first"`` (answers at once from a loaded list that is not out of
+        date), ``"next"`` (the page after the last one loaded, or a retry of a failed
+        one), ``"refresh"`` (the first page again, replacing the items). A failed page
+        is a result (``state == "failure"``, ``error`` set), not an exception; an
+        unknown list raises :class:`UnknownKindOrList`."""
+        req: Dict[str, Any] = {"list": list}
+        if params:
+            req["params"] = dict(params)
+        if page != "first":
+            req["page"] = page
+        return ListState.from_json(await self.call("fetchList", req))
+
+    async def set_interface_state(self, items: Iterable[EntityRefLike], state: InterfaceState) -> int:
+        """Tell the server how near the screen ``items`` are — ``"visible"``,
+        ``"display"``, ``"preload"`` or ``"none"`` — so it loads their states (and
+        attributes) before they are shown, and drops work for items set to ``none``.
+        Items are ``(kind, id)`` tuples, ``{"kind", "id"}`` dicts, or EntityStates /
+        ListItems. Returns how many items the server took."""
+        result = await self.call("setInterfaceState", {"items": [_entity_ref(i) for i in items], "state": state})
+        return int(result["accepted"])
+
     async def stats(self) -> Dict[str, Any]:
         return await self.call("stats")
 
@@ -403,7 +487,8 @@ class AsyncClient:
         return await self.call("configure", params)
 
     async def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> Subscription:
-        """Subscribe to topics (dicts, or ``"entity:KIND/ID"`` shorthands)."""
+        """Subscribe to topics: dicts, or shorthands (``"entity:KIND/ID"``,
+        ``"list:NAME"``; see :func:`topic`)."""
         if isinstance(topics, (dict, str)):
             topics = [topics]
         params = {"topics": [topic(t) for t in topics]}
@@ -527,7 +612,7 @@ class AsyncClient:
                 params = msg.get("params") or {}
                 sub = self._subs.get(params.get("subscription"))
                 state = _parse_state(params.get("state"))
-                if sub is not None and isinstance(state, EntityState):
+                if sub is not None and isinstance(state, (EntityState, ListState)):
                     sub._deliver(state, int(params.get("seq") or 0))
             return
         entry = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
@@ -637,6 +722,16 @@ class AsyncClient:
                 await self._request("subscribe", {"topics": sub.topics}, on_result=register, internal=True)
             except RPCError as e:  # the new server refuses the topics (another backend?)
                 sub._close(e)
+
+
+def _entity_ref(item: EntityRefLike) -> Dict[str, Any]:
+    if isinstance(item, Mapping):
+        return {"kind": item["kind"], "id": item["id"]}
+    if isinstance(item, tuple) and len(item) == 2:
+        return {"kind": item[0], "id": item[1]}
+    if hasattr(item, "kind") and hasattr(item, "id"):
+        return {"kind": item.kind, "id": item.id}
+    raise TypeError(f"not an entity reference: {item!r} (want (kind, id), a dict or an EntityState)")
 
 
 def _ref(kind: str, id: str, await_: bool) -> Dict[str, Any]:

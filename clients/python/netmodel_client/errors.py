@@ -37,7 +37,8 @@ class RPCError(Exception):
 
     @property
     def state(self):
-        """For a failed ``await: true`` mutation: the rolled-back EntityState in ``data.state``."""
+        """The EntityState in ``data.state``: for a failed ``await: true`` mutation the
+        rolled-back state, for a failed ``getEntity`` the state with the failure."""
         from .state import EntityState
 
         if isinstance(self.data, dict) and isinstance(self.data.get("state"), dict):
@@ -106,6 +107,8 @@ class Unauthorized(RPCError):
 
 
 class UnknownKindOrList(RPCError):
+    """-32004: the backend has no such kind (``data["kind"]``) or list (``data["list"]``)."""
+
     code = UNKNOWN_KIND_OR_LIST
 
 

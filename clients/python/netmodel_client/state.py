@@ -1,14 +1,16 @@
-"""The data the server sends: EntityState."""
+"""The data the server sends: EntityState, ListState (with ListItem and ListSection)."""
 
 from __future__ import annotations
 
+import enum
+import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 
 @dataclass(frozen=True)
 class StateError:
-    """The last failure kept in an EntityState: ``{code, message, retryable}``."""
+    """The last failure kept in an EntityState or a ListState: ``{code, message, retryable}``."""
 
     code: int
     message: str
@@ -73,3 +75,140 @@ class EntityState:
             "attributes": self.attributes,
             "version": self.version,
         }
+
+
+def params_key(params: Optional[Dict[str, Any]]) -> str:
+    """A list's params as a hashable key: canonical JSON (keys sorted), ``"{}"`` for none.
+    Two params dicts name the same list exactly when their keys are equal."""
+    return json.dumps(params or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class LoadState(str, enum.Enum):
+    """A list's ``state``. A ``str``, so ``lst.state == "loaded"`` works too."""
+
+    IDLE = "idle"
+    """Never asked for."""
+    LOADING = "loading"
+    """A page or a refresh is on its way (``items`` keeps what was loaded)."""
+    LOADED = "loaded"
+    FAILURE = "failure"
+    """The last page failed: ``error`` is set, ``items`` kept; ``page="next"`` retries it."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class ListItem:
+    """An item of a list, joined with the entity store: ``following`` is the entity's
+    shown state now (it moves with every follow), ``attributes`` the entity's or the
+    fields the list kept. Has ``kind`` and ``id``, so it can be passed where an
+    entity reference is wanted (``set_interface_state``)."""
+
+    kind: str
+    id: str
+    following: Optional[bool] = None
+    attributes: Optional[Dict[str, Any]] = field(default=None, hash=False)
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        return (self.kind, self.id)
+
+    @classmethod
+    def from_json(cls, obj: Dict[str, Any]) -> "ListItem":
+        if not isinstance(obj, dict) or "kind" not in obj or "id" not in obj:
+            raise ValueError(f"not a ListItem: {obj!r}")
+        return cls(kind=obj["kind"], id=obj["id"], following=obj.get("following"), attributes=obj.get("attributes"))
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "following": self.following, "attributes": self.attributes}
+
+
+@dataclass(frozen=True)
+class ListSection:
+    """A run of items with one section title: ``items[start : start + count]``
+    (``lst.items[section.slice]``)."""
+
+    title: str
+    start: int
+    count: int
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.start, self.start + self.count)
+
+    @classmethod
+    def from_json(cls, obj: Dict[str, Any]) -> "ListSection":
+        return cls(title=str(obj["title"]), start=int(obj["start"]), count=int(obj["count"]))
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"title": self.title, "start": self.start, "count": self.count}
+
+
+@dataclass(frozen=True)
+class ListState:
+    """A list's state, full (never a delta): what ``fetch_list`` returns and a list
+    topic's notifications carry.
+
+    ``state`` is a :class:`LoadState`; while a next page or a refresh loads it is
+    ``loading`` and ``items`` keeps what was loaded. ``has_more``: whether
+    ``page="next"`` can load more. ``error``: the last page's failure, or ``None``.
+    A list is named by ``list`` and ``params`` together (:attr:`key`); keep the state
+    with the highest ``version`` per list.
+    """
+
+    list: str
+    params: Dict[str, Any] = field(default_factory=dict, hash=False)
+    state: LoadState = LoadState.IDLE
+    items: Tuple[ListItem, ...] = ()
+    sections: Tuple[ListSection, ...] = ()
+    has_more: bool = False
+    error: Optional[StateError] = None
+    version: int = 0
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        """``(list, params_key(params))``: which list this is."""
+        return (self.list, params_key(self.params))
+
+    @property
+    def loading(self) -> bool:
+        return self.state is LoadState.LOADING
+
+    @classmethod
+    def from_json(cls, obj: Dict[str, Any]) -> "ListState":
+        if not isinstance(obj, dict) or not isinstance(obj.get("list"), str):
+            raise ValueError(f"not a ListState: {obj!r}")
+        return cls(
+            list=obj["list"],
+            params=dict(obj.get("params") or {}),
+            state=LoadState(obj.get("state", "idle")),
+            items=tuple(ListItem.from_json(i) for i in obj.get("items") or ()),
+            sections=tuple(ListSection.from_json(s) for s in obj.get("sections") or ()),
+            has_more=bool(obj.get("hasMore", False)),
+            error=StateError.from_json(obj.get("error")),
+            version=int(obj.get("version", 0)),
+        )
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "list": self.list,
+            "params": dict(self.params),
+            "state": self.state.value,
+            "items": [i.to_json() for i in self.items],
+            "sections": [s.to_json() for s in self.sections],
+            "hasMore": self.has_more,
+            "error": self.error.to_json() if self.error else None,
+            "version": self.version,
+        }
+
+
+#: What a subscription delivers: tell them apart with ``isinstance``.
+State = Union[EntityState, ListState]
+
+
+def parse_state(obj: Dict[str, Any]) -> State:
+    """An EntityState or a ListState from its JSON (a ListState is the one with ``list``)."""
+    if isinstance(obj, dict) and "list" in obj:
+        return ListState.from_json(obj)
+    return EntityState.from_json(obj)

@@ -7,8 +7,8 @@ import concurrent.futures
 import threading
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
-from .aio import _UNSET, AsyncClient, Callback, Reconnect, Subscription, Topic
-from .state import EntityState
+from .aio import _UNSET, AsyncClient, Callback, EntityRefLike, InterfaceState, Page, Reconnect, Subscription, Topic
+from .state import EntityState, ListState, State
 
 T = TypeVar("T")
 
@@ -33,14 +33,25 @@ class SyncSubscription:
     def states(self) -> Dict[Tuple[str, str], EntityState]:
         return self._sub.states
 
+    def state(self, kind: str, id: str) -> Optional[EntityState]:
+        return self._sub.state(kind, id)
+
+    @property
+    def lists(self) -> Dict[Tuple[str, str], ListState]:
+        return self._sub.lists
+
+    def list_state(self, list: str, params: Optional[Dict[str, Any]] = None) -> Optional[ListState]:
+        return self._sub.list_state(list, params)
+
     def on_change(self, callback: Callback) -> Callback:
         self._client._loop.call_soon_threadsafe(self._sub.on_change, callback)
         return callback
 
-    def get(self, timeout: Optional[float] = None) -> EntityState:
-        """The next state; ``StopIteration`` once unsubscribed, ``TimeoutError`` after ``timeout`` s."""
+    def get(self, timeout: Optional[float] = None) -> State:
+        """The next state (an EntityState or a ListState); ``StopIteration`` once
+        unsubscribed, ``TimeoutError`` after ``timeout`` s."""
 
-        async def next_state() -> Optional[EntityState]:
+        async def next_state() -> Optional[State]:
             try:
                 return await self._sub.__anext__()
             except StopAsyncIteration:
@@ -51,10 +62,10 @@ class SyncSubscription:
             raise StopIteration
         return state
 
-    def __iter__(self) -> Iterator[EntityState]:
+    def __iter__(self) -> Iterator[State]:
         return self
 
-    def __next__(self) -> EntityState:
+    def __next__(self) -> State:
         return self.get()
 
     def unsubscribe(self) -> None:
@@ -160,6 +171,15 @@ class Client:
         self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None
     ) -> EntityState:
         return self._run(self._client.get_follow_state(kind, id, refresh, max_age_ms))
+
+    def get_entity(self, kind: str, id: str, refresh: bool = False) -> EntityState:
+        return self._run(self._client.get_entity(kind, id, refresh))
+
+    def fetch_list(self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first") -> ListState:
+        return self._run(self._client.fetch_list(list, params, page))
+
+    def set_interface_state(self, items: Iterable[EntityRefLike], state: InterfaceState) -> int:
+        return self._run(self._client.set_interface_state(list(items), state))
 
     def stats(self) -> Dict[str, Any]:
         return self._run(self._client.stats())

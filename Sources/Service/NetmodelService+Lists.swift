@@ -1,0 +1,147 @@
+import JSON
+import JSONRPC
+import NetworkModels
+
+extension NetmodelService {
+  func registerListMethods() {
+    server.dispatcher.register("fetchList") { [unowned self] request throws(ResponseError) in
+      let params = try Params(request)
+      let (key, values) = try self.checkedListKey(params, path: "")
+      let page: PageRequest
+      switch try params.string("page") {
+      case nil: page = .first
+      case let text?:
+        guard let chosen = PageRequest(rawValue: text) else {
+          throw .invalidParams("page must be first, next or refresh", path: "/page")
+        }
+        page = chosen
+      }
+      let responder = request.responder
+      let known = self.lists.fetch(key, params: values, page: page) { [unowned self] snapshot in
+        responder.succeed { self.encode(snapshot, into: &$0) }
+      }
+      if !known { throw Self.unknownList(key.name) }
+    }
+  }
+
+  /// `{list, params?}` as a list's identity and its template values.
+  static func listKey(_ params: Params, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+    guard let name = try params.string("list"), !name.isEmpty else {
+      throw .invalidParams("list is required", path: path + "/list")
+    }
+    let canonical = JSON.object()
+    var values: [String: String] = [:]
+    if let object = try params.object("params") {
+      for (member, value) in object.members {
+        let memberPath = path + "/params/" + Params.escapePointer(member)
+        switch value.kind {
+        case .string: values[member] = value.string
+        case .integer: values[member] = String(value.integer ?? 0)
+        case .real: values[member] = String(value.real ?? 0)
+        case .bool: values[member] = (value.bool ?? false) ? "true" : "false"
+        case .null: continue
+        case .object, .array:
+          throw .invalidParams("list params are strings, numbers or booleans", path: memberPath)
+        }
+        canonical.set(member, value)
+      }
+    }
+    let text = String(decoding: canonical.encoded(flags: JSON.canonicalFlags), as: UTF8.self)
+    return (ListKey(name: name, paramsText: text), values)
+  }
+
+  /// A list's identity, refused when the backend has no such list (-32004) or a
+  /// param it needs is missing (-32602).
+  func checkedListKey(_ params: Params, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+    let (key, values) = try Self.listKey(params, path: path)
+    guard let description = store.backend.listDescription(key.name) else { throw Self.unknownList(key.name) }
+    for name in description.requiredParams where values[name] == nil {
+      throw .invalidParams(
+        "list \(key.name) needs params.\(name)", path: path + "/params/" + Params.escapePointer(name))
+    }
+    return (key, values)
+  }
+
+  static func unknownList(_ name: String) -> ResponseError {
+    ResponseError(
+      .unknownKindOrList, "unknown list \(name)",
+      data: JSON.object().set("list", .string(name)).set("retryable", .bool(false)))
+  }
+
+  /// A ListState, its items joined with the entity store: an item shows the store's
+  /// `following` (which moves with every follow) and the store's attributes when it
+  /// has them.
+  func encode(_ snapshot: ListStore.Snapshot, into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: ListStateText.list)
+    appendJSONString(snapshot.key.name, to: &buffer)
+    buffer.append(contentsOf: ListStateText.params)
+    buffer.append(contentsOf: snapshot.key.paramsText.utf8)
+    buffer.append(contentsOf: ListStateText.state)
+    appendJSONString(snapshot.phase.rawValue, to: &buffer)
+    buffer.append(contentsOf: ListStateText.items)
+    for (index, item) in snapshot.items.enumerated() {
+      if index > 0 { buffer.append(UInt8(ascii: ",")) }
+      let entity = store.state(item.key)
+      buffer.append(contentsOf: ListStateText.kind)
+      appendJSONString(item.key.kind, to: &buffer)
+      buffer.append(contentsOf: ListStateText.id)
+      appendJSONString(item.key.id, to: &buffer)
+      buffer.append(contentsOf: ListStateText.following)
+      switch entity.following ?? item.following {
+      case .some(true): buffer.append(contentsOf: ListStateText.true)
+      case .some(false): buffer.append(contentsOf: ListStateText.false)
+      case .none: buffer.append(contentsOf: ListStateText.null)
+      }
+      buffer.append(contentsOf: ListStateText.attributes)
+      if let attributes = entity.attributes ?? item.attributes {
+        buffer.append(contentsOf: attributes.utf8)
+      } else {
+        buffer.append(contentsOf: ListStateText.null)
+      }
+      buffer.append(UInt8(ascii: "}"))
+    }
+    buffer.append(contentsOf: ListStateText.sections)
+    for (index, section) in snapshot.sections.enumerated() {
+      if index > 0 { buffer.append(UInt8(ascii: ",")) }
+      buffer.append(contentsOf: ListStateText.title)
+      appendJSONString(section.title, to: &buffer)
+      buffer.append(contentsOf: ListStateText.start)
+      appendDecimal(Int64(section.start), to: &buffer)
+      buffer.append(contentsOf: ListStateText.count)
+      appendDecimal(Int64(section.count), to: &buffer)
+      buffer.append(UInt8(ascii: "}"))
+    }
+    buffer.append(contentsOf: ListStateText.hasMore)
+    buffer.append(contentsOf: snapshot.hasMore ? ListStateText.true : ListStateText.false)
+    buffer.append(contentsOf: ListStateText.error)
+    if let error = snapshot.error {
+      error.encodeErrorObject(into: &buffer)
+    } else {
+      buffer.append(contentsOf: ListStateText.null)
+    }
+    buffer.append(contentsOf: ListStateText.version)
+    appendDecimal(Int64(snapshot.version), to: &buffer)
+    buffer.append(UInt8(ascii: "}"))
+  }
+}
+
+private enum ListStateText {
+  static let list = Array(#"{"list":"#.utf8)
+  static let params = Array(#","params":"#.utf8)
+  static let state = Array(#","state":"#.utf8)
+  static let items = Array(#","items":["#.utf8)
+  static let kind = Array(#"{"kind":"#.utf8)
+  static let id = Array(#","id":"#.utf8)
+  static let following = Array(#","following":"#.utf8)
+  static let attributes = Array(#","attributes":"#.utf8)
+  static let sections = Array(#"],"sections":["#.utf8)
+  static let title = Array(#"{"title":"#.utf8)
+  static let start = Array(#","start":"#.utf8)
+  static let count = Array(#","count":"#.utf8)
+  static let hasMore = Array(#"],"hasMore":"#.utf8)
+  static let error = Array(#","error":"#.utf8)
+  static let version = Array(#","version":"#.utf8)
+  static let null = Array("null".utf8)
+  static let `true` = Array("true".utf8)
+  static let `false` = Array("false".utf8)
+}

@@ -1,0 +1,89 @@
+// Compiled by types.test.mjs with `tsc --noEmit` (never run): index.d.ts must accept what
+// hosts write and refuse what the server would refuse (each @ts-expect-error must fail).
+
+import {
+  AnyState,
+  EntityState,
+  ListItem,
+  ListState,
+  ListTopic,
+  NetmodelClient,
+  StateStore,
+  Stats,
+  Topic,
+  UnknownKindOrList,
+  topic,
+} from '../../index.js';
+
+async function lists(nm: NetmodelClient): Promise<void> {
+  const first: ListState = await nm.fetchList('following/artist');
+  const next = await nm.fetchList('following/artist', { page: 'next', params: { q: 'x', n: 1 }, timeout: 1000 });
+  const items: ListItem[] = next.items;
+  const following: boolean | null = items[0].following;
+  const title: string | undefined = first.sections[0]?.title;
+  const status: 'idle' | 'loading' | 'loaded' | 'failure' = first.state;
+  const more: boolean = first.hasMore && first.error === null;
+  // @ts-expect-error: no such page
+  await nm.fetchList('following/artist', { page: 'last' });
+  // @ts-expect-error: params are scalars
+  await nm.fetchList('following/artist', { params: { nested: { a: 1 } } });
+
+  const entity: EntityState = await nm.getEntity('artist', 'banksy', { refresh: true });
+  const attributes: Record<string, unknown> | null = entity.attributes;
+
+  const accepted: number = await nm.setInterfaceState(first.items, 'visible');
+  await nm.setInterfaceState([{ kind: 'artist', id: 'a' }], 'none');
+  // @ts-expect-error: not an interface state
+  await nm.setInterfaceState([], 'hidden');
+  // @ts-expect-error: resolves with a number, not the reply object
+  const wrong: { accepted: number } = await nm.setInterfaceState([], 'preload');
+
+  const stats: Stats = await nm.stats();
+  const counters: number[] = [
+    stats.lists.held, stats.lists.pageCalls, stats.lists.sharedFetches, stats.lists.invalidations,
+    stats.preload.queued, stats.preload.inFlight, stats.preload.started, stats.preload.cancelled,
+    stats.preload.detailCalls, stats.preload.detailShared,
+  ];
+  void [following, title, status, more, attributes, accepted, wrong, counters];
+}
+
+async function subscriptions(nm: NetmodelClient): Promise<void> {
+  const t: ListTopic = topic.list('following/artist');
+  const params: Record<string, unknown> = topic.list('search', { q: 'x' }).params;
+  const topics: Topic[] = [t, topic.entity('artist', 'banksy'), topic.entity(), topic('list:following/gene')];
+  const sub = await nm.subscribe([...topics, 'entity:artist']);
+  for await (const s of sub) {
+    // The notification union: EntityState | ListState, told apart by `list`.
+    if ('list' in s) {
+      const l: ListState = s;
+      void l.items.length;
+    } else {
+      const e: EntityState = s;
+      void e.following;
+    }
+  }
+  sub.on('change', (s: AnyState, seq: number) => void [s.version, seq]);
+  sub.on('change', (s, seq) => void [s.version, seq.toFixed()]);
+  nm.on('stateChanged', (s, from, seq) => void [s.version, from.list('l'), seq.toFixed()]);
+  nm.on('disconnect', (error) => void error?.message);
+  // @ts-expect-error: no such event
+  nm.on('listChanged', () => {});
+  // @ts-expect-error: seq is a number
+  sub.on('change', (s, seq: string) => void [s, seq]);
+  const held: ListState | undefined = sub.list('following/artist', { page: 1 });
+  const store = new StateStore();
+  const fromStore: ListState | undefined = store.get({ list: 'following/artist' });
+  const entityFromStore: EntityState | undefined = store.get({ kind: 'artist', id: 'b' });
+  // @ts-expect-error: a list topic needs a name
+  const bad: ListTopic = { type: 'list' };
+  // @ts-expect-error: an AnyState is not always a ListState
+  const notAlways: ListState = sub.states[0];
+  try {
+    await nm.fetchList('nope');
+  } catch (e) {
+    if (e instanceof UnknownKindOrList) void e.data?.list;
+  }
+  void [params, held, fromStore, entityFromStore, bad, notAlways];
+}
+
+void [lists, subscriptions];
