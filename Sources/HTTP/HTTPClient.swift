@@ -30,14 +30,20 @@ public final class HTTPClient {
   public let maxConnections: Int
   public let maxBodyBytes: Int
   public private(set) var counters = Counters()
-  /// Transfers started and not yet completed.
+  /// Transfers handed to libcurl and not yet completed.
   public var inFlight: Int { transfers.count }
+  /// Requests waiting for a free connection.
+  public var waiting: Int { queue.count - queueHead }
 
   private let multi: UnsafeMutableRawPointer
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
   private var idleHandles: [UnsafeMutableRawPointer] = []
-  private var sockets: [Int32: EventLoop.Registration] = [:]
+  private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
   private var timer: EventLoop.TimerID?
+  /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
+  /// count the wait, and its queue of pending transfers is slow when long.
+  private var queue: [(HTTPRequest, (Result<HTTPResponse, HTTPError>) -> Void)] = []
+  private var queueHead = 0
 
   public init(loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20) {
     precondition(curlGlobalInit == CURLE_OK, "curl_global_init failed")
@@ -71,7 +77,7 @@ public final class HTTPClient {
       curl_easy_cleanup(handle)
     }
     for handle in idleHandles { curl_easy_cleanup(handle) }
-    for (_, registration) in sockets { loop.deregister(registration) }
+    for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
     curl_multi_cleanup(multi)
   }
@@ -80,6 +86,14 @@ public final class HTTPClient {
   /// status) or the transport error.
   public func send(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
     counters.requests += 1
+    if transfers.count >= maxConnections {
+      queue.append((request, completion))
+      return
+    }
+    start(request, completion: completion)
+  }
+
+  private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
     guard let handle = idleHandles.popLast() ?? curl_easy_init() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
@@ -108,20 +122,24 @@ public final class HTTPClient {
   /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl waits on, or stop.
   private func watch(socket: curl_socket_t, what: Int32) {
     if what == CURL_POLL_REMOVE {
-      if let registration = sockets.removeValue(forKey: socket) { loop.deregister(registration) }
+      if let watched = sockets.removeValue(forKey: socket) { loop.deregister(watched.registration) }
       return
     }
     var events: IOEvents = []
     if what & CURL_POLL_IN != 0 { events.insert(.readable) }
     if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
     do {
-      if let registration = sockets[socket] {
-        try loop.modify(registration, events: events)
+      if let watched = sockets[socket] {
+        // libcurl often repeats what it already asked for: no system call then.
+        guard watched.events != events else { return }
+        try loop.modify(watched.registration, events: events)
+        sockets[socket] = (watched.registration, events)
       } else {
-        sockets[socket] = try loop.register(FileDescriptor(rawValue: socket), events: events) {
+        let registration = try loop.register(FileDescriptor(rawValue: socket), events: events) {
           [unowned self] ready in
           self.socketReady(socket, ready)
         }
+        sockets[socket] = (registration, events)
       }
     } catch {
       Log.error("HTTP: cannot watch socket \(socket): \(error)")
@@ -179,6 +197,20 @@ public final class HTTPClient {
         Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
       }
       transfer.completion(result)
+    }
+    startWaiting()
+  }
+
+  /// Hands waiting requests to libcurl while connections are free.
+  private func startWaiting() {
+    while transfers.count < maxConnections && queueHead < queue.count {
+      let (request, completion) = queue[queueHead]
+      queueHead += 1
+      start(request, completion: completion)
+    }
+    if queueHead == queue.count || queueHead > 4096 {
+      queue.removeFirst(queueHead)
+      queueHead = 0
     }
   }
 

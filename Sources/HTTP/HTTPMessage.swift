@@ -34,14 +34,35 @@ public struct HTTPRequest: Sendable, Equatable {
 /// A complete answer, whatever its status.
 public struct HTTPResponse: Sendable {
   public var status: Int
-  /// Names as the server sent them; look them up with `header(_:)`.
-  public var headers: [(name: String, value: String)]
+  /// The header block as received (`Name: value` lines); split only when asked,
+  /// since most answers are read for their body alone.
+  public var headerBytes: [UInt8]
   public var body: [UInt8]
 
   public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
     self.status = status
-    self.headers = headers
+    self.headerBytes = Array(headers.map { "\($0.name): \($0.value)\r\n" }.joined().utf8)
     self.body = body
+  }
+
+  init(status: Int, headerBytes: [UInt8], body: [UInt8]) {
+    self.status = status
+    self.headerBytes = headerBytes
+    self.body = body
+  }
+
+  /// Names as the server sent them, in order.
+  public var headers: [(name: String, value: String)] {
+    var headers: [(name: String, value: String)] = []
+    for line in headerBytes.split(separator: UInt8(ascii: "\n")) {
+      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+      headers.append(
+        (
+          String(decoding: line[..<colon], as: UTF8.self),
+          String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces
+        ))
+    }
+    return headers
   }
 
   /// The last value of header `name`, compared without case.

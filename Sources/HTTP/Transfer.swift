@@ -11,8 +11,7 @@ final class Transfer {
   let startedAt: UInt64
   private var headerList: UnsafeMutablePointer<curl_slist>?
   private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-  private(set) var status = 0
-  private(set) var responseHeaders: [(name: String, value: String)] = []
+  private var headerBytes: [UInt8] = []
   private(set) var body: [UInt8] = []
   private(set) var exceededBodyLimit = false
   private let maxBodyBytes: Int
@@ -88,7 +87,7 @@ final class Transfer {
     }
 
     // "Expect:" stops libcurl waiting for a 100-continue before bodies over 1 KiB.
-    var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Expect:")
+    var list: UnsafeMutablePointer<curl_slist>? = request.body == nil ? nil : curl_slist_append(nil, "Expect:")
     for header in request.headers {
       list = curl_slist_append(list, "\(header.name): \(header.value)")
     }
@@ -110,19 +109,15 @@ final class Transfer {
     return bytes.count
   }
 
+  /// Keeps each header line's bytes; they are split into names and values only when
+  /// the transfer completes (most answers are read for their body alone).
   private func receivedHeader(_ bytes: UnsafeRawBufferPointer) {
-    let line = String(decoding: bytes, as: UTF8.self)
-    if line.hasPrefix("HTTP/") {
+    if bytes.count > 5, bytes[0] == UInt8(ascii: "H"), bytes[4] == UInt8(ascii: "/") {
       // A new status line: an interim 1xx answer or a redirect came before.
-      responseHeaders.removeAll()
-      let parts = line.split(separator: " ", maxSplits: 2)
-      status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+      headerBytes.removeAll(keepingCapacity: true)
       return
     }
-    guard let colon = line.firstIndex(of: ":") else { return }
-    let name = String(line[..<colon])
-    let value = String(line[line.index(after: colon)...]).trimmingSpaces
-    responseHeaders.append((name, value))
+    headerBytes.append(contentsOf: bytes)
   }
 
   /// The outcome once libcurl is done with the handle.
@@ -145,6 +140,6 @@ final class Transfer {
       }
     }
     let status = nm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE)
-    return .success(HTTPResponse(status: status, headers: responseHeaders, body: body))
+    return .success(HTTPResponse(status: status, headerBytes: headerBytes, body: body))
   }
 }

@@ -17,7 +17,10 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   public private(set) var environment: String
   public var onAttributes: ((EntityKey, String) -> Void)?
   /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
-  public private(set) var calls: [String: Int] = [:]
+  public var calls: [String: Int] {
+    Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
+  }
+  private var callCounts: [CallKey: Int] = [:]
   private var authToken: String?
   private var batches: [String: PendingBatch] = [:]
   var loop: EventLoop { http.loop }
@@ -271,7 +274,16 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     loop.execute { completion(.failure(FollowFailure(.unknownKind, "no kind \"\(kind)\" (configured: \(known))"))) }
   }
 
-  func count(_ kind: String, _ endpoint: String) { calls["\(kind).\(endpoint)", default: 0] += 1 }
+  /// Counted by (kind, endpoint) pairs: building the `kind.endpoint` text on every
+  /// call showed in profiles; it is built when `calls` is read.
+  func count(_ kind: String, _ endpoint: String) {
+    callCounts[CallKey(kind: kind, endpoint: endpoint), default: 0] += 1
+  }
+
+  struct CallKey: Hashable {
+    let kind: String
+    let endpoint: String
+  }
 }
 
 // MARK: Lists and details

@@ -15,34 +15,61 @@ enum Template {
   }
 
   /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay.
+  /// Works on UTF-8 bytes: it runs for every request.
   static func fill(_ text: String, _ values: [String: String], encode: (String) -> String) -> String {
-    guard text.contains("{") else { return text }
-    var result = ""
-    var rest = Substring(text)
-    while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-      result += rest[..<open]
-      let name = String(rest[rest.index(after: open)..<close])
-      if let value = values[name] { result += encode(value) } else { result += rest[open...close] }
-      rest = rest[rest.index(after: close)...]
+    var bytes = Array(text.utf8)
+    guard let firstOpen = bytes.firstIndex(of: UInt8(ascii: "{")) else { return text }
+    var result: [UInt8] = []
+    result.reserveCapacity(bytes.count + 32)
+    result.append(contentsOf: bytes[..<firstOpen])
+    var index = firstOpen
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "{"), let close = bytes[index...].firstIndex(of: UInt8(ascii: "}")) {
+        let name = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
+        if let value = values[name] {
+          result.append(contentsOf: encode(value).utf8)
+        } else {
+          result.append(contentsOf: bytes[index...close])
+        }
+        index = close + 1
+      } else {
+        result.append(byte)
+        index += 1
+      }
     }
-    return result + rest
+    bytes = result
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// RFC 3986 percent-encoding of everything but the unreserved characters (and
   /// those in `keep`), so an id can never add a path segment or a query parameter.
   static func percentEncode(_ text: String, keep: String = "") -> String {
-    var result = ""
-    for byte in text.utf8 {
-      let scalar = Unicode.Scalar(byte)
-      if (byte < 0x80 && (scalar.properties.isAlphabetic || (0x30...0x39).contains(byte)))
-        || "-._~".unicodeScalars.contains(scalar) || keep.unicodeScalars.contains(scalar)
-      {
-        result.unicodeScalars.append(scalar)
-      } else {
-        result += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
+    let keepBytes = Array(keep.utf8)
+    func plain(_ byte: UInt8) -> Bool {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"),
+        UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+        return true
+      default:
+        return keepBytes.contains(byte)
       }
     }
-    return result
+    if text.utf8.allSatisfy(plain) { return text }
+    let hex = Array("0123456789ABCDEF".utf8)
+    var result: [UInt8] = []
+    result.reserveCapacity(text.utf8.count * 3)
+    for byte in text.utf8 {
+      if plain(byte) {
+        result.append(byte)
+      } else {
+        result.append(UInt8(ascii: "%"))
+        result.append(hex[Int(byte >> 4)])
+        result.append(hex[Int(byte & 15)])
+      }
+    }
+    return String(decoding: result, as: UTF8.self)
   }
 
   /// `name=value&…` with `{ids}` values repeated per id. Brackets stay readable in
