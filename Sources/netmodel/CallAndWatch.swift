@@ -18,7 +18,8 @@ let watchUsage = """
 
   Subscribes and prints every stateChanged notification's params as one line of
   JSON until interrupted. TOPIC is `entity` (everything), `entity:KIND`,
-  `entity:KIND/ID`, or a topic object in JSON ('{"type":"entity","kind":"artist"}').
+  `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
+  or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
 
   """
 
@@ -75,7 +76,8 @@ func runCall(_ arguments: ArraySlice<String>) -> Int32 {
   }
 }
 
-/// A topic from the command line: `entity`, `entity:KIND`, `entity:KIND/ID` or JSON.
+/// A topic from the command line: `entity`, `entity:KIND`, `entity:KIND/ID`,
+/// `list:NAME` or JSON.
 func topic(from text: String) throws(RPCClient.Failure) -> JSON {
   if text.hasPrefix("{") {
     do {
@@ -84,10 +86,15 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
       throw RPCClient.Failure(description: "topic \(text) is not valid JSON: \(error)")
     }
   }
+  if text.hasPrefix("list:"), text.count > 5 {
+    return JSON.object().set("type", .string("list")).set("list", .string(String(text.dropFirst(5))))
+      .set("params", .object())
+  }
   let topic = JSON.object().set("type", .string("entity"))
   if text == "entity" { return topic }
   guard text.hasPrefix("entity:") else {
-    throw RPCClient.Failure(description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID or JSON")
+    throw RPCClient.Failure(
+      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME or JSON")
   }
   let rest = text.dropFirst("entity:".count)
   if let slash = rest.firstIndex(of: "/") {

@@ -99,3 +99,23 @@ def test_watch_prints_notifications_as_json_lines(netmodel_bin, runtime, server)
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(timeout=10)
+
+
+def test_watch_a_list_topic(netmodel_bin, runtime, server):
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", "list:following/artist"],
+        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        first = json.loads(watcher.stdout.readline())  # the first page, loaded by the subscription
+        assert first["state"]["list"] == "following/artist" and first["state"]["state"] == "loaded"
+        assert run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=kaws", "await:=true").returncode == 0
+        line = json.loads(watcher.stdout.readline())
+        while not any(item["id"] == "kaws" for item in line["state"]["items"]):
+            line = json.loads(watcher.stdout.readline())
+        assert line["seq"] > first["seq"]
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=10)
+    bad = run(netmodel_bin, runtime, "watch", "list:nope")
+    assert bad.returncode == 1 and "-32004" in bad.stderr
