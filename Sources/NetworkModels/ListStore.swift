@@ -96,9 +96,6 @@ public final class ListStore {
 
   public var listCount: Int { entries.count }
 
-  /// Whether the backend has a list of that name.
-  public func exists(_ name: String) -> Bool { backend.listDescription(name) != nil }
-
   /// The list's state now; an idle one when it was never asked for (nil when the
   /// backend has no such list).
   public func snapshot(_ key: ListKey, params: [String: String] = [:]) -> Snapshot? {

@@ -20,7 +20,7 @@ extension FollowFailure {
     buffer.append(contentsOf: EntityStateText.message)
     appendJSONString(message, to: &buffer)
     buffer.append(contentsOf: EntityStateText.retryable)
-    EntityStateText.append(isRetryable, to: &buffer)
+    JSONLiteral.append(isRetryable, to: &buffer)
     buffer.append(UInt8(ascii: "}"))
   }
 
@@ -47,23 +47,19 @@ extension EntityState {
     buffer.append(contentsOf: EntityStateText.id)
     appendJSONString(key.id, to: &buffer)
     buffer.append(contentsOf: EntityStateText.following)
-    EntityStateText.append(following, to: &buffer)
+    JSONLiteral.append(following, to: &buffer)
     buffer.append(contentsOf: EntityStateText.confirmed)
-    EntityStateText.append(confirmed, to: &buffer)
+    JSONLiteral.append(confirmed, to: &buffer)
     buffer.append(contentsOf: EntityStateText.pending)
-    EntityStateText.append(pending, to: &buffer)
+    JSONLiteral.append(pending, to: &buffer)
     buffer.append(contentsOf: EntityStateText.error)
     if let error {
       error.encodeErrorObject(into: &buffer)
     } else {
-      buffer.append(contentsOf: EntityStateText.null)
+      buffer.append(contentsOf: JSONLiteral.null)
     }
     buffer.append(contentsOf: EntityStateText.attributes)
-    if let attributes {
-      buffer.append(contentsOf: attributes.utf8)
-    } else {
-      buffer.append(contentsOf: EntityStateText.null)
-    }
+    JSONLiteral.append(raw: attributes, to: &buffer)
     buffer.append(contentsOf: EntityStateText.version)
     appendDecimal(Int64(version), to: &buffer)
     buffer.append(UInt8(ascii: "}"))
@@ -88,15 +84,24 @@ private enum EntityStateText {
   static let retryable = Array(#","retryable":"#.utf8)
   static let attributes = Array(#","attributes":"#.utf8)
   static let version = Array(#","version":"#.utf8)
+}
+
+/// The literals every hand-written encoder here needs (EntityState, ListState).
+enum JSONLiteral {
   static let null = Array("null".utf8)
   static let `true` = Array("true".utf8)
   static let `false` = Array("false".utf8)
 
   static func append(_ value: Bool?, to buffer: inout [UInt8]) {
     switch value {
-    case .some(true): buffer.append(contentsOf: EntityStateText.true)
-    case .some(false): buffer.append(contentsOf: EntityStateText.false)
-    case .none: buffer.append(contentsOf: EntityStateText.null)
+    case .some(true): buffer.append(contentsOf: JSONLiteral.true)
+    case .some(false): buffer.append(contentsOf: JSONLiteral.false)
+    case .none: buffer.append(contentsOf: JSONLiteral.null)
     }
+  }
+
+  /// Already-encoded JSON text, or null.
+  static func append(raw text: String?, to buffer: inout [UInt8]) {
+    if let text { buffer.append(contentsOf: text.utf8) } else { buffer.append(contentsOf: JSONLiteral.null) }
   }
 }

@@ -87,17 +87,9 @@ extension NetmodelService {
       buffer.append(contentsOf: ListStateText.id)
       appendJSONString(item.key.id, to: &buffer)
       buffer.append(contentsOf: ListStateText.following)
-      switch entity.following ?? item.following {
-      case .some(true): buffer.append(contentsOf: ListStateText.true)
-      case .some(false): buffer.append(contentsOf: ListStateText.false)
-      case .none: buffer.append(contentsOf: ListStateText.null)
-      }
+      JSONLiteral.append(entity.following ?? item.following, to: &buffer)
       buffer.append(contentsOf: ListStateText.attributes)
-      if let attributes = entity.attributes ?? item.attributes {
-        buffer.append(contentsOf: attributes.utf8)
-      } else {
-        buffer.append(contentsOf: ListStateText.null)
-      }
+      JSONLiteral.append(raw: entity.attributes ?? item.attributes, to: &buffer)
       buffer.append(UInt8(ascii: "}"))
     }
     buffer.append(contentsOf: ListStateText.sections)
@@ -112,12 +104,12 @@ extension NetmodelService {
       buffer.append(UInt8(ascii: "}"))
     }
     buffer.append(contentsOf: ListStateText.hasMore)
-    buffer.append(contentsOf: snapshot.hasMore ? ListStateText.true : ListStateText.false)
+    JSONLiteral.append(snapshot.hasMore, to: &buffer)
     buffer.append(contentsOf: ListStateText.error)
     if let error = snapshot.error {
       error.encodeErrorObject(into: &buffer)
     } else {
-      buffer.append(contentsOf: ListStateText.null)
+      buffer.append(contentsOf: JSONLiteral.null)
     }
     buffer.append(contentsOf: ListStateText.version)
     appendDecimal(Int64(snapshot.version), to: &buffer)
@@ -141,7 +133,4 @@ private enum ListStateText {
   static let hasMore = Array(#"],"hasMore":"#.utf8)
   static let error = Array(#","error":"#.utf8)
   static let version = Array(#","version":"#.utf8)
-  static let null = Array("null".utf8)
-  static let `true` = Array("true".utf8)
-  static let `false` = Array("false".utf8)
 }

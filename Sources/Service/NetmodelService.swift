@@ -74,7 +74,9 @@ public final class NetmodelService {
     lists.onChange = { [weak self] key in self?.subscriptions.publish(list: key) }
     lists.hasSubscribers = { [weak self] key in self?.subscriptions.hasSubscribers(key) ?? false }
     subscriptions.encodeList = { [weak self] key, buffer in
-      guard let self, let snapshot = self.lists.snapshot(key) else { return buffer.append(contentsOf: "null".utf8) }
+      guard let self, let snapshot = self.lists.snapshot(key) else {
+        return buffer.append(contentsOf: JSONLiteral.null)
+      }
       self.encode(snapshot, into: &buffer)
     }
     server.onConnectionClosed = { [weak self] connection in

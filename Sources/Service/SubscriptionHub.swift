@@ -42,7 +42,7 @@ final class SubscriptionHub {
   private var queues: [Int: NotificationQueue] = [:]
   /// Writes a list's current ListState: lists are encoded when their notification is
   /// written, so a waiting one always carries the newest state.
-  var encodeList: (ListKey, inout [UInt8]) -> Void = { _, buffer in buffer.append(contentsOf: "null".utf8) }
+  var encodeList: (ListKey, inout [UInt8]) -> Void = { _, buffer in buffer.append(contentsOf: JSONLiteral.null) }
 
   var subscriptionCount: Int { queues.values.reduce(0) { $0 + $1.subscriptions.count } }
 

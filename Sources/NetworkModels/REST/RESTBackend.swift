@@ -69,7 +69,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
       completion(
-        self.outcome(result, endpoint) { response -> Result<Bool, FollowFailure> in
+        Self.outcome(result, endpoint) { response -> Result<Bool, FollowFailure> in
           if let pointer = endpoint.attributes, (200...299).contains(response.status) {
             self.reportAttributes(key, response, pointer)
           }
@@ -88,7 +88,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(key.kind, "state")
     http.send(request(state.endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
-      completion(self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
+      completion(Self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
     }
   }
 
@@ -124,7 +124,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(kind, "state")
     http.send(request(state, kind: kind, ids: pending.ids)) { [weak self] result in
       guard let self else { return }
-      let followed = self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
+      let followed = Self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
       for id in pending.ids {
         let answer = followed.map { set in set.contains(id) }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
@@ -173,10 +173,10 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   /// A transport error or a status the endpoint gives no meaning to becomes a
   /// failure; a status it names (404 "done") or 2xx goes to `success`.
-  private func outcome<T>(
+  static func outcome<T>(
     _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
     success: (HTTPResponse) -> Result<T, FollowFailure>
-  ) -> Result<T, FollowFailure> where T: Sendable {
+  ) -> Result<T, FollowFailure> {
     switch result {
     case .failure(let error):
       return .failure(FollowFailure(.unavailable, error.message))
@@ -194,13 +194,11 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   }
 
   private static func fixed<T>(_ value: Bool) -> Result<T, FollowFailure> {
-    // Only the Bool endpoints name a following state (the schema allows it on state,
-    // follow and unfollow); a batched read never does.
+    // Only follow, unfollow and state answer a Bool; a batched read or a detail
+    // answers something else, so "following" means nothing there.
     if let result = Result<Bool, FollowFailure>.success(value) as? Result<T, FollowFailure> { return result }
-    return .failure(FollowFailure(.unavailable, "a status meaning does not apply to a batched read"))
+    return .failure(FollowFailure(.unavailable, "a status meaning \"following\" does not apply here"))
   }
-
-  typealias Endpoint = RESTConfiguration.Endpoint
 
   static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {
     let status = response.status
@@ -332,7 +330,7 @@ extension RESTBackend {
     self.http.send(http) { [weak self] result in
       guard self != nil else { return }
       completion(
-        RESTBackend.outcomeOfPage(result, list, request) { response in
+        RESTBackend.outcome(result, list.endpoint) { response in
           RESTBackend.readPage(response, list, request.page, url: http.url)
         })
     }
@@ -347,7 +345,7 @@ extension RESTBackend {
     count(key.kind, "detail")
     http.send(request(detail, kind: key.kind, id: key.id)) { result in
       completion(
-        RESTBackend.outcomeOfPage(result, nil, nil) { response -> Result<String, FollowFailure> in
+        RESTBackend.outcome(result, detail) { response -> Result<String, FollowFailure> in
           guard let json = try? JSON.parse(response.body),
             let object = json.value(at: detail.attributes ?? .root), object.isObject
           else {
@@ -355,24 +353,6 @@ extension RESTBackend {
           }
           return .success(String(decoding: object.encoded(), as: UTF8.self))
         })
-    }
-  }
-
-  /// A list or detail answer: 2xx is read, the rest maps like any other answer.
-  static func outcomeOfPage<T>(
-    _ result: Result<HTTPResponse, HTTPError>, _ list: RESTConfiguration.ListEndpoints?, _ request: ListPageRequest?,
-    read: (HTTPResponse) -> Result<T, FollowFailure>
-  ) -> Result<T, FollowFailure> {
-    switch result {
-    case .failure(let error): return .failure(FollowFailure(.unavailable, error.message))
-    case .success(let response) where (200...299).contains(response.status): return read(response)
-    case .success(let response):
-      let endpoint =
-        list?.endpoint
-        ?? Endpoint(
-          method: "GET", path: "", query: [], body: nil, headers: [], timeoutMs: nil, statusMeanings: [:],
-          attributes: nil)
-      return .failure(failure(response, endpoint))
     }
   }
 

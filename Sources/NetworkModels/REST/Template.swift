@@ -17,7 +17,7 @@ enum Template {
   /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay.
   /// Works on UTF-8 bytes: it runs for every request.
   static func fill(_ text: String, _ values: [String: String], encode: (String) -> String) -> String {
-    var bytes = Array(text.utf8)
+    let bytes = Array(text.utf8)
     guard let firstOpen = bytes.firstIndex(of: UInt8(ascii: "{")) else { return text }
     var result: [UInt8] = []
     result.reserveCapacity(bytes.count + 32)
@@ -38,8 +38,7 @@ enum Template {
         index += 1
       }
     }
-    bytes = result
-    return String(decoding: bytes, as: UTF8.self)
+    return String(decoding: result, as: UTF8.self)
   }
 
   /// RFC 3986 percent-encoding of everything but the unreserved characters (and
