@@ -206,7 +206,10 @@ extension Result {
     }
     let failure = try #require(try f.set(banksy, true).failure)
     #expect(failure.failure.kind == .unauthorized(status: 401))
+    #expect(failure.state.pending && failure.state.following == true, "the intent waits for credentials")
+    // As `configure {authToken}` does: the new token, then the waiting intent goes out.
     f.backend.setAuthToken("s3cret")
+    f.store.credentialsChanged()
     let state = try f.set(banksy, true).get()
     #expect(state.confirmed == true && state.error == nil)
   }

@@ -175,9 +175,10 @@ struct Field {
     }
   }
 
-  /// `{maxRetries, baseDelayMs, maxDelayMs, whenExhausted}`, each optional, over `base`.
+  /// `{maxRetries, baseDelayMs, maxDelayMs, whenExhausted, onUnauthorized}`, each
+  /// optional, over `base`.
   func retryPolicy(base: RetryPolicy) throws(RESTConfigurationError) -> RetryPolicy {
-    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted"])
+    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted", "onUnauthorized"])
     var retry = base
     if let value = optional("maxRetries") { retry.maxRetries = try value.integer(in: 0...100) }
     if let value = optional("baseDelayMs") { retry.baseDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
@@ -187,6 +188,13 @@ struct Field {
       case "rollback": retry.whenExhausted = .rollBack
       case "queue": retry.whenExhausted = .keepQueued
       default: throw value.error("must be \"rollback\" or \"queue\"")
+      }
+    }
+    if let value = optional("onUnauthorized") {
+      switch try value.string() {
+      case "wait": retry.whenUnauthorized = .waitForCredentials
+      case "rollback": retry.whenUnauthorized = .rollBack
+      default: throw value.error("must be \"wait\" or \"rollback\"")
       }
     }
     return retry
