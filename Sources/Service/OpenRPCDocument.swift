@@ -17,7 +17,7 @@ let openRPCDocumentText = ##"""
       },
       {
         "name": "unix-socket",
-        "description": "`netmodel serve --socket[=PATH]`; default path `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, fallback folder `/tmp/netmodel-$UID/`. Folder mode 0700, socket mode 0600, a peer whose uid differs from the server's (SO_PEERCRED) is refused."
+        "description": "`netmodel serve --socket[=PATH]`; default path `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, fallback folder `/tmp/netmodel-$UID/`. A missing folder is created with mode 0700; the folder must be the server user's alone (a real folder it owns that group and others cannot write, in a folder owned by it or root that is sticky when others can write it), else the server refuses to start. Socket mode 0600; a peer whose uid differs from the server's (SO_PEERCRED) is refused, and `netmodel call`/`watch` refuse a server of another uid."
       }
     ],
     "framing": {

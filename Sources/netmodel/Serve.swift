@@ -12,6 +12,14 @@ func serve(_ options: ServeOptions) -> Int32 {
     let loop = try EventLoop()
     let server = RPCServer(loop: loop, maxMessageBytes: options.maxMessageBytes)
     let folder = try StateFolder(stateDir: options.stateDirectory)
+    do {
+      // The outbox holds what clients asked for, tokens' effects included: a folder
+      // someone else can write could have it swapped under us.
+      try PrivateFolder.check(folder.path, role: "state folder", elsewhere: "--state-dir=DIR")
+    } catch {
+      Log.error("refusing to start: \(error)")
+      return 1
+    }
     let folderLock: FileDescriptor
     do {
       folderLock = try folder.lockExclusively()

@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
+from ._trust import open_checked
 from .errors import ConnectionLost, RPCError
 from .state import EntityState, ListState, State, params_key
 
@@ -333,7 +334,8 @@ class AsyncClient:
         ``reconnect``: ``True`` (the default :class:`Reconnect` policy), a
         :class:`Reconnect`, or ``False`` to let a dropped connection end the client."""
         path = path or default_socket_path()
-        reader, writer = await asyncio.open_unix_connection(path, limit=LINE_LIMIT)
+        # Raises UntrustedSocket when the socket may be another user's (see _trust).
+        reader, writer = await open_checked(path, LINE_LIMIT)
         policy = Reconnect() if reconnect is True else reconnect or None
         return cls(reader, writer, timeout=timeout, path=path, reconnect=policy)
 
@@ -672,8 +674,8 @@ class AsyncClient:
             attempts += 1
             await asyncio.sleep(delay)
             try:
-                reader, writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
-            except OSError as e:
+                reader, writer = await open_checked(self.path, LINE_LIMIT)
+            except OSError as e:  # UntrustedSocket too: the next try may find our server
                 log.debug("netmodel reconnect to %s failed: %s", self.path, e)
                 continue
             try:
