@@ -36,6 +36,9 @@ public final class HTTPClient {
   public var inFlight: Int { transfers.count }
   /// Requests waiting for a free connection.
   public var waiting: Int { queue.count }
+  /// Called as each request goes out (is handed to libcurl), after any wait: what
+  /// was sent when, for tests and tracing.
+  public var onStart: ((HTTPRequest) -> Void)?
 
   private let multi: UnsafeMutableRawPointer
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
@@ -148,6 +151,7 @@ public final class HTTPClient {
       return
     }
     transfers[handle] = transfer
+    onStart?(request)
   }
 
   // MARK: libcurl's callbacks
