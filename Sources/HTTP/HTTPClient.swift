@@ -11,8 +11,11 @@ private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT)
 /// loop calls it back with `curl_multi_socket_action`. No thread per request, and
 /// connections stay open in the multi handle's cache for the next request.
 ///
-/// Must be used on the loop's thread. Completions run on the loop, never inside
-/// `send`.
+/// Requests beyond the connection limit wait in the client's own queue, by
+/// `HTTPPriority`; one that waits can be moved (`setPriority`) or given up (`cancel`).
+///
+/// Must be used on the loop's thread. Completions run on the loop, once each, never
+/// inside `send` or `cancel`.
 public final class HTTPClient {
   public struct Counters: Sendable {
     public var requests = 0

@@ -132,6 +132,36 @@ final class SlowDetailFixture {
     #expect(f.detailsStarted == ["p0", "p4", "p1", "p3", "p5", "p2"])
   }
 
+  /// A `getEntity` that joins a preload item's waiting call raises it to user
+  /// priority, and `none` no longer gives it up: the user gets the attributes.
+  @Test func getEntityJoiningAWaitingCallRaisesItAndKeepsIt() throws {
+    let f = try SlowDetailFixture(maxInFlight: 1, detailMs: 40)
+    f.preloader.set(SlowDetailFixture.artists("p", 0..<5), to: .preload, host: 1)
+    try f.run(milliseconds: 10)
+    var answer: Result<EntityState, FollowStore.SettleFailure>?
+    f.preloader.entity(SlowDetailFixture.artist("p3"), refresh: false) { answer = $0 }
+    f.preloader.set(SlowDetailFixture.artists("p", 0..<5), to: .none, host: 1)
+    try f.runUntilIdle()
+    #expect(f.detailsStarted == ["p0", "p3"])
+    #expect((try? answer?.get())?.attributes == #"{"id":"p3"}"#)
+    #expect(f.preloader.counters.detailShared == 1 && f.preloader.counters.cancelled == 3)
+  }
+
+  /// An item whose waiting call was given up and that comes back before the call's
+  /// completion ran is queued again and loaded once.
+  @Test func anItemThatComesBackAfterItsCallWasGivenUpIsLoaded() throws {
+    let f = try SlowDetailFixture(maxInFlight: 1, detailMs: 40)
+    let items = SlowDetailFixture.artists("p", 0..<3)
+    f.preloader.set(items, to: .preload, host: 1)
+    try f.run(milliseconds: 10)
+    f.preloader.set(items, to: .none, host: 1)
+    f.preloader.set([items[2]], to: .visible, host: 1)
+    try f.runUntilIdle()
+    #expect(f.detailsStarted == ["p0", "p2"])
+    #expect(f.store.state(items[2]).attributes != nil)
+    #expect(f.outOfRange.isEmpty)
+  }
+
   /// The issue's scroll (1,000 items, 20 visible and 40 in preload ahead, 5 items per
   /// 16 ms frame) with 30 ms details: no call goes out for an item out of range, and
   /// none twice.
