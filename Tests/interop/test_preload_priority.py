@@ -84,13 +84,16 @@ def test_visible_items_and_a_follow_overtake_queued_preload_work(artsy, rest, ma
         if {n for n, _ in calls} >= set(visible):
             break
         time.sleep(0.05)
-    first = [n for n, _ in calls][: len(visible)]
-    assert sorted(first) == visible, f"after `visible`, details went out in this order: {[n for n, _ in calls]}"
-    started = [round((at - asked) * 1000) for n, at in calls if n in visible]
-    # Waiting for the first connection to free is the floor (one detail call, 300 ms);
-    # with one connection the three go one after another.
+    # Calls that go out together (one per connection freed at once) may reach the
+    # server's threads in any order: compare waves, which are DETAIL_MS apart.
+    order = [n for n, _ in calls]
+    last_visible = max(at for n, at in calls if n in visible)
+    early = [n for n, at in calls if n in preload and at < last_visible - 0.1]
+    assert early == [], f"preload calls went out a wave before a visible one; order after `visible`: {order}"
+    started = sorted(round((at - asked) * 1000) for n, at in calls if n in visible)
+    # Waiting for the first connection to free is the floor (one detail call, 300 ms).
     assert started[0] < DETAIL_MS + 150, started
     log = api.stats()["log"]
     follow = next(e["at"] for e in log if e["method"] == "POST" and e["path"] == "/api/v1/me/follow/artist")
     preload_after = [at for n, at in detail_calls(api) if n in preload and at > asked]
-    assert not preload_after or follow < min(preload_after), "the follow went out before queued preload work"
+    assert not preload_after or follow < min(preload_after) + 0.1, "the follow went out with the first free connection"
