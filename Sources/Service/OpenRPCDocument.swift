@@ -1295,7 +1295,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "setInterfaceState",
       "summary": "Says which items a host shows, so their data is loaded before it is needed (preload).",
-      "description": "Texture's interface states: an item in `preload`, `display` or `visible` has its follow state and, where the kind has a detail endpoint, its attributes loaded, visible first, then display, then preload (oldest first within a level), with a bounded number of loads at once; results arrive as notifications to subscribers and are cached. An item set back to `none` leaves the queue before its turn (a load already under way finishes and is kept). Interest is per connection: several hosts may show the same item and the highest level counts; a closed connection's interest goes with it. Answers at once with how many items were taken. The items are taken all or none: one bad item (malformed, -32602, or a kind the backend cannot have, -32004) refuses the whole call with `data.path` naming it (`/items/3/kind`), and nothing is queued or cancelled.",
+      "description": "Texture's interface states: an item in `preload`, `display` or `visible` has its follow state and, where the kind has a detail endpoint, its attributes loaded, visible first, then display, then preload (oldest first within a level), with a bounded number of loads at once; results arrive as notifications to subscribers and are cached. An item set back to `none` leaves the queue before its turn; on the rest backend that includes a detail call still waiting for a connection, which is never sent (a call already sent finishes and is kept). There an item's calls wait for a connection at its level, behind user work (mutations, `getEntity`, direct reads, list pages), so a visible item's call goes out before any waiting display or preload call. Interest is per connection: several hosts may show the same item and the highest level counts; a closed connection's interest goes with it. Answers at once with how many items were taken. The items are taken all or none: one bad item (malformed, -32602, or a kind the backend cannot have, -32004) refuses the whole call with `data.path` naming it (`/items/3/kind`), and nothing is queued or cancelled.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -2481,10 +2481,12 @@ let openRPCDocumentText = ##"""
                 "minimum": 0
               },
               "cancelled": {
+                "description": "Items that left every host's range before their turn: in the preload queue, or with their detail call still waiting for a connection (given up, never sent).",
                 "type": "integer",
                 "minimum": 0
               },
               "detailCalls": {
+                "description": "Detail calls made by preload and getEntity (one given up before it was sent is not counted).",
                 "type": "integer",
                 "minimum": 0
               },

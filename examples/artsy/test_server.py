@@ -367,7 +367,9 @@ def test_stats_count_calls_routes_and_connections(server, ctl):
     assert s["open_connections"] >= 2
     first, second = s["log"][0], s["log"][1]
     assert first == {"method": "POST", "path": "/api/v1/me/follow/artist", "query": "",
-                     "body": "artist_id=kaws", "headers": first["headers"], "status": 201, "faulted": False}
+                     "body": "artist_id=kaws", "headers": first["headers"], "status": 201, "faulted": False,
+                     "at": first["at"]}
+    assert first["at"] <= second["at"] <= time.monotonic()  # arrival, on the shared monotonic clock
     assert first["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
     assert second["query"] == "artists%5B%5D=kaws&artists%5B%5D=banksy" and second["status"] == 200
     assert [e["status"] for e in s["log"]] == [201, 200, 200, 404, 200, 200, 404]

@@ -9,13 +9,14 @@ import Posix
 /// them all.
 ///
 /// Must be used on the loop's thread.
-public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource {
+public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource, PrioritisedBackend {
   public typealias Completion = (Result<Bool, FollowFailure>) -> Void
 
   public let configuration: RESTConfiguration
   public let http: HTTPClient
   public private(set) var environment: String
   public var onAttributes: ((EntityKey, String) -> Void)?
+  public var readPriority = HTTPPriority.user
   /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
   public var calls: [String: Int] {
     Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
@@ -30,6 +31,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     var ids: [String] = []
     var waiters: [String: [Completion]] = [:]
     var timer: EventLoop.TimerID?
+    var priority = HTTPPriority.preload
   }
 
   /// `environmentVariables` is where `auth.tokenEnv` is looked up (tests pass their own).
@@ -86,7 +88,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     }
     let state = kind.state
     count(key.kind, "state")
-    http.send(request(state.endpoint, kind: key.kind, id: key.id)) { [weak self] result in
+    http.send(request(state.endpoint, kind: key.kind, id: key.id), priority: readPriority) { [weak self] result in
       guard let self else { return }
       completion(Self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
     }
@@ -105,6 +107,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     batches[key.kind] = pending
     if pending.waiters[key.id] == nil { pending.ids.append(key.id) }
     pending.waiters[key.id, default: []].append(completion)
+    pending.priority = max(pending.priority, readPriority)
     if pending.ids.count >= batch.maxIds {
       flush(kind: key.kind)
     } else if pending.timer == nil {
@@ -122,7 +125,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     if let timer = pending.timer { loop.cancel(timer) }
     let state = endpoints.state.endpoint
     count(kind, "state")
-    http.send(request(state, kind: kind, ids: pending.ids)) { [weak self] result in
+    http.send(request(state, kind: kind, ids: pending.ids), priority: pending.priority) { [weak self] result in
       guard let self else { return }
       let followed = Self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
       for id in pending.ids {
@@ -279,8 +282,8 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   /// Counted by (kind, endpoint) pairs: building the `kind.endpoint` text on every
   /// call showed in profiles; it is built when `calls` is read.
-  func count(_ kind: String, _ endpoint: String) {
-    callCounts[CallKey(kind: kind, endpoint: endpoint), default: 0] += 1
+  func count(_ kind: String, _ endpoint: String, _ delta: Int = 1) {
+    callCounts[CallKey(kind: kind, endpoint: endpoint), default: 0] += delta
   }
 
   struct CallKey: Hashable {
@@ -344,11 +347,18 @@ extension RESTBackend {
   public func hasDetail(kind: String) -> Bool { configuration.kinds[kind]?.detail != nil }
 
   public func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
+    _ = fetchDetail(key, priority: .user, completion: completion)
+  }
+
+  public func fetchDetail(
+    _ key: EntityKey, priority: HTTPPriority, completion: @escaping (Result<String, FollowFailure>) -> Void
+  ) -> PendingCall? {
     guard let detail = configuration.kinds[key.kind]?.detail else {
-      return loop.execute { completion(.failure(FollowFailure(.unknownKind, "\(key.kind) has no detail endpoint"))) }
+      loop.execute { completion(.failure(FollowFailure(.unknownKind, "\(key.kind) has no detail endpoint"))) }
+      return nil
     }
     count(key.kind, "detail")
-    http.send(request(detail, kind: key.kind, id: key.id)) { result in
+    let ticket = http.send(request(detail, kind: key.kind, id: key.id), priority: priority) { result in
       completion(
         RESTBackend.outcome(result, detail) { response -> Result<String, FollowFailure> in
           guard let json = try? JSON.parse(response.body),
@@ -359,6 +369,14 @@ extension RESTBackend {
           return .success(String(decoding: object.encoded(), as: UTF8.self))
         })
     }
+    // A call given up before it went out was never made: `calls` counts what the API saw.
+    return PendingCall(
+      cancel: { [weak self] in
+        guard let self, self.http.cancel(ticket) else { return false }
+        self.count(key.kind, "detail", -1)
+        return true
+      },
+      setPriority: { [weak self] in _ = self?.http.setPriority(ticket, $0) })
   }
 
   static func readPage(
