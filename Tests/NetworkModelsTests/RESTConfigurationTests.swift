@@ -20,7 +20,7 @@ let artsyLikeConfiguration = #"""
                    "attributes": "/artist"},
         "unfollow": {"method": "DELETE", "path": "/api/v1/me/follow/artist/{id}", "onStatus": {"404": "done"}},
         "state": {"method": "GET", "path": "/api/v1/me/follow/artists", "query": {"artists[]": "{ids}"},
-                  "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}}
+                  "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}, "onStatus": {"404": "notFollowing"}}
       },
       "profile": {
         "follow": {"method": "POST", "path": "/api/v1/me/follow/profile", "json": {"profile_id": "{id}"}},
@@ -118,6 +118,34 @@ let artsyLikeConfiguration = #"""
       #"{\#(follow), "state": {"method": "GET", "path": "/s/{id}", "following": {"pointer": "x"}}}"#)
     #expect(badPointer?.path == "/kinds/artist/state/following/pointer")
     #expect(refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s/{id}"}}"#) == nil)
+  }
+
+  /// A meaning the endpoint cannot honour is refused at start, never met at run time:
+  /// a contradiction would resend the change forever, "done" says nothing of a state,
+  /// and a detail answer is an object no status can stand for.
+  @Test(arguments: [
+    ("follow", #"{"404": "notFollowing"}"#, "/kinds/artist/follow/onStatus/404"),
+    ("unfollow", #"{"409": "following"}"#, "/kinds/artist/unfollow/onStatus/409"),
+    ("state", #"{"404": "done"}"#, "/kinds/artist/state/onStatus/404"),
+    ("batchedState", #"{"404": "done"}"#, "/kinds/artist/state/onStatus/404"),
+    ("detail", #"{"404": "notFollowing"}"#, "/kinds/artist/detail/onStatus"),
+    ("detail", #"{}"#, "/kinds/artist/detail/onStatus"),
+    ("follow", #"{"409": "following", "404": "done"}"#, nil),
+    ("unfollow", #"{"404": "notFollowing"}"#, nil),
+    ("state", #"{"404": "notFollowing", "410": "following"}"#, nil),
+    ("batchedState", #"{"404": "notFollowing", "299": "following"}"#, nil),
+  ])
+  func statusMeaningsAreRefusedWhereTheyCannotBeHonoured(endpoint: String, meanings: String, path: String?) {
+    func onStatus(_ name: String) -> String { name == endpoint ? #", "onStatus": \#(meanings)"# : "" }
+    let state =
+      endpoint == "batchedState"
+      ? #""state": {"method": "GET", "path": "/s", "query": {"a[]": "{ids}"}, "batch": {"id": "/id"}\#(onStatus("batchedState"))}"#
+      : #""state": {"method": "GET", "path": "/s/{id}"\#(onStatus("state"))}"#
+    let kind =
+      #"{"follow": {"method": "POST", "path": "/f/{id}"\#(onStatus("follow"))}, "#
+      + #""unfollow": {"method": "DELETE", "path": "/f/{id}"\#(onStatus("unfollow"))}, "#
+      + #""detail": {"method": "GET", "path": "/d/{id}"\#(onStatus("detail"))}, \#(state)}"#
+    #expect(refusal(kind)?.path == path, "\(refusal(kind).map(\.description) ?? "accepted")")
   }
 }
 

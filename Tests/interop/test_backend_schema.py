@@ -64,7 +64,7 @@ ARTSY_LIKE_CONFIGURATION = r"""
                  "attributes": "/artist"},
       "unfollow": {"method": "DELETE", "path": "/api/v1/me/follow/artist/{id}", "onStatus": {"404": "done"}},
       "state": {"method": "GET", "path": "/api/v1/me/follow/artists", "query": {"artists[]": "{ids}"},
-                "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}}
+                "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}, "onStatus": {"404": "notFollowing"}}
     },
     "profile": {
       "follow": {"method": "POST", "path": "/api/v1/me/follow/profile", "json": {"profile_id": "{id}"}},
@@ -378,7 +378,13 @@ ACCEPTED = [
     pytest.param([S("/kinds/show/state/query/show_id", ["{id}", "x"]), S("/kinds/show/state/query/e", [])], id="query-arrays"),
     pytest.param([S("/kinds/profile/follow/json", None)], id="json-null"),
     pytest.param([S("/kinds/profile/follow/json", [1, 2.5, True, {"a": ["{id}", None]}])], id="json-nested"),
-    pytest.param([S("/kinds/profile/state/onStatus", {"100": "done", "599": "following", "404": "notFollowing"})], id="onStatus-limits"),
+    pytest.param([S("/kinds/profile/state/onStatus", {"100": "following", "599": "following", "404": "notFollowing"})], id="onStatus-limits"),
+    # Each endpoint takes the meanings it can honour (issue 10): the state a change makes
+    # stands for "done", and a batched state endpoint's meaning holds for all its ids.
+    pytest.param([S("/kinds/artist/follow/onStatus", {"409": "following", "404": "done"})], id="onStatus-follow-following"),
+    pytest.param([S("/kinds/artist/unfollow/onStatus", {"404": "notFollowing", "410": "done"})], id="onStatus-unfollow-notFollowing"),
+    pytest.param([S("/kinds/artist/state/onStatus", {"404": "notFollowing", "299": "following"})], id="onStatus-batched-state"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "description": "no onStatus"})], id="detail-without-onStatus"),
     pytest.param([S("/kinds/profile/state/path", "/")], id="path-slash"),
     pytest.param([S("/kinds/profile/state/path", "/a{b")], id="path-unclosed-brace-is-text"),
     pytest.param([S("/kinds/profile/detail", {"method": "PATCH", "path": "/p/{kind}/{id}", "attributes": "/a~0b~1c", "timeoutMs": 600000})], id="detail-endpoint"),
@@ -454,6 +460,14 @@ REFUSED = [
     pytest.param([S("/kinds/artist/unfollow/onStatus/4xx", "done")], "/kinds/artist/unfollow/onStatus/4xx", id="onStatus-4xx"),
     pytest.param([S("/kinds/artist/unfollow/onStatus/404", "gone")], "/kinds/artist/unfollow/onStatus/404", id="onStatus-meaning"),
     pytest.param([S("/kinds/artist/unfollow/onStatus", ["404"])], "/kinds/artist/unfollow/onStatus", id="onStatus-not-object"),
+    # Meanings netmodel could not honour at run time (issue 10): a contradiction would
+    # resend the change forever; "done" says nothing of a state; a detail is an object.
+    pytest.param([S("/kinds/artist/follow/onStatus", {"404": "notFollowing"})], "/kinds/artist/follow/onStatus/404", id="onStatus-follow-notFollowing"),
+    pytest.param([S("/kinds/artist/unfollow/onStatus/409", "following")], "/kinds/artist/unfollow/onStatus/409", id="onStatus-unfollow-following"),
+    pytest.param([S("/kinds/profile/state/onStatus/404", "done")], "/kinds/profile/state/onStatus/404", id="onStatus-state-done"),
+    pytest.param([S("/kinds/artist/state/onStatus/404", "done")], "/kinds/artist/state/onStatus/404", id="onStatus-batched-state-done"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "onStatus": {"404": "notFollowing"}})], "/kinds/profile/detail/onStatus", id="onStatus-detail"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "onStatus": {}})], "/kinds/profile/detail/onStatus", id="onStatus-detail-empty"),
     pytest.param([S("/kinds/profile/state/timeoutMs", 0)], "/kinds/profile/state/timeoutMs", id="endpoint-timeoutMs-0"),
     pytest.param([S("/kinds/profile/state/headers", {"X-A": "a\nb"})], "/kinds/profile/state/headers/X-A", id="endpoint-header-lf"),
     pytest.param([S("/kinds/artist/follow/attributes", "artist")], "/kinds/artist/follow/attributes", id="attributes-no-slash"),

@@ -159,6 +159,25 @@ def test_fifty_reads_of_distinct_ids_are_one_call(artsy, rest):
     assert log[0]["query"].count("artists[]=") == 50, log[0]["query"]
 
 
+def test_a_batched_check_whose_404_means_none_is_followed(artsy, rest):
+    """Artsy answers the batched check with 404 when none of the ids is followed (eigen's
+    checkFavoriteStatusForArtist reads it as "not following"); the configuration's
+    {"404": "notFollowing"} then holds for every id of that call (issue 10)."""
+    api = artsy()
+    c = rest(api).conn
+    replies = pipeline(c, [("getFollowState", {"kind": "artist", "id": i}) for i in ("banksy", "kaws", "nobody")])
+    for reply in replies.values():
+        state = reply["result"]
+        assert state["confirmed"] is False and state["error"] is None, state
+    log = [e for e in api.stats()["log"] if e["path"] == "/api/v1/me/follow/artists"]
+    assert [e["status"] for e in log] == [404] and log[0]["query"].count("artists[]=") == 3, log
+    # Follow then unfollow: the read back after each is right, through the same 404.
+    assert c.result("follow", {"kind": "gene", "id": "street-art", "await": True})["confirmed"] is True
+    assert c.result("unfollow", {"kind": "gene", "id": "street-art", "await": True})["confirmed"] is False
+    assert c.result("getFollowState", {"kind": "gene", "id": "street-art", "refresh": True})["confirmed"] is False
+    assert [e["status"] for e in api.stats()["log"] if e["path"] == "/api/v1/me/follow/genes"] == [404]
+
+
 def test_a_hundred_reads_of_one_id_are_one_call(artsy, rest):
     api = artsy()
     c = rest(api).conn

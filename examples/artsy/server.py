@@ -425,9 +425,12 @@ class Handler(BaseHTTPRequestHandler):
         if page < 1 or size < 0:
             raise ApiError(400, {"error": "page must be >= 1 and size >= 0"})
         total = len(slugs)
-        if not ids or "size" in params or "page" in params:  # an id check answers all matches
+        paged = not ids or "size" in params or "page" in params
+        if paged:
             size = min(size or 10, 100)
             slugs = slugs[(page - 1) * size: page * size]
+        elif not slugs:  # an id check none of whose ids is followed: 404, as eigen expects (ENDPOINTS.md)
+            raise ApiError(404, {"error": f"{KINDS[kind][1]} Not Followed"})
         flag = (params.get("total_count") or [""])[0].lower()
         headers = {"X-Total-Count": str(total)} if flag in ("1", "true") else None
         return 200, [self.state.follow_object(kind, s) for s in slugs], headers

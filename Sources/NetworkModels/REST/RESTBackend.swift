@@ -68,8 +68,11 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(key.kind, following ? "follow" : "unfollow")
     http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
+      // The configuration lets a follow's statuses mean only "done" or "following"
+      // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
       completion(
-        Self.outcome(result, endpoint) { response -> Result<Bool, FollowFailure> in
+        Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
+          response -> Result<Bool, FollowFailure> in
           if let pointer = endpoint.attributes, (200...299).contains(response.status) {
             self.reportAttributes(key, response, pointer)
           }
@@ -88,7 +91,10 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(key.kind, "state")
     http.send(request(state.endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
-      completion(Self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
+      completion(
+        Self.outcome(result, state.endpoint, meaning: { .success($0 == .following) }) { response in
+          Self.following(in: response, state.following)
+        })
     }
   }
 
@@ -124,7 +130,11 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(kind, "state")
     http.send(request(state, kind: kind, ids: pending.ids)) { [weak self] result in
       guard let self else { return }
-      let followed = Self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
+      // A status meaning answers for every id of the call: Artsy's batched check
+      // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
+      let followed = Self.outcome(
+        result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
+      ) { response in Self.followedIDs(in: response, batch) }
       for id in pending.ids {
         let answer = followed.map { set in set.contains(id) }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
@@ -172,32 +182,22 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   // MARK: Answers
 
   /// A transport error or a status the endpoint gives no meaning to becomes a
-  /// failure; a status it names (404 "done") or 2xx goes to `success`.
+  /// failure; a status it names goes to `meaning`, a 2xx to `success`. The
+  /// configuration only gives an endpoint meanings its `meaning` can answer, and
+  /// details and lists none (they pass no `meaning`), so no configured status fails.
   static func outcome<T>(
     _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
+    meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
     success: (HTTPResponse) -> Result<T, FollowFailure>
   ) -> Result<T, FollowFailure> {
     switch result {
     case .failure(let error):
       return .failure(FollowFailure(.unavailable, error.message))
     case .success(let response):
-      if let meaning = endpoint.statusMeanings[response.status] {
-        switch meaning {
-        case .done: return success(HTTPResponse(status: 204))
-        case .following: return Self.fixed(true)
-        case .notFollowing: return Self.fixed(false)
-        }
-      }
+      if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
       if (200...299).contains(response.status) { return success(response) }
       return .failure(Self.failure(response, endpoint))
     }
-  }
-
-  private static func fixed<T>(_ value: Bool) -> Result<T, FollowFailure> {
-    // Only follow, unfollow and state answer a Bool; a batched read or a detail
-    // answers something else, so "following" means nothing there.
-    if let result = Result<Bool, FollowFailure>.success(value) as? Result<T, FollowFailure> { return result }
-    return .failure(FollowFailure(.unavailable, "a status meaning \"following\" does not apply here"))
   }
 
   static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {

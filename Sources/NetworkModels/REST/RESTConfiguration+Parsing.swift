@@ -94,7 +94,8 @@ extension RESTConfiguration {
         items: try batchField.optional("items")?.pointer() ?? .root,
         id: try batchField.required("id").pointer())
     }
-    let stateEndpoint = try stateField.endpointFields(placeholders: batch == nil ? single : ["ids", "kind"])
+    let stateEndpoint = try stateField.endpointFields(
+      placeholders: batch == nil ? single : ["ids", "kind"], meanings: .state)
     if batch != nil && !stateEndpoint.usesIDs {
       throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
     }
@@ -124,10 +125,10 @@ extension RESTConfiguration {
       }
     }
     return KindEndpoints(
-      follow: try field.required("follow").endpoint(placeholders: single),
-      unfollow: try field.required("unfollow").endpoint(placeholders: single),
+      follow: try field.required("follow").endpoint(placeholders: single, meanings: .follow),
+      unfollow: try field.required("unfollow").endpoint(placeholders: single, meanings: .unfollow),
       state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
-      detail: try field.optional("detail")?.endpoint(placeholders: single),
+      detail: try field.optional("detail")?.endpoint(placeholders: single, meanings: .none),
       retry: try field.optional("retry")?.retryPolicy(base: retry))
   }
 }
@@ -270,16 +271,47 @@ struct Field {
     }
   }
 
-  func endpoint(placeholders: Set<String>) throws(RESTConfigurationError) -> RESTConfiguration.Endpoint {
+  func endpoint(placeholders: Set<String>, meanings: StatusMeanings) throws(RESTConfigurationError)
+    -> RESTConfiguration.Endpoint
+  {
     try allow(Field.endpointKeys)
-    return try endpointFields(placeholders: placeholders).endpoint
+    return try endpointFields(placeholders: placeholders, meanings: meanings).endpoint
+  }
+
+  /// Which status meanings an endpoint can honour: one that contradicts what the
+  /// endpoint does would make the store send it again forever (a follow "confirmed"
+  /// as not followed), and one that says nothing of it (`done` on a state check, any
+  /// meaning on a detail) would fail every such answer at run time.
+  enum StatusMeanings {
+    case follow, unfollow, state, none
+
+    var allowed: [RESTConfiguration.StatusMeaning] {
+      switch self {
+      case .follow: [.done, .following]
+      case .unfollow: [.done, .notFollowing]
+      case .state: [.following, .notFollowing]
+      case .none: []
+      }
+    }
+
+    var reason: String {
+      let names = allowed.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+      switch self {
+      case .follow: return "must be \(names) on a follow (\"notFollowing\" would contradict it)"
+      case .unfollow: return "must be \(names) on an unfollow (\"following\" would contradict it)"
+      case .state: return "must be \(names) on a state endpoint (\"done\" says nothing of the state)"
+      case .none: return "a detail answer is an object: no status can stand for it"
+      }
+    }
   }
 
   /// The endpoint fields of this object (the caller has checked which keys it allows),
   /// and whether `{ids}` is one of its values.
-  func endpointFields(placeholders: Set<String>) throws(RESTConfigurationError) -> (
-    endpoint: RESTConfiguration.Endpoint, usesIDs: Bool
-  ) {
+  func endpointFields(placeholders: Set<String>, meanings allowed: StatusMeanings = .none)
+    throws(RESTConfigurationError) -> (
+      endpoint: RESTConfiguration.Endpoint, usesIDs: Bool
+    )
+  {
     let methodField = try required("method")
     let method = try methodField.string()
     guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
@@ -303,15 +335,16 @@ struct Field {
     }
     var meanings: [Int: RESTConfiguration.StatusMeaning] = [:]
     if let field = optional("onStatus") {
+      if allowed.allowed.isEmpty { throw field.error(allowed.reason) }
       for (status, meaning) in try field.members() {
         guard status.utf8.count == 3, status.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(status),
           (100...599).contains(code)
         else {
           throw RESTConfigurationError(path: meaning.path, reason: "\"\(status)\" is not an HTTP status")
         }
-        guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()) else {
-          throw meaning.error("must be \"done\", \"following\" or \"notFollowing\"")
-        }
+        guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()),
+          allowed.allowed.contains(value)
+        else { throw meaning.error(allowed.reason) }
         meanings[code] = value
       }
     }
