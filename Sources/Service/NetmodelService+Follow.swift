@@ -25,15 +25,17 @@ extension NetmodelService {
     let dispatcher = server.dispatcher
     dispatcher.register("follow") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      try self.mutate(try params.entityKey(), to: true, await: try params.bool("await") ?? false, request.responder)
+      try self.mutate(
+        try self.sendable(params.entityKey()), to: true, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("unfollow") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      try self.mutate(try params.entityKey(), to: false, await: try params.bool("await") ?? false, request.responder)
+      try self.mutate(
+        try self.sendable(params.entityKey()), to: false, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("setFollowState") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      let key = try params.entityKey()
+      let key = try self.sendable(params.entityKey())
       guard let following = try params.bool("following") else {
         throw .invalidParams("following is required", path: "/following")
       }
@@ -41,7 +43,7 @@ extension NetmodelService {
     }
     dispatcher.register("getFollowState") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      let key = try params.entityKey()
+      let key = try self.sendable(params.entityKey())
       let refresh = try params.bool("refresh") ?? false
       let maxAge = try params.integer("maxAgeMs")
       if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }

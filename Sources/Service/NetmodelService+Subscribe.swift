@@ -79,6 +79,7 @@ extension NetmodelService {
       if let kind, let problem = EntityKey.problem(kind: kind, id: id ?? "x") {
         throw .invalidParams(problem.reason, path: path + "/" + problem.field)
       }
+      if let kind, let id { _ = try sendable(EntityKey(kind: kind, id: id), prefix: path) }
       return .entity(kind: kind, id: id)
     case "list":
       let (key, values) = try checkedListKey(params, path: path)

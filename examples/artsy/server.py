@@ -367,8 +367,10 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in self.headers.items():
             value = "<redacted>" if name.lower() == "x-access-token" else value
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        # requestline: the request's first line exactly as received (no decoding, no
+        # dot-segment resolution), for tests of what a client really put on the wire.
         entry = {"method": method, "path": path, "query": query, "body": body.decode("utf-8", "replace"),
-                 "headers": headers, "status": status, "faulted": faulted}
+                 "headers": headers, "status": status, "faulted": faulted, "requestline": self.requestline}
         if status is None:
             self.log_message('"%s" dropped or hung (fault)', self.requestline)
         with self.state.lock:

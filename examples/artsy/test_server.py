@@ -244,6 +244,11 @@ def test_token_required_when_set(api, ctl, server):
     assert ctl.request("POST", "/_control/token", {"token": 5})[0] == 400
 
 
+def test_the_log_keeps_the_request_line_as_received(api, ctl):
+    assert api.request("GET", "/api/v1/me/../artist/./banksy%2F..?x=%2e")[0] == 404
+    assert stats(ctl)["log"][-1]["requestline"] == "GET /api/v1/me/../artist/./banksy%2F..?x=%2e HTTP/1.1"
+
+
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_token_from_command_line_or_environment(tmp_path, how):
     args, env = (["--token", "abc"], None) if how == "flag" else ([], {"ARTSY_DEMO_TOKEN": "abc"})
@@ -385,7 +390,8 @@ def test_stats_count_calls_routes_and_connections(server, ctl):
     assert s["open_connections"] >= 2
     first, second = s["log"][0], s["log"][1]
     assert first == {"method": "POST", "path": "/api/v1/me/follow/artist", "query": "",
-                     "body": "artist_id=kaws", "headers": first["headers"], "status": 201, "faulted": False}
+                     "body": "artist_id=kaws", "headers": first["headers"], "status": 201, "faulted": False,
+                     "requestline": "POST /api/v1/me/follow/artist HTTP/1.1"}
     assert first["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
     assert second["query"] == "artists%5B%5D=kaws&artists%5B%5D=banksy" and second["status"] == 200
     assert [e["status"] for e in s["log"]] == [201, 200, 200, 404, 200, 200, 404]

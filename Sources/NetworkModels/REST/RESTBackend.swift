@@ -64,6 +64,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
     count(key.kind, following ? "follow" : "unfollow")
     http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
@@ -83,6 +84,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     if let batch = kind.state.batch {
       enqueue(key, batch, completion)
       return
@@ -267,6 +269,12 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     onAttributes?(key, String(decoding: object.encoded(), as: UTF8.self))
   }
 
+  /// Values the service should have refused (an intent replayed from the outbox, a
+  /// preload): failed without sending anything.
+  func unsendable<T>(_ problem: PlaceholderProblem, _ completion: @escaping (Result<T, FollowFailure>) -> Void) {
+    loop.execute { completion(.failure(FollowFailure(.rejected(status: 0), problem.reason))) }
+  }
+
   private func unknownKind(_ kind: String, _ completion: @escaping Completion) {
     let known = configuration.kinds.keys.sorted().joined(separator: ", ")
     loop.execute { completion(.failure(FollowFailure(.unknownKind, "no kind \"\(kind)\" (configured: \(known))"))) }
@@ -297,6 +305,9 @@ extension RESTBackend {
   ) {
     guard let list = configuration.lists[request.key.name] else {
       return loop.execute { completion(.failure(FollowFailure(.unknownKind, "no list \(request.key.name)"))) }
+    }
+    if let problem = validatePlaceholders(list: request.key.name, params: request.params) {
+      return unsendable(problem, completion)
     }
     var http = self.request(list.endpoint, values: request.params)
     var extra: [(String, String)] = []
@@ -342,6 +353,7 @@ extension RESTBackend {
     guard let detail = configuration.kinds[key.kind]?.detail else {
       return loop.execute { completion(.failure(FollowFailure(.unknownKind, "\(key.kind) has no detail endpoint"))) }
     }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     count(key.kind, "detail")
     http.send(request(detail, kind: key.kind, id: key.id)) { result in
       completion(

@@ -320,6 +320,11 @@ struct Field {
     let pathField = try required("path")
     let pathTemplate = try pathField.string()
     guard pathTemplate.utf8.first == UInt8(ascii: "/") else { throw pathField.error("must start with /") }
+    // Sent as written (libcurl is told not to resolve dot segments), so a value can be
+    // checked for the dot segment it would make: the template must have none itself.
+    guard !Template.hasDotSegment(pathTemplate) else {
+      throw pathField.error("has a \".\" or \"..\" segment (or %2E): servers resolve those, write the path meant")
+    }
     try pathField.checkPlaceholders(pathTemplate, allowed: placeholders.subtracting(["ids"]), wholeOnly: [])
     let query = try optional("query")?.parameters(placeholders: placeholders) ?? []
     var usesIDs = query.contains { $0.value == "{ids}" }
