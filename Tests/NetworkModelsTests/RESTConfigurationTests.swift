@@ -149,6 +149,45 @@ let artsyLikeConfiguration = #"""
   }
 }
 
+/// The auth token travels in clear only to loopback (issue 16): another host on plain
+/// http:// is refused while `auth` is set, unless `allowPlainHTTP` makes it a warning.
+@Suite struct PlainHTTPTests {
+  func parse(_ url: String, auth: String? = #"{"header": "X-Token"}"#) throws(RESTConfigurationError)
+    -> RESTConfiguration
+  {
+    let kinds =
+      #"{"a": {"follow": {"method": "POST", "path": "/f"}, "unfollow": {"method": "DELETE", "path": "/f"}, "#
+      + #""state": {"method": "GET", "path": "/f"}}}"#
+    return try RESTConfiguration.parse(
+      #"{"environments": {"e": "\#(url)"}, \#(auth.map { #""auth": \#($0), "# } ?? "")"kinds": \#(kinds)}"#)
+  }
+
+  @Test(arguments: [
+    "https://api.example.com", "http://localhost", "http://localhost:8080/api", "http://127.0.0.1",
+    "http://127.10.0.254:1?x", "http://[::1]:80#f", "https://",
+  ])
+  func loopbackAndHTTPSAreFine(url: String) throws {
+    #expect(try parse(url).warnings.isEmpty)
+  }
+
+  @Test(arguments: [
+    "http://10.0.0.5:8080", "http://api.example.com", "http://", "http://127.0.0.1.evil.example",
+    "http://localhost@evil.example", "http://127.0.0.1:80@evil.example", "http://LOCALHOST", "http://[::2]",
+    "http://127.0.0/x",
+  ])
+  func anotherHostOnPlainHTTPIsRefusedUnlessOptedIn(url: String) throws {
+    do {
+      _ = try parse(url)
+      Issue.record("\(url) accepted")
+    } catch {
+      #expect(error.path == "/environments/e" && error.reason.contains("allowPlainHTTP"), "\(error)")
+    }
+    let optedIn = try parse(url, auth: #"{"header": "X-Token", "allowPlainHTTP": true}"#)
+    #expect(optedIn.warnings.map(\.path) == ["/environments/e"])
+    #expect(try parse(url, auth: nil).warnings.isEmpty)  // no token, nothing to expose
+  }
+}
+
 @Suite struct RequestBuildingTests {
   let backend: RESTBackend
 

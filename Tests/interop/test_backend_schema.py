@@ -197,18 +197,26 @@ class CheckConfig:
         path.write_text(text, encoding="utf-8")
         return self.run_file(path)
 
-    def run(self, doc):
-        return self.run_text(json.dumps(doc))
+    def run(self, doc, warnings=()):
+        self.count += 1
+        path = self.folder / f"config{self.count}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        return self.run_file(path, warnings)
 
-    def run_file(self, path):
+    def run_file(self, path, warnings=()):
+        """`warnings`: the pointers of the warnings expected on stderr for an accepted file."""
         proc = subprocess.run(
             [str(self.bin), "check-config", str(path)], capture_output=True, text=True, timeout=30
         )
         assert proc.returncode in (0, 2), f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
         if proc.returncode == 0:
             assert proc.stdout.startswith(f"{path}: ok — kinds: "), proc.stdout
-            assert proc.stderr == ""
-            return 0, None, proc.stdout
+            assert proc.stderr.splitlines() == [
+                line for line in proc.stderr.splitlines() if line.startswith(f"netmodel: warning: {path} at ")
+            ], proc.stderr
+            said = [line.split(" at ", 1)[1].split(": ", 1)[0] for line in proc.stderr.splitlines()]
+            assert said == list(warnings), proc.stderr
+            return 0, None, proc.stdout + proc.stderr
         assert proc.stdout == ""
         match = self.MESSAGE.match(proc.stderr)
         assert match and match["file"] == str(path), f"unexpected message: {proc.stderr!r}"
@@ -365,7 +373,14 @@ ACCEPTED = [
     pytest.param([], id="unchanged"),
     pytest.param(_ALL_OBJECTS_DOCUMENTED, id="description-and-$schema-in-every-object"),
     pytest.param([S("/environment", "production")], id="environment-named"),
-    pytest.param([S("/environments/plain", "http://")], id="environment-http-prefix-only"),
+    pytest.param([S("/environments/plain", "https://")], id="environment-https-prefix-only"),
+    # With auth set, plain http:// only to loopback (issue 16): the token never travels in clear.
+    pytest.param(
+        [S("/environments/a", "http://localhost"), S("/environments/b", "http://127.10.0.1:8080/api/"),
+         S("/environments/c", "http://[::1]:1?x"), S("/environments/d", "http://127.0.0.1#f")],
+        id="plain-http-to-loopback",
+    ),
+    pytest.param([D("/auth"), S("/environments/lan", "http://10.0.0.5:8080")], id="plain-http-without-auth"),
     pytest.param([S("/timeoutMs", 1), S("/connectTimeoutMs", 600000), S("/maxInFlight", 1024)], id="root-limits"),
     pytest.param([S("/retry", {"maxRetries": 100, "baseDelayMs": 1, "maxDelayMs": 3600000, "whenExhausted": "queue"})], id="retry-limits"),
     pytest.param([S("/kinds/show/retry", {"maxRetries": 0, "whenExhausted": "rollback"})], id="kind-retry"),
@@ -412,6 +427,16 @@ REFUSED = [
     pytest.param([S("/environments/test", "ftp://x")], "/environments/test", id="environment-url-scheme"),
     pytest.param([S("/environments/test", "HTTP://X")], "/environments/test", id="environment-url-uppercase"),
     pytest.param([S("/environments/test", 80)], "/environments/test", id="environment-url-not-string"),
+    # A token over plain http:// to another host than loopback, not opted in (issue 16).
+    pytest.param([S("/environments/lan", "http://10.0.0.5:8080")], "/environments/lan", id="plain-http-token-lan"),
+    pytest.param([S("/environments/plain", "http://")], "/environments/plain", id="plain-http-no-host"),
+    pytest.param([S("/environments/x", "http://127.0.0.1.evil.example")], "/environments/x", id="plain-http-127-prefix-host"),
+    pytest.param([S("/environments/x", "http://localhost@evil.example/")], "/environments/x", id="plain-http-user-info"),
+    pytest.param([S("/environments/x", "http://127.0.0.1:80@evil.example")], "/environments/x", id="plain-http-port-user-info"),
+    pytest.param([S("/environments/x", "http://localhost.evil.example")], "/environments/x", id="plain-http-localhost-prefix"),
+    pytest.param([S("/environments/x", "http://LOCALHOST")], "/environments/x", id="plain-http-upper-case-host"),
+    pytest.param([S("/auth/allowPlainHTTP", False), S("/environments/x", "http://api.example.com")], "/environments/x", id="plain-http-opt-in-false"),
+    pytest.param([S("/auth/allowPlainHTTP", "yes")], "/auth/allowPlainHTTP", id="allowPlainHTTP-not-boolean"),
     pytest.param([S("/environment", 1)], "/environment", id="environment-not-string"),
     pytest.param([S("/auth", None)], "/auth", id="auth-null"),
     pytest.param([D("/auth/header")], "/auth", id="auth-header-missing"),
@@ -795,6 +820,17 @@ def test_refused_by_both_at_the_same_place(ops, expected_pointer, validator, che
             assert is_prefix(ptr, p) or is_prefix(p, ptr), (
                 f"jsonschema also reports {p!r} ({error.message}); check-config says {ptr!r}"
             )
+
+
+def test_plain_http_with_the_opt_in_is_a_warning(validator, check_config):
+    """Opting in to a token over plain http:// is accepted by both, and check-config still
+    says where the token travels in clear (stderr, exit 0), once per such environment."""
+    doc = mutate(BASE, S("/auth/allowPlainHTTP", True), S("/environments/lan", "http://10.0.0.5:8080"),
+                 S("/environments/dev", "http://dev.example.com/api"))
+    errors = list(validator.iter_errors(doc))
+    assert not errors, explain(errors)
+    code, _, out = check_config.run(doc, warnings=["/environments/lan", "/environments/dev"])
+    assert code == 0 and "plain http://" in out and "allowPlainHTTP" in out, out
 
 
 # --------------------------------------------------------------------------

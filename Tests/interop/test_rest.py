@@ -453,3 +453,24 @@ def test_the_path_goes_out_as_written(artsy, rest):
     server = rest(api, environments={"local": api.url + "/./base/.."})
     server.conn.call("getFollowState", {"kind": "profile", "id": "gagosian"})
     assert request_lines(api) == ["GET /./base/../api/v1/me/follow/profile/gagosian HTTP/1.1"]
+
+
+def test_a_token_over_plain_http_to_another_host_needs_the_opt_in(artsy, rest, netmodel_bin, runtime):
+    """The auth token would travel in clear to 10.0.0.5: refused at start unless
+    auth.allowPlainHTTP, which still warns (issue 16)."""
+    config = json.loads(CONFIG.read_text())
+    config["environments"]["lan"] = "http://10.0.0.5:8080"
+    path = runtime.root / "plain.json"
+    path.write_text(json.dumps(config))
+    argv = [str(netmodel_bin), "serve", "--backend", "rest", "--config", str(path), "--state-dir", str(runtime.root)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "/environments/lan" in done.stderr and "allowPlainHTTP" in done.stderr, done
+    api = artsy()
+    server = rest(api, environments={**config["environments"], "local": api.url},
+                  auth={**config["auth"], "allowPlainHTTP": True})
+    assert server.conn.result("getFollowState", {"kind": "gene", "id": "pop-art"})["confirmed"] is True
+    server.close_stdin()
+    assert server.wait() == 0
+    log = server.stderr_path.read_text()
+    assert "/environments/lan" in log and "plain http://" in log, log
+    assert "/environments/local" not in log and "/environments/staging" not in log, log

@@ -48,14 +48,31 @@ extension RESTConfiguration {
     }
 
     var auth: Auth?
+    var warnings: [RESTConfigurationError] = []
     if let field = root.optional("auth") {
-      try field.allow(["header", "scheme", "tokenEnv"])
+      try field.allow(["header", "scheme", "tokenEnv", "allowPlainHTTP"])
       auth = Auth(
         header: try field.required("header").headerName(),
         scheme: try field.optional("scheme").map { (scheme) throws(RESTConfigurationError) in
           try scheme.checkNoLineBreaks(try scheme.string())
         },
         tokenEnvironmentVariable: try field.optional("tokenEnv")?.string())
+      // The token goes with every request: over plain http:// anyone on the way to
+      // another host reads it. Loopback never leaves the machine (the demo server).
+      var allowPlainHTTP = false
+      if let flag = field.optional("allowPlainHTTP") {
+        guard let value = flag.json.bool else { throw flag.error("must be true or false") }
+        allowPlainHTTP = value
+      }
+      for (_, place) in try environmentsField.members() where !tokenTravelsSafely(to: try place.string()) {
+        let risk =
+          "sends the auth token over plain http:// to a host other than loopback, where anyone on the way reads it"
+        if allowPlainHTTP {
+          warnings.append(place.error(risk + " (allowed by auth.allowPlainHTTP)"))
+        } else {
+          throw place.error(risk + ": use https://, or set auth.allowPlainHTTP to accept the risk")
+        }
+      }
     }
 
     let retry = try root.optional("retry")?.retryPolicy(base: RetryPolicy()) ?? RetryPolicy()
@@ -77,8 +94,33 @@ extension RESTConfiguration {
       connectTimeoutMs: UInt64(try root.optional("connectTimeoutMs")?.integer(in: 1...600_000) ?? 3_000),
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
     if let lists = root.optional("lists") { configuration.lists = try parseLists(lists, kinds: Set(kinds.keys)) }
+    configuration.warnings = warnings
     return configuration
   }
+
+  /// https://, or http:// to a loopback host: `localhost`, `127.x.y.z` or `[::1]`, with
+  /// an optional port, written in lower case and without user info (what the schema's
+  /// pattern says too: `http://localhost@evil.example` goes to evil.example).
+  static func tokenTravelsSafely(to url: String) -> Bool {
+    if url.hasPrefix("https://") { return true }
+    guard url.hasPrefix("http://") else { return false }
+    let authority = url.utf8.dropFirst("http://".utf8.count).prefix { !"/?#".utf8.contains($0) }
+    let hostEnd =
+      authority.first == UInt8(ascii: "[")
+      ? authority.firstIndex(of: UInt8(ascii: "]")).map { authority.index(after: $0) } ?? authority.endIndex
+      : authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
+    let host = String(decoding: authority[..<hostEnd], as: UTF8.self)
+    let port = authority[hostEnd...]
+    guard port.isEmpty || (port.first == UInt8(ascii: ":") && port.dropFirst().allSatisfy(isDigit)) else {
+      return false  // user info ("localhost@evil.example") or anything else
+    }
+    if host == "localhost" || host == "[::1]" { return true }
+    let parts = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+    return parts.count == 4 && host.hasPrefix("127.")
+      && parts.dropFirst().allSatisfy { (1...3).contains($0.count) && $0.allSatisfy(isDigit) }
+  }
+
+  private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
   private static func parseKind(_ field: Field, retry: RetryPolicy) throws(RESTConfigurationError) -> KindEndpoints {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
