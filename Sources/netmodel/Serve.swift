@@ -39,7 +39,9 @@ func serve(_ options: ServeOptions) -> Int32 {
     case .rest:
       let configuration: RESTConfiguration
       switch loadConfiguration(options.configPath ?? "") {
-      case .success(let loaded): configuration = loaded
+      case .success(let loaded):
+        configuration = loaded
+        for warning in loaded.warnings { Log.warn("\(options.configPath ?? "") at \(warning)") }
       case .failure(let error):
         Log.error("\(error)")
         return 2
@@ -134,6 +136,9 @@ func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
   }
   switch loadConfiguration(path) {
   case .success(let configuration):
+    for warning in configuration.warnings {
+      try? FileDescriptor.standardError.writeAll("netmodel: warning: \(path) at \(warning)\n")
+    }
     let kinds = configuration.kinds.keys.sorted().joined(separator: ", ")
     let environments = configuration.environments.map(\.name).joined(separator: ", ")
     try? FileDescriptor.standardOutput.writeAll(

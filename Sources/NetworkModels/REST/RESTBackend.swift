@@ -66,12 +66,16 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
     count(key.kind, following ? "follow" : "unfollow")
     http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
+      // The configuration lets a follow's statuses mean only "done" or "following"
+      // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
       completion(
-        Self.outcome(result, endpoint) { response -> Result<Bool, FollowFailure> in
+        Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
+          response -> Result<Bool, FollowFailure> in
           if let pointer = endpoint.attributes, (200...299).contains(response.status) {
             self.reportAttributes(key, response, pointer)
           }
@@ -82,6 +86,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     if let batch = kind.state.batch {
       enqueue(key, batch, completion)
       return
@@ -90,7 +95,10 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(key.kind, "state")
     http.send(request(state.endpoint, kind: key.kind, id: key.id), priority: readPriority) { [weak self] result in
       guard let self else { return }
-      completion(Self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
+      completion(
+        Self.outcome(result, state.endpoint, meaning: { .success($0 == .following) }) { response in
+          Self.following(in: response, state.following)
+        })
     }
   }
 
@@ -127,7 +135,11 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     count(kind, "state")
     http.send(request(state, kind: kind, ids: pending.ids), priority: pending.priority) { [weak self] result in
       guard let self else { return }
-      let followed = Self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
+      // A status meaning answers for every id of the call: Artsy's batched check
+      // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
+      let followed = Self.outcome(
+        result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
+      ) { response in Self.followedIDs(in: response, batch) }
       for id in pending.ids {
         let answer = followed.map { set in set.contains(id) }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
@@ -175,32 +187,22 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   // MARK: Answers
 
   /// A transport error or a status the endpoint gives no meaning to becomes a
-  /// failure; a status it names (404 "done") or 2xx goes to `success`.
+  /// failure; a status it names goes to `meaning`, a 2xx to `success`. The
+  /// configuration only gives an endpoint meanings its `meaning` can answer, and
+  /// details and lists none (they pass no `meaning`), so no configured status fails.
   static func outcome<T>(
     _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
+    meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
     success: (HTTPResponse) -> Result<T, FollowFailure>
   ) -> Result<T, FollowFailure> {
     switch result {
     case .failure(let error):
       return .failure(FollowFailure(.unavailable, error.message))
     case .success(let response):
-      if let meaning = endpoint.statusMeanings[response.status] {
-        switch meaning {
-        case .done: return success(HTTPResponse(status: 204))
-        case .following: return Self.fixed(true)
-        case .notFollowing: return Self.fixed(false)
-        }
-      }
+      if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
       if (200...299).contains(response.status) { return success(response) }
       return .failure(Self.failure(response, endpoint))
     }
-  }
-
-  private static func fixed<T>(_ value: Bool) -> Result<T, FollowFailure> {
-    // Only follow, unfollow and state answer a Bool; a batched read or a detail
-    // answers something else, so "following" means nothing there.
-    if let result = Result<Bool, FollowFailure>.success(value) as? Result<T, FollowFailure> { return result }
-    return .failure(FollowFailure(.unavailable, "a status meaning \"following\" does not apply here"))
   }
 
   static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {
@@ -275,6 +277,12 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     return "no kind \"\(kind)\" (configured: \(configuration.kinds.keys.sorted().joined(separator: ", ")))"
   }
 
+  /// Values the service should have refused (an intent replayed from the outbox, a
+  /// preload): failed without sending anything.
+  func unsendable<T>(_ problem: PlaceholderProblem, _ completion: @escaping (Result<T, FollowFailure>) -> Void) {
+    loop.execute { completion(.failure(FollowFailure(.rejected(status: 0), problem.reason))) }
+  }
+
   private func unknownKind(_ kind: String, _ completion: @escaping Completion) {
     let known = configuration.kinds.keys.sorted().joined(separator: ", ")
     loop.execute { completion(.failure(FollowFailure(.unknownKind, "no kind \"\(kind)\" (configured: \(known))"))) }
@@ -305,6 +313,9 @@ extension RESTBackend {
   ) {
     guard let list = configuration.lists[request.key.name] else {
       return loop.execute { completion(.failure(FollowFailure(.unknownKind, "no list \(request.key.name)"))) }
+    }
+    if let problem = validatePlaceholders(list: request.key.name, params: request.params) {
+      return unsendable(problem, completion)
     }
     var http = self.request(list.endpoint, values: request.params)
     var extra: [(String, String)] = []
@@ -355,6 +366,10 @@ extension RESTBackend {
   ) -> PendingCall? {
     guard let detail = configuration.kinds[key.kind]?.detail else {
       loop.execute { completion(.failure(FollowFailure(.unknownKind, "\(key.kind) has no detail endpoint"))) }
+      return nil
+    }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) {
+      unsendable(problem, completion)
       return nil
     }
     count(key.kind, "detail")
