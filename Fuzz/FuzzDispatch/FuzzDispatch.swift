@@ -66,7 +66,7 @@ final class Harness {
   init() throws {
     let loop = try EventLoop()
     server = RPCServer(loop: loop, maxMessageBytes: maxMessageBytes)
-    service = NetmodelService(server: server)
+    service = NetmodelService(server: server, instance: "0123456789abcdef")
   }
 
   /// `shutdown` and `exit` leave the service refusing everything; start each run from
@@ -74,7 +74,7 @@ final class Harness {
   /// (`exit` only stops `loop.run()`, which the harness never calls.)
   private func resetServiceIfNeeded() {
     if service.shutdownRequested || service.exitCode != nil {
-      service = NetmodelService(server: server)
+      service = NetmodelService(server: server, instance: "0123456789abcdef")
     }
   }
 

@@ -37,7 +37,7 @@ public final class NetmodelService {
   /// A new random id per process start: a client that sees another one after a
   /// reconnect knows the server restarted (versions still never go backwards on one
   /// state folder; see `VersionBase`).
-  public let instance: String = NetmodelService.newInstanceID()
+  public let instance: String
   public private(set) var shutdownRequested = false
   /// The process's exit code once the loop stops; nil while running.
   public private(set) var exitCode: Int32?
@@ -51,10 +51,13 @@ public final class NetmodelService {
   }()
 
   /// Without a store, follows live in memory only (tests, fuzzing).
+  /// `instance` is random unless given (the fuzzer compares two runs byte for byte).
   public init(
-    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil, configuration: Configuration = Configuration()
+    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil, configuration: Configuration = Configuration(),
+    instance: String = NetmodelService.newInstanceID()
   ) {
     self.server = server
+    self.instance = instance
     self.store = store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop))
     self.lists = ListStore(store: self.store)
     self.preloader = Preloader(store: self.store)
@@ -118,7 +121,7 @@ public final class NetmodelService {
     }
   }
 
-  static func newInstanceID() -> String {
+  public static func newInstanceID() -> String {
     var generator = SystemRandomNumberGenerator()
     let value = generator.next() as UInt64
     let hex = String(value, radix: 16)
