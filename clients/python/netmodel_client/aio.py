@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
-from .errors import ConnectionLost, RPCError
+from .errors import SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
 from .state import EntityState, ListState, State, params_key
 
 log = logging.getLogger("netmodel_client")
@@ -126,7 +126,11 @@ class Subscription:
     and the new snapshot is delivered as changes, so iteration and callbacks just go on.
 
     ``on_change(callback)`` calls ``callback(state)`` for every new state, on the event
-    loop's thread; a callback that returns a coroutine is run as a task.
+    loop's thread. A callback that returns a coroutine has its coroutines run one at a
+    time, in order; while one runs, only the newest state per entity and per list waits
+    (older waiting ones are dropped), so the last one to finish drew the newest state.
+
+    ``async with await client.subscribe(…) as sub:`` unsubscribes on leaving the block.
     """
 
     def __init__(self, client: "AsyncClient", name: str, snapshot: List[Any], topics: List[Dict[str, Any]]) -> None:
@@ -138,6 +142,7 @@ class Subscription:
         self._lists: Dict[Tuple[str, str], ListState] = {}
         self._queue: "collections.OrderedDict[Tuple[str, ...], State]" = collections.OrderedDict()
         self._callbacks: List[Callback] = []
+        self._runners: Dict[int, _CallbackRunner] = {}  # by id(callback)
         self._wakeup = asyncio.Event()
         self._closed = False
         self._error: Optional[BaseException] = None
@@ -181,6 +186,16 @@ class Subscription:
     async def unsubscribe(self) -> None:
         await self._client.unsubscribe(self)
 
+    async def __aenter__(self) -> "Subscription":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if not self._closed:
+            try:
+                await self.unsubscribe()
+            except ConnectionError:
+                pass  # no connection: the server ended it with the connection
+
     # -- called by the client's reader --------------------------------------------------
 
     def _deliver(self, state: State, seq: int = 0) -> None:
@@ -196,7 +211,9 @@ class Subscription:
         self._queue[_queue_key(state)] = state
         self._wakeup.set()
         for cb in list(self._callbacks):
-            _invoke(cb, state)
+            res = _invoke(cb, state, run_awaitable=False)
+            if res is not None:
+                self._runners.setdefault(id(cb), _CallbackRunner()).submit(_queue_key(state), res)
 
     def _restart(self, name: str, snapshot: List[Any]) -> None:
         """Subscribed again after a reconnect. The server may be a new process whose
@@ -239,14 +256,51 @@ class Subscription:
         )
 
 
-def _invoke(callback: Callable[..., Any], *args: Any) -> None:
-    """Call a user callback; run it as a task if it returns a coroutine; log its errors."""
+def _invoke(callback: Callable[..., Any], *args: Any, run_awaitable: bool = True) -> Optional[Awaitable[Any]]:
+    """Call a user callback and log its errors. An awaitable it returns is run as a
+    task, or with ``run_awaitable=False`` returned to the caller to run."""
     try:
         res = callback(*args)
         if inspect.isawaitable(res):
+            if not run_awaitable:
+                return res
             asyncio.ensure_future(res).add_done_callback(_log_task_error)
     except Exception:
         log.exception("netmodel callback %r failed", callback)
+    return None
+
+
+def _discard(awaitable: Awaitable[Any]) -> None:
+    close = getattr(awaitable, "close", None)  # a coroutine never started: no "never awaited" warning
+    if close is not None:
+        close()
+
+
+class _CallbackRunner:
+    """The coroutines of one async ``on_change`` callback, run one at a time. Those
+    waiting are kept per entity/list key, the newest replacing an older one (as the
+    server coalesces), so a flood leaves at most one waiting per key and a slow callback
+    cannot finish after a newer state's."""
+
+    def __init__(self) -> None:
+        self._waiting: "collections.OrderedDict[Tuple[str, ...], Awaitable[Any]]" = collections.OrderedDict()
+        self._task: Optional["asyncio.Future[None]"] = None
+
+    def submit(self, key: Tuple[str, ...], awaitable: Awaitable[Any]) -> None:
+        older = self._waiting.pop(key, None)
+        if older is not None:
+            _discard(older)
+        self._waiting[key] = awaitable
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            _, awaitable = self._waiting.popitem(last=False)
+            try:
+                await awaitable
+            except Exception:
+                log.exception("netmodel on_change callback failed")
 
 
 def _log_task_error(task: "asyncio.Future[Any]") -> None:
@@ -286,6 +340,8 @@ class AsyncClient:
         self._next_id = 0
         self._pending: Dict[int, Tuple["asyncio.Future[Any]", Optional[Callable[[Any], Any]], str]] = {}
         self._subs: Dict[str, Subscription] = {}
+        self._abandoned: "set[int]" = set()  # ids of subscribes given up before their answer
+        self._configured: Optional[Dict[str, Any]] = None  # sent again after a reconnect
         self._closing = False
         self._lost: Optional[ConnectionError] = None
         self._reader_task = asyncio.ensure_future(self._read_loop(reader))
@@ -484,7 +540,10 @@ class AsyncClient:
             params["environment"] = environment
         if auth_token is not _UNSET:
             params["authToken"] = auth_token
-        return await self.call("configure", params)
+        result = await self.call("configure", params)
+        # A restarted server has forgotten it: sent again after a reconnect.
+        self._configured = {**(self._configured or {}), **params}
+        return result
 
     async def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> Subscription:
         """Subscribe to topics: dicts, or shorthands (``"entity:KIND/ID"``,
@@ -534,13 +593,14 @@ class AsyncClient:
             self._check_open()
         self._next_id += 1
         rid = self._next_id
-        fut: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (fut, on_result, method)
         msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
+        line = self._encode(msg)  # raises here, before anything is sent or awaited
+        fut: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        self._pending[rid] = (fut, on_result, method)
         try:
-            await self._send(msg, internal)
+            await self._send_line(line, internal)
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
@@ -548,6 +608,9 @@ class AsyncClient:
             # Cancelled or timed out while the server still works on it: tell it.
             if self._pending.pop(rid, None) is not None and self._lost is None:
                 self._send_nowait({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
+                if method == "subscribe":
+                    # Its answer may still come: that subscription is unsubscribed then.
+                    self._abandoned.add(rid)
             raise
 
     def _check_open(self) -> None:
@@ -558,13 +621,28 @@ class AsyncClient:
 
     @staticmethod
     def _encode(msg: Dict[str, Any]) -> bytes:
-        return (json.dumps(msg, separators=(",", ":")) + "\n").encode("utf-8")
+        """The message as one line of UTF-8 JSON. What the server could not parse is
+        refused here: its error would carry ``id: null``, matching no request."""
+        try:
+            text = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            return (text + "\n").encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate, e.g. from os.fsdecode
+            bad = e.object[e.start : e.end] if isinstance(e.object, str) else ""
+            raise ValueError(
+                f"netmodel {msg.get('method')!r}: params hold a string that is not valid Unicode "
+                f"(lone surrogate {bad!r}), which JSON cannot carry"
+            ) from None
+        except ValueError as e:  # NaN or infinity: not JSON
+            raise ValueError(f"netmodel {msg.get('method')!r}: params are not JSON: {e}") from None
 
     async def _send(self, msg: Dict[str, Any], internal: bool = False) -> None:
+        await self._send_line(self._encode(msg), internal)
+
+    async def _send_line(self, line: bytes, internal: bool = False) -> None:
         if self._lost is not None and not internal:
             raise ConnectionLost(str(self._lost))
         try:
-            self._writer.write(self._encode(msg))
+            self._writer.write(line)
             await self._writer.drain()
         except (OSError, RuntimeError) as e:
             raise ConnectionLost(f"netmodel connection lost while writing: {e}") from e
@@ -615,15 +693,29 @@ class AsyncClient:
                 if sub is not None and isinstance(state, (EntityState, ListState)):
                     sub._deliver(state, int(params.get("seq") or 0))
             return
-        entry = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
+        rid = msg.get("id")
+        if rid is None and isinstance(msg.get("error"), dict):
+            self._fail_unmatched(msg["error"])
+            return
+        entry = self._pending.pop(rid, None)  # type: ignore[arg-type]
         if entry is None:
+            if rid in self._abandoned:
+                self._abandoned.discard(rid)
+                name = (msg.get("result") or {}).get("subscription") if isinstance(msg.get("result"), dict) else None
+                if name is not None:  # subscribed after all, for nobody: end it
+                    self._send_nowait(self._unsubscribe_message(name))
+                return
             log.debug("netmodel reply to no pending request: %.200r", msg)
             return
-        fut, on_result, _ = entry
+        fut, on_result, method = entry
         if fut.done():
             return
         if "error" in msg:
-            fut.set_exception(RPCError.from_json(msg["error"]))
+            error = RPCError.from_json(msg["error"])
+            if self._closing and error.code == SERVER_SHUTTING_DOWN and method != "shutdown":
+                fut.set_exception(ConnectionError(f"netmodel client closed before {method!r} was answered"))
+            else:
+                fut.set_exception(error)
             return
         result = msg.get("result")
         if on_result is not None:
@@ -634,7 +726,23 @@ class AsyncClient:
                 return
         fut.set_result(result)
 
+    def _fail_unmatched(self, error: Dict[str, Any]) -> None:
+        """An error with ``id: null`` (a line the server could not parse or read as a
+        request) may belong to any request not answered yet: fail them all rather
+        than leave one waiting for good."""
+        pending, self._pending = self._pending, {}
+        log.warning("netmodel answered a request it could not read: %.200r", error)
+        for fut, _, _ in pending.values():
+            if not fut.done():
+                fut.set_exception(RPCError.from_json(error))
+
+    def _unsubscribe_message(self, name: str) -> Dict[str, Any]:
+        # An id of its own, answered to no one (logged at debug).
+        self._next_id += 1
+        return {"jsonrpc": "2.0", "id": self._next_id, "method": "unsubscribe", "params": {"subscription": name}}
+
     def _connection_lost(self, error: Optional[BaseException]) -> None:
+        self._abandoned.clear()  # the server ended their subscriptions with the connection
         first = self._lost is None
         if first:
             text = "netmodel connection closed" if self._closing else "netmodel connection lost"
@@ -707,8 +815,14 @@ class AsyncClient:
             sub._close(ConnectionLost(str(self._lost)))
 
     async def _resubscribe(self, subs: List[Subscription]) -> None:
-        """Subscribe each live subscription again; route the new ids to the same objects."""
+        """Configure the new connection as the old one was, then subscribe each live
+        subscription again, routing the new ids to the same objects."""
         self._subs = {}
+        if self._configured:
+            try:
+                await self._request("configure", dict(self._configured), internal=True)
+            except RPCError as e:  # e.g. an environment the new server lacks: go on with its own
+                log.warning("netmodel reconnect to %s: configure refused: %s", self.path, e)
         for sub in subs:
             if sub.closed:  # unsubscribed meanwhile
                 continue

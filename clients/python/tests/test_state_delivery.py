@@ -1,0 +1,92 @@
+"""No lost or stale state: async callbacks in order, abandoned subscriptions ended,
+configure replayed after a reconnect (issue 18, items 6-8). Against the real binary."""
+
+import asyncio
+import signal
+import time
+
+import pytest
+
+from netmodel_client import AsyncClient
+from test_client import FAST, T, run, spawn, watch_connection
+from test_client import server  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def eventually(pred, what):
+    deadline = time.monotonic() + T
+    while not await pred():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def test_async_callbacks_run_one_at_a_time_newest_last(binary, env, state_dir):
+    async def main():
+        async with await spawn(binary, env, state_dir) as c:
+            sub = await c.subscribe("entity:artist/a")
+            calls, running, most, drawn = 0, 0, 0, None
+
+            async def draw(state):
+                nonlocal calls, running, most, drawn
+                calls += 1
+                running += 1
+                most = max(most, running)
+                await asyncio.sleep(0.3 if calls == 1 else 0.005)  # the first one is slow
+                drawn = state
+                running -= 1
+
+            sub.on_change(draw)
+            for i in range(60):
+                await c.set_follow_state("artist", "a", i % 2 == 0)
+            await c.follow("artist", "a", await_=True)
+
+            async def settled():
+                newest = sub.state("artist", "a")
+                return running == 0 and drawn is not None and drawn.version == newest.version
+
+            await eventually(settled, "the newest state drawn last")
+            assert most == 1, f"{most} callbacks ran at once"
+            assert calls < 60, f"{calls} calls: waiting states were not coalesced"
+
+    run(main())
+
+
+def test_abandoned_subscribe_is_unsubscribed(binary, env, state_dir):
+    async def main():
+        async with await spawn(binary, env, state_dir) as c:
+            task = asyncio.ensure_future(c.subscribe("entity:artist/a"))
+            await asyncio.sleep(0)  # sent; its answer not read yet
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+            async def none_left():
+                return (await c.stats())["subscriptions"] == 0
+
+            await eventually(none_left, "the server to end the abandoned subscription")
+
+            async with await c.subscribe("entity:artist/b") as sub:
+                assert (await c.stats())["subscriptions"] == 1
+            assert sub.closed
+            await eventually(none_left, "`async with` to unsubscribe")
+
+    run(main())
+
+
+def test_reconnect_replays_configure(server):  # noqa: F811
+    async def main():
+        server.start()
+        c = await AsyncClient.connect(server.path, timeout=T, reconnect=FAST)
+        try:
+            lost, back = watch_connection(c)
+            await c.configure(environment="staging")
+            server.stop(signal.SIGKILL)
+            await asyncio.wait_for(lost.wait(), T)
+            server.start()
+            await asyncio.wait_for(back.wait(), T)
+            assert (await c.configure())["environment"] == "staging"
+        finally:
+            await c.close()
+
+    run(main())
