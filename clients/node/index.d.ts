@@ -311,7 +311,10 @@ export interface NetmodelClientEvents {
   reconnect: [info: { attempt: number }];
   close: [];
   notification: [method: string, params: unknown];
+  /** A line that is not JSON, an id-less error reply, or a `configure` refused on a reconnect. */
   protocolError: [error: Error];
+  /** A listener (of this client or of a subscription) threw or rejected; without a listener here it is printed. */
+  listenerError: [error: unknown, event: string];
 }
 
 export declare class NetmodelClient extends EventEmitter {
@@ -377,6 +380,11 @@ export declare class Subscription extends EventEmitter implements AsyncIterable<
   state(kind: EntityKind, id: EntityID): EntityState | undefined;
   list(list: ListName, params?: ListParams): ListState | undefined;
   unsubscribe(): Promise<void>;
+  /**
+   * unsubscribe(), resolving also when there is no connection to tell. The same is
+   * `[Symbol.asyncDispose]()` (not typed here, for TypeScript < 5.2): `await using sub = …`.
+   */
+  close(): Promise<void>;
   [Symbol.asyncIterator](): AsyncIterator<AnyState>;
 
   on<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;

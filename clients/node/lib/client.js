@@ -5,6 +5,7 @@ import { spawn as spawnProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { ConnectionLostError, RPCError } from './errors.js';
+import { emitSafely } from './events.js';
 import { defaultSocketPath, topic } from './state.js';
 import { Subscription } from './subscription.js';
 
@@ -47,6 +48,7 @@ export class NetmodelClient extends EventEmitter {
   #reconnectTimer = null;
   #configured = null; // last configure params, replayed after a reconnect
   #closed; // resolves once close() finished
+  #abandoned = new Set(); // ids of subscribes given up before their answer (this connection)
 
   /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
   constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
@@ -106,6 +108,11 @@ export class NetmodelClient extends EventEmitter {
 
   get pid() {
     return this.process?.pid;
+  }
+
+  /** Like EventEmitter's, but a listener that throws (or rejects) cannot break the client or crash the process. */
+  emit(event, ...args) {
+    return emitSafely(this, this, event, args);
   }
 
   /** True while requests can be sent (false while reconnecting and after close). */
@@ -282,7 +289,11 @@ export class NetmodelClient extends EventEmitter {
         if (!this.#pending.delete(id)) return;
         cleanup();
         // The server keeps working on it otherwise (an awaited mutation's wait, say).
-        if (this.#conn === conn) this.#trySend(message('$/cancelRequest', { id }));
+        if (this.#conn === conn) {
+          this.#trySend(message('$/cancelRequest', { id }));
+          // Its answer may still come; that subscription is then unsubscribed.
+          if (method === 'subscribe') this.#abandoned.add(id);
+        }
         reject(error);
       };
       const onAbort = () => giveUp(signal.reason);
@@ -290,13 +301,19 @@ export class NetmodelClient extends EventEmitter {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
+      let line;
+      try {
+        line = encode({ jsonrpc: '2.0', id, ...message(method, params) });
+      } catch (error) {
+        return reject(error); // refused before anything is sent
+      }
       this.#pending.set(id, { method, resolve, reject, onResult, cleanup, conn });
       if (timeout != null) {
         timer = setTimeout(() => giveUp(new TimeoutError(`netmodel ${method} timed out after ${timeout} ms`)), timeout);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        this.#send({ jsonrpc: '2.0', id, ...message(method, params) });
+        this.#sendLine(line);
       } catch (error) {
         this.#pending.delete(id);
         cleanup();
@@ -306,8 +323,12 @@ export class NetmodelClient extends EventEmitter {
   }
 
   #send(msg) {
+    this.#sendLine(encode(msg));
+  }
+
+  #sendLine(line) {
     if (!this.#conn) throw this.#notConnected();
-    this.#conn.write(JSON.stringify(msg) + '\n');
+    this.#conn.write(line);
   }
 
   #trySend(msg) {
@@ -377,8 +398,15 @@ export class NetmodelClient extends EventEmitter {
       }
       return;
     }
+    if (msg.id === null && msg.error) return this.#failUnmatched(conn, msg.error);
     const entry = this.#pending.get(msg.id);
-    if (!entry) return; // timed out or aborted meanwhile
+    if (!entry) {
+      // timed out or aborted meanwhile; a subscribe that went through is ended
+      if (this.#abandoned.delete(msg.id) && typeof msg.result?.subscription === 'string') {
+        this.#trySend({ jsonrpc: '2.0', id: ++this.#nextId, ...message('unsubscribe', { subscription: msg.result.subscription }) });
+      }
+      return;
+    }
     this.#pending.delete(msg.id);
     entry.cleanup();
     if (msg.error) return entry.reject(RPCError.from(msg.error));
@@ -389,10 +417,23 @@ export class NetmodelClient extends EventEmitter {
     }
   }
 
+  // An error with `id: null` (a line the server could not read as a request) may be
+  // any waiting request's: each fails with it rather than wait for good.
+  #failUnmatched(conn, error) {
+    this.emit('protocolError', new Error(`netmodel could not read a request: ${JSON.stringify(error).slice(0, 200)}`));
+    for (const [id, entry] of this.#pending) {
+      if (entry.conn !== conn) continue;
+      this.#pending.delete(id);
+      entry.cleanup();
+      entry.reject(RPCError.from(error));
+    }
+  }
+
   // The connection `conn` ended (error null: because of close()).
   #lost(conn, error) {
     if (conn !== this.#conn || this.#state === 'closed') return;
     this.#conn = null;
+    this.#abandoned.clear(); // the server ended their subscriptions with the connection
     const closing = this.#state === 'closing';
     // Requests in flight are failed, never re-sent: a mutation the server read is in
     // its outbox and reaches the backend anyway, and sending it again later could
@@ -486,6 +527,26 @@ export class NetmodelClient extends EventEmitter {
     }
   }
 }
+
+// One NDJSON line. What the server could not parse is refused here, since its error
+// would carry `id: null` and match no request: strings with a lone surrogate (which
+// JSON.stringify escapes as \udXXX, an escape the server rejects).
+function encode(msg) {
+  return (
+    JSON.stringify(msg, function (key, value) {
+      if (!wellFormed(key) || (typeof value === 'string' && !wellFormed(value))) {
+        const what = wellFormed(key) ? `the string ${JSON.stringify(value)}` : `the key ${JSON.stringify(key)}`;
+        throw new TypeError(`netmodel ${msg.method}: ${what} has a lone surrogate, which the server cannot read`);
+      }
+      return value;
+    }) + '\n'
+  );
+}
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = String.prototype.isWellFormed
+  ? (s) => s.isWellFormed()
+  : (s) => !loneSurrogate.test(s); // Node < 20
 
 function message(method, params) {
   return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };

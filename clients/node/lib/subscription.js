@@ -1,6 +1,7 @@
 // One `subscribe`: its states as 'change' events and as an async iterator.
 
 import { EventEmitter } from 'node:events';
+import { emitSafely } from './events.js';
 import { StateStore, stateKey } from './state.js';
 
 export class Subscription extends EventEmitter {
@@ -49,6 +50,26 @@ export class Subscription extends EventEmitter {
 
   unsubscribe() {
     return this.#client.unsubscribe(this);
+  }
+
+  /** Same as unsubscribe(), resolving even when there is no connection to tell. */
+  async close() {
+    if (this.#closed) return;
+    try {
+      await this.unsubscribe();
+    } catch (error) {
+      if (error?.name !== 'ConnectionLostError') throw error; // the server ended it with the connection
+    }
+  }
+
+  /** `await using sub = await nm.subscribe(…)` unsubscribes at the end of the block. */
+  [Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]() {
+    return this.close();
+  }
+
+  /** Like EventEmitter's, but a listener that throws (or rejects) cannot break the client or crash the process. */
+  emit(event, ...args) {
+    return emitSafely(this, this.#client, event, args);
   }
 
   // -- called by the client ------------------------------------------------------------
