@@ -55,8 +55,11 @@ end
 
 local function send_subscribe(sub)
   sub.name = nil
+  local c = conn
   conn:request('subscribe', { topics = sub.topics }, function(err, res)
-    if sub.closed then
+    if c ~= conn then
+      return -- an old connection's answer (setup() replaced it): the new one subscribes
+    elseif sub.closed then
       if res then
         conn:request('unsubscribe', { subscription = res.subscription })
       end
@@ -84,10 +87,27 @@ local function on_notification(method, params)
   end
 end
 
+local down_reported = false -- subscriptions were told the server is unreachable
+
 local function on_connect()
-  by_name = {}
+  by_name, down_reported = {}, false
   for sub in pairs(subs) do
     send_subscribe(sub)
+  end
+end
+
+-- No server could be reached: each subscription is told once (a button shows it),
+-- and the connection keeps trying while there are any (rpc: opts.wanted).
+local function on_down(why)
+  if down_reported then
+    return
+  end
+  down_reported = true
+  for sub in pairs(subs) do
+    sub.error = { code = rpc.NOT_CONNECTED, message = why }
+    if sub.on_error then
+      sub.on_error(sub.error)
+    end
   end
 end
 
@@ -114,8 +134,15 @@ function M.setup(opts)
     on_connect = on_connect,
     on_notification = on_notification,
     on_lost = on_lost,
+    on_down = on_down,
+    wanted = function()
+      return next(subs) ~= nil
+    end,
   })
-  known, known_versions, by_name = {}, {}, {}
+  known, known_versions, by_name, down_reported = {}, {}, {}, false
+  if next(subs) ~= nil then
+    conn:connect() -- buttons and subscriptions carry over: subscribe them on the new connection
+  end
   if not M._autocmd then
     M._autocmd = vim.api.nvim_create_autocmd('VimLeavePre', {
       callback = function()
