@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import random
+import weakref
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
@@ -135,6 +136,7 @@ class Subscription:
 
     def __init__(self, client: "AsyncClient", name: str, snapshot: List[Any], topics: List[Dict[str, Any]]) -> None:
         self._client = client
+        self._names = [name]  # [current server name], shared with the finalizer (which must not hold self)
         self.name = name
         self.topics = topics
         self.snapshot: List[Any] = snapshot
@@ -178,6 +180,8 @@ class Subscription:
     def on_change(self, callback: Callback) -> Callback:
         """Call ``callback(state)`` on every new state (usable as a decorator)."""
         self._callbacks.append(callback)
+        if not self._closed:
+            getattr(self._client, "_kept", set()).add(self)  # its callbacks are how it is used: no finalizer
         return callback
 
     def remove_callback(self, callback: Callback) -> None:
@@ -218,7 +222,7 @@ class Subscription:
     def _restart(self, name: str, snapshot: List[Any]) -> None:
         """Subscribed again after a reconnect. The server may be a new process whose
         versions start over, so forget the versions seen and deliver its snapshot."""
-        self.name = name
+        self.name = self._names[0] = name
         self.snapshot = snapshot
         self.last_seq = 0
         self._latest = {}
@@ -229,6 +233,7 @@ class Subscription:
 
     def _close(self, error: Optional[BaseException] = None) -> None:
         if not self._closed:
+            getattr(self._client, "_kept", set()).discard(self)
             self._closed = True
             self._error = error
             self._wakeup.set()
@@ -254,6 +259,18 @@ class Subscription:
         return (
             f"<Subscription {self.name} entities={len(self._latest)} lists={len(self._lists)} closed={self._closed}>"
         )
+
+
+def _unsubscribe_abandoned(client_ref: "weakref.ref[AsyncClient]", names: List[str]) -> None:
+    """A Subscription was garbage-collected without unsubscribe(): end it on the
+    server. Runs wherever the collector does, so the send goes through the loop."""
+    client = client_ref()
+    if client is None or client._closing or client._loop.is_closed():
+        return
+    try:
+        client._loop.call_soon_threadsafe(client._drop_abandoned, names[0])
+    except RuntimeError:  # the loop closed meanwhile
+        pass
 
 
 def _invoke(callback: Callable[..., Any], *args: Any, run_awaitable: bool = True) -> Optional[Awaitable[Any]]:
@@ -339,7 +356,11 @@ class AsyncClient:
         self._on_disconnect: List[Callable[[ConnectionLost], Any]] = []
         self._next_id = 0
         self._pending: Dict[int, Tuple["asyncio.Future[Any]", Optional[Callable[[Any], Any]], str]] = {}
-        self._subs: Dict[str, Subscription] = {}
+        # Weak: a subscription nobody holds (no reference, no on_change callback) is
+        # unsubscribed by its finalizer. Those with callbacks are held in _kept.
+        self._subs: "weakref.WeakValueDictionary[str, Subscription]" = weakref.WeakValueDictionary()
+        self._kept: "set[Subscription]" = set()
+        self._loop = asyncio.get_running_loop()
         self._abandoned: "set[int]" = set()  # ids of subscribes given up before their answer
         self._configured: Optional[Dict[str, Any]] = None  # sent again after a reconnect
         self._closing = False
@@ -557,6 +578,7 @@ class AsyncClient:
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
             self._subs[sub.name] = sub
+            weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
             return sub
 
         return await self._request("subscribe", params, on_result=register)
@@ -570,6 +592,7 @@ class AsyncClient:
             if sub is not None:  # also while reconnecting: it is then not subscribed again
                 if self._subs.get(sub.name) is sub:
                     del self._subs[sub.name]
+                self._kept.discard(sub)
                 sub._close()
 
     # -- plumbing -----------------------------------------------------------------------
@@ -736,6 +759,10 @@ class AsyncClient:
             if not fut.done():
                 fut.set_exception(RPCError.from_json(error))
 
+    def _drop_abandoned(self, name: str) -> None:
+        if self._lost is None and not self._closing and name not in self._subs:
+            self._send_nowait(self._unsubscribe_message(name))
+
     def _unsubscribe_message(self, name: str) -> Dict[str, Any]:
         # An id of its own, answered to no one (logged at debug).
         self._next_id += 1
@@ -768,8 +795,9 @@ class AsyncClient:
             self._reconnect_task = asyncio.ensure_future(self._reconnect(self._reconnect_policy))
 
     def _close_subs(self, error: Optional[BaseException]) -> None:
-        subs, self._subs = self._subs, {}
-        for sub in subs.values():
+        subs, self._subs = list(self._subs.values()), weakref.WeakValueDictionary()
+        self._kept.clear()
+        for sub in subs:
             sub._close(error)
 
     async def _reconnect(self, policy: Reconnect) -> None:
@@ -810,14 +838,15 @@ class AsyncClient:
         )
         log.warning("%s", self._lost)
         self._reconnect_task = None
-        self._subs = {}
+        self._subs = weakref.WeakValueDictionary()
+        self._kept.clear()
         for sub in subs:
             sub._close(ConnectionLost(str(self._lost)))
 
     async def _resubscribe(self, subs: List[Subscription]) -> None:
         """Configure the new connection as the old one was, then subscribe each live
         subscription again, routing the new ids to the same objects."""
-        self._subs = {}
+        self._subs = weakref.WeakValueDictionary()
         if self._configured:
             try:
                 await self._request("configure", dict(self._configured), internal=True)

@@ -2,6 +2,7 @@
 configure replayed after a reconnect (issue 18, items 6-8). Against the real binary."""
 
 import asyncio
+import gc
 import signal
 import time
 
@@ -88,5 +89,27 @@ def test_reconnect_replays_configure(server):  # noqa: F811
             assert (await c.configure())["environment"] == "staging"
         finally:
             await c.close()
+
+    run(main())
+
+
+def test_subscription_nobody_holds_is_unsubscribed(binary, env, state_dir):
+    async def main():
+        async with await spawn(binary, env, state_dir) as c:
+            seen = []
+            (await c.subscribe("entity:artist/kept")).on_change(seen.append)  # used by its callback
+            await c.subscribe("entity:artist/dropped")  # result dropped at once
+            gc.collect()
+
+            async def one_left():
+                return (await c.stats())["subscriptions"] == 1
+
+            await eventually(one_left, "the dropped subscription's finalizer to unsubscribe it")
+            await c.follow("artist", "kept", await_=True)
+
+            async def told():
+                return any(s.confirmed for s in seen)
+
+            await eventually(told, "the kept subscription's callback")
 
     run(main())
