@@ -29,6 +29,8 @@ public final class EventLoop {
   private var beforeSleepHooks: [() -> Void] = []
   private var pendingTasks: [() -> Void] = []
   private var stopRequested = false
+  /// Counts iterations, so a hook can tell whether it already ran in this one.
+  public private(set) var iteration: UInt64 = 0
 
   public init(clock: LoopClock = MonotonicClock()) throws(Errno) {
     self.clock = clock
@@ -124,6 +126,7 @@ public final class EventLoop {
   /// One iteration: wait for I/O (up to the next timer when `wait` is true, not at all
   /// otherwise), run I/O handlers, deferred tasks and due timers, then the hooks.
   public func runOnce(wait: Bool = true) throws(Errno) {
+    iteration &+= 1
     var timeoutMs: Int32 = 0
     if wait && pendingTasks.isEmpty {
       if let delay = nextTimerDelay {

@@ -43,6 +43,9 @@ public final class Connection {
   private var outBuffer: [UInt8] = []
   private var outOffset = 0
   private var scratch: [UInt8] = []
+  private var notificationScratch: [UInt8] = []
+  /// Where the replies queued since the last flush begin in `outBuffer`.
+  private var repliesStart: Int?
   private var flushScheduled = false
   private var inputRegistration: EventLoop.Registration?
   private var outputRegistration: EventLoop.Registration?
@@ -90,11 +93,37 @@ public final class Connection {
 
   // MARK: Writing
 
-  /// Queues one message in the peer's framing; `encodeBody` writes its JSON text.
+  /// Queues one reply in the peer's framing; `encodeBody` writes its JSON text.
   /// The bytes go out when the loop flushes, once per iteration.
   public func send(encodeBody: (inout [UInt8]) -> Void) {
     guard !isClosed else { return }
+    if repliesStart == nil { repliesStart = outBuffer.count }
     (framing ?? .contentLength).appendFrame(to: &outBuffer, scratch: &scratch, encodeBody: encodeBody)
+    scheduleFlush()
+  }
+
+  /// Queues one notification ahead of the replies queued since the last flush.
+  ///
+  /// A peer may stop reading at the reply it waits for: Emacs's jsonrpc.el throws out
+  /// of its process filter when a synchronous request's reply arrives, leaving what
+  /// follows in the same read unprocessed until more output comes. A state change
+  /// written after that reply would wait for the peer's next message; written before
+  /// it, it is seen at once. States carry versions, so a reply that comes after a
+  /// newer notification is recognised as older.
+  public func sendNotification(encodeBody: (inout [UInt8]) -> Void) {
+    guard !isClosed else { return }
+    guard let start = repliesStart else {
+      (framing ?? .contentLength).appendFrame(to: &outBuffer, scratch: &scratch, encodeBody: encodeBody)
+      return scheduleFlush()
+    }
+    notificationScratch.removeAll(keepingCapacity: true)
+    (framing ?? .contentLength).appendFrame(to: &notificationScratch, scratch: &scratch, encodeBody: encodeBody)
+    outBuffer.insert(contentsOf: notificationScratch, at: start)
+    repliesStart = start + notificationScratch.count
+    scheduleFlush()
+  }
+
+  private func scheduleFlush() {
     if !flushScheduled {
       flushScheduled = true
       owner?.connectionNeedsFlush(self)
@@ -107,6 +136,7 @@ public final class Connection {
   /// Writes what the peer will take now; waits for writability for the rest.
   func flush() {
     flushScheduled = false
+    repliesStart = nil
     guard !isClosed else { return }
     while outOffset < outBuffer.count {
       do {
@@ -175,6 +205,7 @@ public final class Connection {
     onDrained = nil
     if transport == .socket { input.close() }
     outBuffer = []
+    repliesStart = nil
     owner?.connectionDidClose(self)
   }
 

@@ -149,14 +149,32 @@ public final class Dispatcher {
       statistics.notificationsReceived += 1
       if let handler = notificationHandlers[method] {
         handler(params.json, connection)
+      } else if let handler = requestHandlers[method] {
+        run(method, params: params, with: handler, asNotificationFrom: connection)
       } else {
-        Log.debug("ignored notification \(method)")
+        Log.info("ignored notification \(method): no such method")
       }
     case .response:
       Log.debug("ignored a response from connection \(connection.id)")
     case .invalid(let id, let error):
       let responder = Responder(
         id: id ?? .null, method: "", connection: connection, batch: batch, slot: slot, statistics: statistics)
+      responder.fail(error)
+    }
+  }
+
+  /// JSON-RPC 2.0 §4.1: a request without an id is a notification the server runs
+  /// and never answers. A fire-and-forget `follow` must not be lost; its errors can
+  /// only go to the log.
+  private func run(
+    _ method: String, params: RequestParams, with handler: RequestHandler, asNotificationFrom connection: Connection
+  ) {
+    statistics.countRequest(method)
+    let responder = Responder(notification: method, connection: connection, statistics: statistics)
+    if let refusal = gate?(method) { return responder.fail(refusal) }
+    do {
+      try handler(Request(id: .null, method: method, rawParams: params, connection: connection, responder: responder))
+    } catch {
       responder.fail(error)
     }
   }

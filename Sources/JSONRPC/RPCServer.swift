@@ -20,6 +20,8 @@ public final class RPCServer {
 
   public private(set) var connections: [Int: Connection] = [:]
   private var needsFlush: [Connection] = []
+  private var lastFlushIteration: UInt64 = 0
+  private var flushing = false
   private var preFlushHooks: [() -> Void] = []
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
@@ -82,6 +84,9 @@ public final class RPCServer {
 
   /// Writes whatever each connection has queued, without waiting.
   public func flushAll() {
+    lastFlushIteration = loop.iteration
+    flushing = true
+    defer { flushing = false }
     for hook in preFlushHooks { hook() }
     while !needsFlush.isEmpty {
       let batch = needsFlush
@@ -113,6 +118,9 @@ extension RPCServer: ConnectionOwner {
 
   func connectionNeedsFlush(_ connection: Connection) {
     needsFlush.append(connection)
+    // Output queued by a hook that runs after this iteration's flush (or from another
+    // place past it) must not wait for the next event: run one more iteration now.
+    if lastFlushIteration == loop.iteration && !flushing { loop.execute {} }
   }
 
   func connectionDidReachEndOfInput(_ connection: Connection) {

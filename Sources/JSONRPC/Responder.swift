@@ -1,4 +1,5 @@
 import JSON
+import Posix
 
 /// Answers one request exactly once: now, later (after a backend call), or with
 /// `-32800` when the peer cancels it. Answers after that are ignored.
@@ -15,6 +16,8 @@ public final class Responder {
   private let batch: BatchReply?
   private let slot: Int
   private let statistics: RPCStatistics
+  /// A request sent as a notification: it runs, but nothing is written back.
+  private let isNotification: Bool
 
   init(id: RequestID, method: String, connection: Connection, batch: BatchReply?, slot: Int, statistics: RPCStatistics)
   {
@@ -24,6 +27,18 @@ public final class Responder {
     self.batch = batch
     self.slot = slot
     self.statistics = statistics
+    self.isNotification = false
+  }
+
+  /// For a request method called as a notification: answers go to the log only.
+  init(notification method: String, connection: Connection, statistics: RPCStatistics) {
+    self.id = .null
+    self.method = method
+    self.connection = connection
+    self.batch = nil
+    self.slot = 0
+    self.statistics = statistics
+    self.isNotification = true
   }
 
   public func succeed(_ result: JSON) {
@@ -41,6 +56,9 @@ public final class Responder {
   public func fail(_ error: ResponseError) {
     guard finish() else { return }
     statistics.countError(error.code)
+    if isNotification {
+      return Log.warn("notification \(method) from connection \(connection?.id ?? 0) failed: \(error.message)")
+    }
     let id = self.id
     deliver { MessageEncoder.error(id: id, error, into: &$0) }
   }
@@ -73,7 +91,7 @@ public final class Responder {
   }
 
   private func deliver(_ encode: (inout [UInt8]) -> Void) {
-    guard let connection else { return }
+    guard let connection, !isNotification else { return }
     if let batch {
       batch.fill(slot: slot, encode: encode)
     } else {

@@ -25,6 +25,10 @@ public protocol FollowBackend: AnyObject {
 
   /// The detail object of `key`, as compact JSON text.
   func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void)
+
+  /// Why entities of `kind` cannot exist here (a kind the configuration does not
+  /// describe), or nil: such requests are bad input, refused before any state changes.
+  func kindProblem(_ kind: String) -> String?
 }
 
 extension FollowBackend {
@@ -55,6 +59,8 @@ extension FollowBackend {
   }
 
   public func hasDetail(kind: String) -> Bool { false }
+
+  public func kindProblem(_ kind: String) -> String? { nil }
 
   /// Callers ask `hasDetail` first: a backend without details never gets here.
   public func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {

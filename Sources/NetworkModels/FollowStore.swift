@@ -39,6 +39,8 @@ public final class FollowStore {
   /// Called when the backend confirmed a follow or unfollow (not a read).
   public var onConfirmed: ((EntityKey) -> Void)?
   public private(set) var counters = Counters()
+  /// Where versions start in this run (lists use it too).
+  public var versions = VersionBase()
 
   /// The compact part every entity has: 16 bytes beside its key.
   struct Record {
@@ -157,7 +159,7 @@ public final class FollowStore {
       key: key, following: record.following, confirmed: record.confirmed,
       pending: activities.isEmpty ? false : activities[key]?.wanted != nil,
       error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
-      version: UInt64(record.version))
+      version: versions.base &+ UInt64(record.version))
   }
 
   public func isKnown(_ key: EntityKey) -> Bool { records[key]?.confirmed != nil }
@@ -405,6 +407,7 @@ public final class FollowStore {
   /// Every change of state goes through here: one version step, one notification.
   private func changed(_ key: EntityKey) {
     records[key, default: Record()].version &+= 1
+    versions.ensure(UInt64(records[key]!.version))
     onChange?(state(key))
   }
 }

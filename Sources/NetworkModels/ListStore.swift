@@ -150,6 +150,7 @@ public final class ListStore {
     for listKey in lists {
       guard let entry = entries[listKey] else { continue }
       entry.version &+= 1
+      store.versions.ensure(entry.version)
       onChange?(listKey)
     }
   }
@@ -181,7 +182,7 @@ public final class ListStore {
   private func snapshot(_ key: ListKey, _ entry: Entry) -> Snapshot {
     Snapshot(
       key: key, phase: entry.phase, items: entry.items, hasMore: entry.phase == .idle ? true : entry.hasMore,
-      error: entry.error, version: entry.version)
+      error: entry.error, version: store.versions.base &+ entry.version)
   }
 
   private func load(_ key: ListKey, _ entry: Entry, as request: PageRequest, from token: PageToken?) {
@@ -189,6 +190,7 @@ public final class ListStore {
     if entry.phase != .loading {
       entry.phase = .loading
       entry.version &+= 1
+      store.versions.ensure(entry.version)
       onChange?(key)
     }
     counters.pageCalls += 1
@@ -247,6 +249,7 @@ public final class ListStore {
 
   private func finish(_ key: ListKey, _ entry: Entry) {
     entry.version &+= 1
+    store.versions.ensure(entry.version)
     onChange?(key)
     let current = snapshot(key, entry)
     let waiters = entry.waiters

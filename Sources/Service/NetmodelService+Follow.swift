@@ -14,6 +14,23 @@ extension Params {
   }
 }
 
+extension NetmodelService {
+  /// `{kind, id}` of a request, refused at once (-32004) when the backend cannot have
+  /// that kind: no state changes, no version, no notification, nothing in the outbox.
+  func knownKey(_ params: Params, prefix: String = "") throws(ResponseError) -> EntityKey {
+    let key = try params.entityKey(prefix: prefix)
+    try checkKind(key.kind, path: prefix + "/kind")
+    return key
+  }
+
+  func checkKind(_ kind: String, path: String) throws(ResponseError) {
+    guard let problem = store.backend.underlying.kindProblem(kind) else { return }
+    throw ResponseError(
+      .unknownKindOrList, problem,
+      data: JSON.object().set("kind", .string(kind)).set("path", .string(path)).set("retryable", .bool(false)))
+  }
+}
+
 extension Responder {
   func succeed(_ state: EntityState) {
     succeed { state.encode(into: &$0) }
@@ -25,15 +42,15 @@ extension NetmodelService {
     let dispatcher = server.dispatcher
     dispatcher.register("follow") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      try self.mutate(try params.entityKey(), to: true, await: try params.bool("await") ?? false, request.responder)
+      try self.mutate(try self.knownKey(params), to: true, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("unfollow") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      try self.mutate(try params.entityKey(), to: false, await: try params.bool("await") ?? false, request.responder)
+      try self.mutate(try self.knownKey(params), to: false, await: try params.bool("await") ?? false, request.responder)
     }
     dispatcher.register("setFollowState") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      let key = try params.entityKey()
+      let key = try self.knownKey(params)
       guard let following = try params.bool("following") else {
         throw .invalidParams("following is required", path: "/following")
       }
@@ -41,7 +58,7 @@ extension NetmodelService {
     }
     dispatcher.register("getFollowState") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      let key = try params.entityKey()
+      let key = try self.knownKey(params)
       let refresh = try params.bool("refresh") ?? false
       let maxAge = try params.integer("maxAgeMs")
       if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
@@ -63,7 +80,10 @@ extension NetmodelService {
       responder.succeed(store.setFollowing(key, following))
       return
     }
-    store.setFollowing(key, following) { result in
+    let token = ObjectIdentifier(responder)
+    awaitedMutations[token] = (responder, key)
+    store.setFollowing(key, following) { [weak self] result in
+      self?.awaitedMutations[token] = nil
       switch result {
       case .success(let state): responder.succeed(state)
       case .failure(let failure): responder.fail(failure.failure.responseError(state: failure.state))

@@ -19,14 +19,14 @@ extension NetmodelService {
       for (index, item) in items.elements.enumerated() {
         let path = "/items/\(index)"
         guard item.isObject else { throw .invalidParams("an item must be {kind, id}", path: path) }
-        keys.append(try Params(item, path: path).entityKey(prefix: path))
+        keys.append(try self.knownKey(Params(item, path: path), prefix: path))
       }
       self.preloader.set(keys, to: level, host: request.connection.id)
       request.responder.succeed(JSON.object().set("accepted", .integer(keys.count)))
     }
     dispatcher.register("getEntity") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      let key = try params.entityKey()
+      let key = try self.knownKey(params)
       let refresh = try params.bool("refresh") ?? false
       let responder = request.responder
       self.preloader.entity(key, refresh: refresh) { result in

@@ -50,6 +50,7 @@ extension NetmodelService {
     let listCounters = lists.counters
     let preload = preloader.counters
     return JSON.object()
+      .set("instance", .string(instance))
       .set("uptimeMs", .integer(Int64(uptimeMs)))
       .set(
         "lists",

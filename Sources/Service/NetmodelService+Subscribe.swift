@@ -51,7 +51,9 @@ extension NetmodelService {
           if index > 0 || !states.isEmpty { buffer.append(UInt8(ascii: ",")) }
           self.encode(list, into: &buffer)
         }
-        buffer.append(contentsOf: Array("]}".utf8))
+        buffer.append(contentsOf: Array(#"],"instance":"#.utf8))
+        appendJSONString(self.instance, to: &buffer)
+        buffer.append(UInt8(ascii: "}"))
       }
     }
     dispatcher.register("unsubscribe") { [unowned self] request throws(ResponseError) in
@@ -79,6 +81,7 @@ extension NetmodelService {
       if let kind, let problem = EntityKey.problem(kind: kind, id: id ?? "x") {
         throw .invalidParams(problem.reason, path: path + "/" + problem.field)
       }
+      if let kind { try checkKind(kind, path: path + "/kind") }
       return .entity(kind: kind, id: id)
     case "list":
       let (key, values) = try checkedListKey(params, path: path)

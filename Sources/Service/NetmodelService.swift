@@ -31,7 +31,13 @@ public final class NetmodelService {
   /// Made durable once per loop iteration, before replies are written.
   public let outbox: Outbox?
   let subscriptions = SubscriptionHub()
+  /// Responders of `await: true` mutations not yet settled, by responder.
+  var awaitedMutations: [ObjectIdentifier: (Responder, EntityKey)] = [:]
   public var loop: EventLoop { server.loop }
+  /// A new random id per process start: a client that sees another one after a
+  /// reconnect knows the server restarted (versions still never go backwards on one
+  /// state folder; see `VersionBase`).
+  public let instance: String = NetmodelService.newInstanceID()
   public private(set) var shutdownRequested = false
   /// The process's exit code once the loop stops; nil while running.
   public private(set) var exitCode: Int32?
@@ -95,7 +101,28 @@ public final class NetmodelService {
   public func terminate(exitCode code: Int32) {
     guard exitCode == nil else { return }
     exitCode = code
+    failAwaitedMutations()
     loop.stop()
+  }
+
+  /// An awaited mutation still pending at exit is answered -32005 with its state, like
+  /// every other error of a mutation: the intent stays in the outbox for the next start.
+  private func failAwaitedMutations() {
+    let waiting = awaitedMutations
+    awaitedMutations.removeAll()
+    for (responder, key) in waiting.values {
+      let data = JSON.object().set("retryable", .bool(true))
+      data.set("state", store.state(key).json)
+      responder.fail(
+        ResponseError(.shuttingDown, "server shutting down; the intent is kept for its next start", data: data))
+    }
+  }
+
+  static func newInstanceID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let value = generator.next() as UInt64
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
   }
 
   private func registerLifecycleMethods() {
@@ -149,7 +176,11 @@ public final class NetmodelService {
     let methods = JSON.array()
     for method in server.dispatcher.methods { methods.append(.string(method)) }
     return JSON.object()
-      .set("serverInfo", JSON.object().set("name", .string("netmodel")).set("version", .string(netmodelVersion)))
+      .set(
+        "serverInfo",
+        JSON.object().set("name", .string("netmodel")).set("version", .string(netmodelVersion))
+          .set("instance", .string(instance))
+      )
       .set("protocolVersion", .string(protocolVersion))
       .set("capabilities", JSON.object().set("methods", methods))
   }

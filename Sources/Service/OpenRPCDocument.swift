@@ -55,7 +55,9 @@ let openRPCDocumentText = ##"""
     },
     "ids": "Request ids may be strings, numbers or null; each response echoes its request's id unchanged. Ids are scoped to their connection.",
     "params": "Every method takes its params by name. A method without params accepts `params` absent, `null`, `{}` or `[]`.",
-    "errors": "Clients dispatch on `error.code`; `error.message` is for people and may be more specific than the messages listed in components.errors. Application errors (-32001 to -32005) always carry `data` with at least `retryable`."
+    "errors": "Clients dispatch on `error.code`; `error.message` is for people and may be more specific than the messages listed in components.errors. Application errors (-32001 to -32005) always carry `data` with at least `retryable`.",
+    "notifications": "A request sent without an id is a notification (JSON-RPC 2.0 §4.1): the server runs it like the request — a `follow` sent so is optimistic, durable in the outbox and pushed to subscribers — and never answers it; its errors go to the log (stderr, level warn). A notification naming no method is ignored (logged at level info).",
+    "ordering": "Every state change is written to its subscribers in the loop turn that made it, whatever made it (a request, a backend answer, a timer), without waiting for the peer's next message. Within one turn the state changes (`stateChanged`) are written before the replies: a peer that stops reading at the reply it waits for (Emacs's jsonrpc.el does, for a synchronous request) has them already. States carry versions: keep the highest."
   },
   "methods": [
     {
@@ -142,7 +144,8 @@ let openRPCDocumentText = ##"""
             "value": {
               "serverInfo": {
                 "name": "netmodel",
-                "version": "0.1.0"
+                "version": "0.1.0",
+                "instance": "5e809e940c1235a9"
               },
               "protocolVersion": "1.0",
               "capabilities": {
@@ -176,7 +179,8 @@ let openRPCDocumentText = ##"""
             "value": {
               "serverInfo": {
                 "name": "netmodel",
-                "version": "0.1.0"
+                "version": "0.1.0",
+                "instance": "5e809e940c1235a9"
               },
               "protocolVersion": "1.0",
               "capabilities": {
@@ -336,6 +340,7 @@ let openRPCDocumentText = ##"""
           "result": {
             "name": "stats",
             "value": {
+              "instance": "5e809e940c1235a9",
               "uptimeMs": 73512,
               "backend": {
                 "calls": 9,
@@ -406,7 +411,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "follow",
       "summary": "Follows an entity: shown at once, then sent to the backend.",
-      "description": "Same as `setFollowState` with `following: true`.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on.",
+      "description": "Same as `setFollowState` with `following: true`.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on. A `kind` the backend cannot have (on the rest backend: a kind the configuration does not describe) is refused at once with -32004 whose `data.kind` and `data.path` name it: no state changes, no version, no notification, nothing in the outbox. An awaited mutation still pending when the server stops is answered -32005 whose `data.state` is its state then (pending: the intent stays in the outbox and is sent after the next start) and `data.retryable` true.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -530,7 +535,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "unfollow",
       "summary": "Unfollows an entity: shown at once, then sent to the backend.",
-      "description": "Same as `setFollowState` with `following: false`.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on.",
+      "description": "Same as `setFollowState` with `following: false`.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on. A `kind` the backend cannot have (on the rest backend: a kind the configuration does not describe) is refused at once with -32004 whose `data.kind` and `data.path` name it: no state changes, no version, no notification, nothing in the outbox. An awaited mutation still pending when the server stops is answered -32005 whose `data.state` is its state then (pending: the intent stays in the outbox and is sent after the next start) and `data.retryable` true.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -654,7 +659,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "setFollowState",
       "summary": "Sets whether an entity is followed: shown at once, then sent to the backend.",
-      "description": "For a toggle whose wanted state the UI knows (`following`); `follow` and `unfollow` are the same with a fixed value.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on.",
+      "description": "For a toggle whose wanted state the UI knows (`following`); `follow` and `unfollow` are the same with a fixed value.\n\nIf the wanted state equals the shown `following` and is already known (confirmed, or the intent already pending), nothing is sent and the current state is returned; on an entity whose `confirmed` is null the intent is always sent. Otherwise `following` changes at once, `pending` becomes true, `version` grows by one, subscribers are told (`stateChanged`), the intent is written to the outbox before the reply, and the backend call is queued. One backend mutation per entity is in flight at a time: toggles that arrive meanwhile only change the wanted state, and when the call returns the next one is sent only if the wanted state still differs from the confirmed one. Transient failures (network, timeout, 5xx, 429) are retried with exponential backoff and jitter while `pending` stays true. A permanent failure (another 4xx) or exhausted retries roll `following` back to `confirmed` (never to the opposite of the failed call) and set `error`; with `serve --when-exhausted queue` exhausted retries keep the intent pending and go on retrying instead.\n\nWithout `await` the reply is the optimistic state and a later failure shows only in the state (`error`, and `stateChanged` to subscribers). With `await: true` the reply waits until the entity is no longer pending — when a newer intent replaced this one meanwhile, the reply is the state that one settled in; a failure is answered with -32001, -32002, -32003 or -32004 whose `data.state` is the state after the rollback (`data.retryable`, and `data.status` for -32002/-32003). A pending awaited request can be cancelled with `$/cancelRequest` (-32800); the mutation itself goes on. A `kind` the backend cannot have (on the rest backend: a kind the configuration does not describe) is refused at once with -32004 whose `data.kind` and `data.path` name it: no state changes, no version, no notification, nothing in the outbox. An awaited mutation still pending when the server stops is answered -32005 whose `data.state` is its state then (pending: the intent stays in the outbox and is sent after the next start) and `data.retryable` true.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -759,7 +764,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "getFollowState",
       "summary": "Returns an entity's state, from memory when fresh enough, else from the backend.",
-      "description": "Answers from memory when the entity's state was confirmed by the backend (a read or a mutation) no more than `maxAgeMs` ago and `refresh` is not true; otherwise asks the backend. Concurrent reads of one entity share one backend call. A state read while a mutation is pending never replaces the shown `following`, and a read that started before the latest mutation does not change `confirmed`. A failed read is answered with its application error (-32001, -32002, -32003 or -32004) whose `data.state` is the entity's state, `error` set; the failure is also kept in the state and pushed to subscribers.",
+      "description": "Answers from memory when the entity's state was confirmed by the backend (a read or a mutation) no more than `maxAgeMs` ago and `refresh` is not true; otherwise asks the backend. Concurrent reads of one entity share one backend call. A state read while a mutation is pending never replaces the shown `following`, and a read that started before the latest mutation does not change `confirmed`. A failed read is answered with its application error (-32001, -32002, -32003 or -32004) whose `data.state` is the entity's state, `error` set; the failure is also kept in the state and pushed to subscribers. A `kind` the backend cannot have (on the rest backend: a kind the configuration does not describe) is refused at once with -32004 whose `data.kind` and `data.path` name it: no state changes, no version, no notification, nothing in the outbox.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -895,7 +900,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "subscribe",
       "summary": "Subscribes this connection to state changes; returns the current states.",
-      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made.",
+      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).",
       "paramStructure": "by-name",
       "params": [
         {
@@ -986,7 +991,8 @@ let openRPCDocumentText = ##"""
                   "attributes": null,
                   "version": 2
                 }
-              ]
+              ],
+              "instance": "5e809e940c1235a9"
             }
           }
         },
@@ -1017,7 +1023,8 @@ let openRPCDocumentText = ##"""
                   "attributes": null,
                   "version": 2
                 }
-              ]
+              ],
+              "instance": "5e809e940c1235a9"
             }
           }
         }
@@ -1191,7 +1198,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "getEntity",
       "summary": "Returns an entity's state with its attributes, loading them if needed.",
-      "description": "Where the kind has a detail endpoint (rest configuration `detail`), loads the entity's detail object when it is not held yet (or `refresh`), and the follow state when it is unknown (or `refresh`); concurrent calls share one detail call. The result is the EntityState with `attributes`. A kind without a detail endpoint answers with the attributes known so far (from a follow answer or a list), else null. A failed load is its application error with `data.state`.",
+      "description": "Where the kind has a detail endpoint (rest configuration `detail`), loads the entity's detail object when it is not held yet (or `refresh`), and the follow state when it is unknown (or `refresh`); concurrent calls share one detail call. The result is the EntityState with `attributes`. A kind without a detail endpoint answers with the attributes known so far (from a follow answer or a list), else null. A failed load is its application error with `data.state`. A `kind` the backend cannot have (on the rest backend: a kind the configuration does not describe) is refused at once with -32004 whose `data.kind` and `data.path` name it: no state changes, no version, no notification, nothing in the outbox.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1287,7 +1294,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "setInterfaceState",
       "summary": "Says which items a host shows, so their data is loaded before it is needed (preload).",
-      "description": "Texture's interface states: an item in `preload`, `display` or `visible` has its follow state and, where the kind has a detail endpoint, its attributes loaded, visible first, then display, then preload (oldest first within a level), with a bounded number of loads at once; results arrive as notifications to subscribers and are cached. An item set back to `none` leaves the queue before its turn (a load already under way finishes and is kept). Interest is per connection: several hosts may show the same item and the highest level counts; a closed connection's interest goes with it. Answers at once with how many items were taken.",
+      "description": "Texture's interface states: an item in `preload`, `display` or `visible` has its follow state and, where the kind has a detail endpoint, its attributes loaded, visible first, then display, then preload (oldest first within a level), with a bounded number of loads at once; results arrive as notifications to subscribers and are cached. An item set back to `none` leaves the queue before its turn (a load already under way finishes and is kept). Interest is per connection: several hosts may show the same item and the highest level counts; a closed connection's interest goes with it. Answers at once with how many items were taken. The items are taken all or none: one bad item (malformed, -32602, or a kind the backend cannot have, -32004) refuses the whole call with `data.path` naming it (`/items/3/kind`), and nothing is queued or cancelled.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1333,6 +1340,9 @@ let openRPCDocumentText = ##"""
       "errors": [
         {
           "$ref": "#/components/errors/InvalidParams"
+        },
+        {
+          "$ref": "#/components/errors/UnknownKindOrList"
         },
         {
           "$ref": "#/components/errors/RequestCancelled"
@@ -1977,7 +1987,7 @@ let openRPCDocumentText = ##"""
             ]
           },
           "version": {
-            "description": "Grows by one on every change of this entity's state. Clients drop a state whose version is lower than one they already hold.",
+            "description": "Grows by one on every change of this entity's state, and never goes backwards, not even across a restart of the server on the same state folder (each start begins above every version the last run could have shown). Clients drop a state whose version is lower than one they already hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so a reply may carry an older version than a notification that came just before it.",
             "type": "integer",
             "minimum": 0
           }
@@ -2047,7 +2057,8 @@ let openRPCDocumentText = ##"""
         "type": "object",
         "required": [
           "subscription",
-          "snapshot"
+          "snapshot",
+          "instance"
         ],
         "properties": {
           "subscription": {
@@ -2067,6 +2078,11 @@ let openRPCDocumentText = ##"""
                 }
               ]
             }
+          },
+          "instance": {
+            "description": "A random id of this server process, new at every start: a client that reconnects and sees another one knows the server restarted (its subscriptions are gone; versions still never go backwards on the same state folder).",
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$"
           }
         }
       },
@@ -2115,7 +2131,8 @@ let openRPCDocumentText = ##"""
             "type": "object",
             "required": [
               "name",
-              "version"
+              "version",
+              "instance"
             ],
             "properties": {
               "name": {
@@ -2124,6 +2141,11 @@ let openRPCDocumentText = ##"""
               "version": {
                 "description": "The server's version.",
                 "type": "string"
+              },
+              "instance": {
+                "description": "A random id of this server process, new at every start: a client that reconnects and sees another one knows the server restarted (its subscriptions are gone; versions still never go backwards on the same state folder).",
+                "type": "string",
+                "pattern": "^[0-9a-f]{16}$"
               }
             }
           },
@@ -2152,6 +2174,7 @@ let openRPCDocumentText = ##"""
         "title": "Stats",
         "type": "object",
         "required": [
+          "instance",
           "uptimeMs",
           "backend",
           "dedupeHits",
@@ -2468,6 +2491,11 @@ let openRPCDocumentText = ##"""
                 "minimum": 0
               }
             }
+          },
+          "instance": {
+            "description": "A random id of this server process, new at every start: a client that reconnects and sees another one knows the server restarted (its subscriptions are gone; versions still never go backwards on the same state folder).",
+            "type": "string",
+            "pattern": "^[0-9a-f]{16}$"
           }
         }
       },
@@ -2612,7 +2640,8 @@ let openRPCDocumentText = ##"""
           },
           "version": {
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "description": " Never goes backwards across a restart on the same state folder."
           }
         }
       }

@@ -210,7 +210,7 @@ final class NotificationQueue {
       seq += 1
       let seq = self.seq
       let encodeList = self.encodeList
-      connection.send { buffer in
+      connection.sendNotification { buffer in
         buffer.append(contentsOf: NotificationText.prefix)
         appendJSONString(slot.subscription, to: &buffer)
         buffer.append(contentsOf: NotificationText.seq)

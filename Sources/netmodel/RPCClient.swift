@@ -12,6 +12,7 @@ struct RPCClient {
   private let fd: FileDescriptor
   private var splitter = FrameSplitter(maxMessageBytes: 1 << 30, framing: .newlineDelimited)
   private var nextID: Int64 = 1
+  private var held: [JSON] = []
 
   init(socketPath: String) throws(Failure) {
     do {
@@ -45,6 +46,11 @@ struct RPCClient {
 
   /// The next message from the server; nil when it closed the connection.
   mutating func receive() throws(Failure) -> JSON? {
+    if !held.isEmpty { return held.removeFirst() }
+    return try receiveFromSocket()
+  }
+
+  private mutating func receiveFromSocket() throws(Failure) -> JSON? {
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
       if let frame = splitter.next() {
@@ -66,10 +72,12 @@ struct RPCClient {
     }
   }
 
-  /// Waits for the reply to request `id`, skipping notifications.
+  /// Waits for the reply to request `id`. Notifications met on the way are kept for
+  /// `receive`: the server writes a turn's state changes before its replies.
   mutating func reply(to id: Int64) throws(Failure) -> JSON {
-    while let message = try receive() {
+    while let message = try receiveFromSocket() {
       if message["id"]?.integer == id { return message }
+      if message["id"] == nil { held.append(message) }
     }
     throw Failure(description: "the server closed the connection before answering")
   }

@@ -59,6 +59,7 @@ func serve(_ options: ServeOptions) -> Int32 {
       loop: loop, backend: backend, policy: policy, intentLog: outbox,
       seed: seed)
     store.kindPolicies = kindPolicies
+    store.versions = try VersionBase(folder: folder)
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)

@@ -9,6 +9,7 @@ their own ways (see test_clients.py).
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import os
@@ -227,6 +228,7 @@ class Conn:
         self.reader = ByteReader(read, name)
         self.diag = diag
         self._ids = itertools.count(1)
+        self.stash: collections.deque = collections.deque()
 
     # -- sending ---------------------------------------------------------
     def send_raw(self, data: bytes) -> None:
@@ -251,6 +253,8 @@ class Conn:
 
     # -- receiving -------------------------------------------------------
     def recv_frame(self, timeout: float = DEFAULT_TIMEOUT, what: str = "a message") -> Frame:
+        if self.stash:
+            return self.stash.popleft()
         f = self.reader.take_frame(self.framing, timeout)
         if f is None:
             state = "closed the connection" if self.reader.eof else f"sent nothing for {timeout}s"
@@ -265,10 +269,20 @@ class Conn:
         return self.recv_frame(timeout, what).obj
 
     def recv_reply(self, timeout: float = DEFAULT_TIMEOUT, what: str = "a reply") -> Any:
-        """Next reply, skipping server notifications (stateChanged...)."""
+        """Next reply; server notifications (stateChanged...) met on the way are kept
+        for `recv`, since the server writes a turn's state changes before its replies."""
         while True:
-            obj = self.recv(timeout, what)
+            f = self.reader.take_frame(self.framing, timeout)
+            if f is None:
+                state = "closed the connection" if self.reader.eof else f"sent nothing for {timeout}s"
+                raise AssertionError(
+                    f"[{self.name}] waiting for {what}: server {state}; "
+                    f"unparsed bytes {self.reader.pending()[:300]!r}\n{self.diag()}"
+                )
+            check_response(f.obj)
+            obj = f.obj
             if isinstance(obj, dict) and "method" in obj and "id" not in obj:
+                self.stash.append(f)
                 continue
             return obj
 
@@ -288,7 +302,7 @@ class Conn:
         return reply["result"]
 
     def assert_quiet(self, seconds: float = 0.3) -> None:
-        f = self.reader.take_frame(self.framing, seconds)
+        f = self.stash.popleft() if self.stash else self.reader.take_frame(self.framing, seconds)
         assert f is None, f"[{self.name}] expected no message, got {f.raw!r}"
 
 

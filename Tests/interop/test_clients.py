@@ -156,6 +156,29 @@ def test_emacs_jsonrpc_el(netmodel_bin, runtime, tmp_path):
     assert r["exit_status"] == 0, diag
 
 
+@pytest.mark.parametrize("transport", ["stdio", "socket"])
+@pytest.mark.parametrize("backend", ["local", "simulated"])
+def test_emacs_jsonrpc_el_sees_a_follow_settle_without_sending_more(
+        netmodel_bin, runtime, tmp_path, socket_server, transport, backend):
+    """Issue: the settled state reached jsonrpc.el only with the server's next output,
+    since Emacs 28 stops reading at a synchronous request's reply."""
+    emacs = require_tool("emacs", "apt-get install emacs-nox")
+    out = tmp_path / "push.json"
+    args = ["--state-dir", str(runtime.root / "sd")]
+    if backend == "simulated":
+        args += ["--simulate", "latency=30,jitter=10,failure=0", "--seed", "3"]
+    extra = {"NM_ARGS": " ".join(args)}
+    if transport == "socket":
+        _, sock = socket_server(None, *args)
+        extra = {"NM_SOCKET": str(sock)}
+    env = _client_env(runtime, netmodel_bin, out, **extra)
+    r = _run([emacs, "--batch", "-Q", "-l", str(CLIENTS / "emacs_push.el")], env, runtime.root, out)
+    diag = json.dumps(r, indent=1)[:4000]
+    assert "elisp_error" not in r, diag
+    assert r["follow"]["following"] is True, diag
+    assert r["settled"] is True, f"no settled state within 2 s of the follow's reply\n{diag}"
+
+
 # --------------------------------------------------------------------------
 # pylsp_jsonrpc
 

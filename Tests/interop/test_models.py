@@ -480,10 +480,13 @@ def test_stalled_reader_is_coalesced(sock_server, connect):
     stalled_buf = bytearray()
     stalled.sendall(rpcio.frame({"jsonrpc": "2.0", "id": 1, "method": "subscribe",
                                  "params": {"topics": [{"type": "entity", **key}]}}, rpcio.NDJSON))
+    # A turn's state changes are written before its replies: keep what precedes it.
+    early_notes = []
     while True:
         msg = json.loads(_read_line(stalled, stalled_buf, 10))
         if msg.get("id") == 1:
             break
+        early_notes.append(msg)
     assert "result" in msg, msg
     subscription = msg["result"]["subscription"]
     start_version = msg["result"]["snapshot"][0]["version"]
@@ -595,7 +598,7 @@ def test_stalled_reader_is_coalesced(sock_server, connect):
     assert stats_after["residentMemoryBytes"] > 0
 
     # Now the stalled reader reads: its newest notification is the final state.
-    notes = []
+    notes = list(early_notes)
     stalled_deadline = time.monotonic() + 20
     while True:
         try:

@@ -267,6 +267,11 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     onAttributes?(key, String(decoding: object.encoded(), as: UTF8.self))
   }
 
+  public func kindProblem(_ kind: String) -> String? {
+    guard configuration.kinds[kind] == nil else { return nil }
+    return "no kind \"\(kind)\" (configured: \(configuration.kinds.keys.sorted().joined(separator: ", ")))"
+  }
+
   private func unknownKind(_ kind: String, _ completion: @escaping Completion) {
     let known = configuration.kinds.keys.sorted().joined(separator: ", ")
     loop.execute { completion(.failure(FollowFailure(.unknownKind, "no kind \"\(kind)\" (configured: \(known))"))) }
