@@ -149,6 +149,8 @@ class Subscription:
         self._closed = False
         self._error: Optional[BaseException] = None
         self.last_seq = 0
+        #: The server process's ``instance`` id when last subscribed (``None`` if not named).
+        self.instance: Optional[str] = None
         for s in snapshot:
             if isinstance(s, EntityState):
                 self._latest[s.key] = s
@@ -219,14 +221,18 @@ class Subscription:
             if res is not None:
                 self._runners.setdefault(id(cb), _CallbackRunner()).submit(_queue_key(state), res)
 
-    def _restart(self, name: str, snapshot: List[Any]) -> None:
-        """Subscribed again after a reconnect. The server may be a new process whose
-        versions start over, so forget the versions seen and deliver its snapshot."""
+    def _restart(self, name: str, snapshot: List[Any], instance: Optional[str] = None) -> None:
+        """Subscribed again after a reconnect. The same server process (same
+        ``instance``) goes on with its versions: the snapshot passes the version filter.
+        Another process (a restart, or a server that names no instance) may count
+        differently, so the versions seen are forgotten and its snapshot delivered."""
         self.name = self._names[0] = name
         self.snapshot = snapshot
         self.last_seq = 0
-        self._latest = {}
-        self._lists = {}
+        if instance is None or instance != self.instance:
+            self._latest = {}
+            self._lists = {}
+        self.instance = instance
         for s in snapshot:
             if isinstance(s, (EntityState, ListState)):
                 self._deliver(s)
@@ -362,6 +368,11 @@ class AsyncClient:
         self._kept: "set[Subscription]" = set()
         self._loop = asyncio.get_running_loop()
         self._abandoned: "set[int]" = set()  # ids of subscribes given up before their answer
+        # Notifications for a subscription not known yet (its answer still to come).
+        self._early: Dict[str, "collections.OrderedDict[Tuple[str, ...], Tuple[State, int]]"] = {}
+        #: The server process's ``instance`` id (``initialize``, ``subscribe``, ``stats``):
+        #: a new one after a reconnect means the server restarted. ``None`` until seen.
+        self.instance: Optional[str] = None
         self._configured: Optional[Dict[str, Any]] = None  # sent again after a reconnect
         self._closing = False
         self._lost: Optional[ConnectionError] = None
@@ -496,7 +507,9 @@ class AsyncClient:
         await self._send(msg)
 
     async def initialize(self) -> Dict[str, Any]:
-        return await self.call("initialize", {})
+        result: Dict[str, Any] = await self.call("initialize", {})
+        self._saw_instance(result.get("serverInfo"))
+        return result
 
     async def follow(self, kind: str, id: str, await_: bool = False) -> EntityState:
         return await self._state("follow", _ref(kind, id, await_))
@@ -552,7 +565,9 @@ class AsyncClient:
         return int(result["accepted"])
 
     async def stats(self) -> Dict[str, Any]:
-        return await self.call("stats")
+        result: Dict[str, Any] = await self.call("stats")
+        self._saw_instance(result)
+        return result
 
     async def configure(self, environment: Optional[str] = None, auth_token: Any = _UNSET) -> Dict[str, Any]:
         """Set the backend environment and/or token; ``auth_token=None`` forgets the token."""
@@ -577,8 +592,10 @@ class AsyncClient:
             # Runs in the reader, before any later notification is dispatched.
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
+            sub.instance = self._saw_instance(result)
             self._subs[sub.name] = sub
             weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
+            self._deliver_early(sub)
             return sub
 
         return await self._request("subscribe", params, on_result=register)
@@ -711,12 +728,24 @@ class AsyncClient:
                 )
             elif method == "stateChanged":
                 params = msg.get("params") or {}
-                sub = self._subs.get(params.get("subscription"))
+                name = params.get("subscription")
+                sub = self._subs.get(name)
                 state = _parse_state(params.get("state"))
-                if sub is not None and isinstance(state, (EntityState, ListState)):
-                    sub._deliver(state, int(params.get("seq") or 0))
+                if not isinstance(state, (EntityState, ListState)):
+                    return
+                seq = int(params.get("seq") or 0)
+                if sub is not None:
+                    sub._deliver(state, seq)
+                elif isinstance(name, str) and any(m == "subscribe" for _, _, m in self._pending.values()):
+                    # The server writes a turn's notifications before its replies: this
+                    # may be for a subscription whose answer is next. Newest per key waits.
+                    self._early.setdefault(name, collections.OrderedDict())[_queue_key(state)] = (state, seq)
             return
-        rid = msg.get("id")
+        self._dispatch_reply(msg, msg.get("id"))
+        if self._early and not any(m == "subscribe" for _, _, m in self._pending.values()):
+            self._early.clear()  # no answer is left to claim them (an abandoned subscribe's)
+
+    def _dispatch_reply(self, msg: Dict[str, Any], rid: Any) -> None:
         if rid is None and isinstance(msg.get("error"), dict):
             self._fail_unmatched(msg["error"])
             return
@@ -759,6 +788,18 @@ class AsyncClient:
             if not fut.done():
                 fut.set_exception(RPCError.from_json(error))
 
+    def _deliver_early(self, sub: "Subscription") -> None:
+        """Notifications that came before the subscribe answer naming them."""
+        for state, seq in self._early.pop(sub.name, {}).values():
+            sub._deliver(state, seq)
+
+    def _saw_instance(self, result: Any) -> Optional[str]:
+        instance = result.get("instance") if isinstance(result, dict) else None
+        if isinstance(instance, str):
+            self.instance = instance
+            return instance
+        return None
+
     def _drop_abandoned(self, name: str) -> None:
         if self._lost is None and not self._closing and name not in self._subs:
             self._send_nowait(self._unsubscribe_message(name))
@@ -769,6 +810,7 @@ class AsyncClient:
         return {"jsonrpc": "2.0", "id": self._next_id, "method": "unsubscribe", "params": {"subscription": name}}
 
     def _connection_lost(self, error: Optional[BaseException]) -> None:
+        self._early.clear()
         self._abandoned.clear()  # the server ended their subscriptions with the connection
         first = self._lost is None
         if first:
@@ -857,9 +899,11 @@ class AsyncClient:
                 continue
 
             def register(result: Any, sub: Subscription = sub) -> None:
-                # In the reader, before any notification for the new id.
-                sub._restart(result["subscription"], [_parse_state(s) for s in result.get("snapshot", [])])
+                # In the reader, before any later notification for the new id.
+                snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
+                sub._restart(result["subscription"], snapshot, self._saw_instance(result))
                 self._subs[sub.name] = sub
+                self._deliver_early(sub)
 
             try:
                 await self._request("subscribe", {"topics": sub.topics}, on_result=register, internal=True)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from netmodel_client import AsyncClient
-from test_client import FAST, T, run, spawn, watch_connection
+from test_client import FAST, T, next_matching, run, spawn, watch_connection
 from test_client import server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.timeout(60)
@@ -113,3 +113,68 @@ def test_subscription_nobody_holds_is_unsubscribed(binary, env, state_dir):
             await eventually(told, "the kept subscription's callback")
 
     run(main())
+
+
+def test_reconnect_to_the_same_server_keeps_versions(server):  # noqa: F811
+    """The connection drops but the server lives on (same instance): the versions held
+    stay, so the snapshot does not deliver what was seen already."""
+
+    async def main():
+        server.start()
+        c = await AsyncClient.connect(server.path, timeout=T, reconnect=FAST)
+        try:
+            lost, back = watch_connection(c)
+            sub = await c.subscribe("entity:artist/same")
+            instance = sub.instance
+            assert instance and c.instance == instance
+            seen = []
+            sub.on_change(seen.append)
+            await c.follow("artist", "same", await_=True)
+            await eventually(_async(lambda: any(s.confirmed for s in seen)), "the follow")
+            c._writer.transport.abort()  # this side drops; the server lives on
+            await asyncio.wait_for(lost.wait(), T)
+            await asyncio.wait_for(back.wait(), T)
+            assert sub.instance == instance
+            await c.unfollow("artist", "same", await_=True)
+            await eventually(_async(lambda: seen[-1].confirmed is False), "the unfollow")
+            versions = [s.version for s in seen]
+            assert versions == sorted(set(versions)), f"a state delivered twice: {versions}"
+        finally:
+            await c.close()
+
+    run(main())
+
+
+def test_restart_on_another_state_folder_takes_lower_versions(server, tmp_path):  # noqa: F811
+    """A restarted server that counts lower (another state folder, another instance):
+    its states are taken although the client holds higher versions."""
+
+    async def main():
+        server.start()
+        c = await AsyncClient.connect(server.path, timeout=T, reconnect=FAST)
+        try:
+            lost, back = watch_connection(c)
+            sub = await c.subscribe("entity:artist/low")
+            for _ in range(3):
+                held = await c.follow("artist", "low", await_=True)
+                held = await c.unfollow("artist", "low", await_=True)
+            server.stop(signal.SIGKILL)
+            await asyncio.wait_for(lost.wait(), T)
+            server.cmd[server.cmd.index("--state-dir") + 1] = str(tmp_path / "other-state")
+            server.start()
+            await asyncio.wait_for(back.wait(), T)
+            async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as other:
+                await other.follow("artist", "low", await_=True)
+            s = await next_matching(sub, lambda s: s.following is True and s.confirmed is True)
+            assert s.version < held.version
+        finally:
+            await c.close()
+
+    run(main())
+
+
+def _async(pred):
+    async def f():
+        return pred()
+
+    return f
