@@ -112,6 +112,8 @@ export type TopicSpec = Topic | string;
 export interface SubscribeResult {
   subscription: string;
   snapshot: AnyState[];
+  /** The server process's random id: another one after a reconnect means it restarted. */
+  instance: string;
 }
 
 export interface StateChangedParams {
@@ -121,13 +123,14 @@ export interface StateChangedParams {
 }
 
 export interface InitializeResult {
-  serverInfo: { name: 'netmodel'; version: string };
+  serverInfo: { name: 'netmodel'; version: string; instance: string };
   protocolVersion: '1.0';
   capabilities: { methods: string[] };
 }
 
 export interface Stats {
   uptimeMs: number;
+  instance: string;
   backend: { calls: number; mutations: number; reads: number; retries: number; rollbacks: number };
   dedupeHits: number;
   cacheHits: number;
@@ -326,6 +329,8 @@ export declare class NetmodelClient extends EventEmitter {
   readonly pid: number | undefined;
   readonly connected: boolean;
   timeout: number | undefined;
+  /** The server process's `instance` id, from the last initialize/subscribe/stats answer. */
+  readonly instance: string | undefined;
 
   call(method: 'getEntity', params: EntityRef & { refresh?: boolean }, options?: RequestOptions): Promise<EntityState>;
   call(
@@ -374,6 +379,8 @@ export declare class Subscription extends EventEmitter implements AsyncIterable<
   readonly topics: Topic[];
   readonly snapshot: AnyState[];
   readonly lastSeq: number;
+  /** The server process's `instance` id when last subscribed. */
+  readonly instance: string | undefined;
   readonly closed: boolean;
   /** The newest state held per entity or list. */
   readonly states: AnyState[];

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { ConnectionLostError, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
-import { defaultSocketPath, topic } from './state.js';
+import { defaultSocketPath, stateKey, topic } from './state.js';
 import { Subscription } from './subscription.js';
 
 /** A request's `timeout` elapsed; `$/cancelRequest` was sent for it. */
@@ -49,6 +49,7 @@ export class NetmodelClient extends EventEmitter {
   #configured = null; // last configure params, replayed after a reconnect
   #closed; // resolves once close() finished
   #abandoned = new Set(); // ids of subscribes given up before their answer (this connection)
+  #early = new Map(); // subscription name → Map(state key → [state, seq]) come before its answer
 
   /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
   constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
@@ -59,6 +60,11 @@ export class NetmodelClient extends EventEmitter {
     this.socketPath = socketPath;
     /** Default timeout (ms) of every request; undefined waits forever. */
     this.timeout = timeout;
+    /**
+     * The server process's `instance` id (from initialize, subscribe and stats answers);
+     * another one after a reconnect means the server restarted. Undefined until seen.
+     */
+    this.instance = undefined;
     this.#reconnect = reconnect;
   }
 
@@ -138,9 +144,11 @@ export class NetmodelClient extends EventEmitter {
     this.#send(message(method, params));
   }
 
-  initialize(params = {}, options) {
+  async initialize(params = {}, options) {
     const clientInfo = { name: 'netmodel-client-node' };
-    return this.call('initialize', { processId: process.pid, clientInfo, ...params }, options);
+    const result = await this.call('initialize', { processId: process.pid, clientInfo, ...params }, options);
+    this.#sawInstance(result?.serverInfo);
+    return result;
   }
 
   follow(kind, id, options = {}) {
@@ -192,8 +200,10 @@ export class NetmodelClient extends EventEmitter {
     return result.accepted;
   }
 
-  stats(options) {
-    return this.call('stats', undefined, options);
+  async stats(options) {
+    const result = await this.call('stats', undefined, options);
+    this.#sawInstance(result);
+    return result;
   }
 
   /** Set the backend environment and/or token (`authToken: null` forgets it). */
@@ -212,9 +222,10 @@ export class NetmodelClient extends EventEmitter {
       // Runs in the reader, before any later line is dispatched, so no notification
       // of the new subscription can arrive before it is known.
       onResult: (result) => {
-        const sub = new Subscription(this, result.subscription, list, result.snapshot ?? []);
+        const sub = new Subscription(this, result.subscription, list, result.snapshot ?? [], this.#sawInstance(result));
         this.#subs.set(sub.id, sub);
         this.#live.add(sub);
+        this.#deliverEarly(sub);
         return sub;
       },
     });
@@ -392,7 +403,14 @@ export class NetmodelClient extends EventEmitter {
       } else if (msg.method === 'stateChanged') {
         const { subscription, seq, state } = msg.params ?? {};
         const sub = this.#subs.get(subscription);
-        if (sub?._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+        if (sub) {
+          if (sub._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+        } else if (typeof subscription === 'string' && stateKey(state) !== undefined && this.#subscribing(conn)) {
+          // The server writes a turn's notifications before its replies: this may be
+          // for the subscription whose answer comes next. The newest per key waits.
+          if (!this.#early.has(subscription)) this.#early.set(subscription, new Map());
+          this.#early.get(subscription).set(stateKey(state), [state, seq]);
+        }
       } else {
         this.emit('notification', msg.method, msg.params);
       }
@@ -409,12 +427,35 @@ export class NetmodelClient extends EventEmitter {
     }
     this.#pending.delete(msg.id);
     entry.cleanup();
-    if (msg.error) return entry.reject(RPCError.from(msg.error));
-    try {
-      entry.resolve(entry.onResult ? entry.onResult(msg.result) : msg.result);
-    } catch (error) {
-      entry.reject(error);
+    if (msg.error) entry.reject(RPCError.from(msg.error));
+    else {
+      try {
+        entry.resolve(entry.onResult ? entry.onResult(msg.result) : msg.result);
+      } catch (error) {
+        entry.reject(error);
+      }
     }
+    if (this.#early.size && !this.#subscribing(conn)) this.#early.clear(); // no answer is left to claim them
+  }
+
+  #subscribing(conn) {
+    for (const entry of this.#pending.values()) if (entry.method === 'subscribe' && entry.conn === conn) return true;
+    return false;
+  }
+
+  // Notifications that came before the subscribe answer naming `sub`.
+  #deliverEarly(sub) {
+    const held = this.#early.get(sub.id);
+    if (!held) return;
+    this.#early.delete(sub.id);
+    for (const [state, seq] of held.values()) if (sub._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+  }
+
+  #sawInstance(result) {
+    const instance = result && typeof result === 'object' ? result.instance : undefined;
+    if (typeof instance !== 'string') return undefined;
+    this.instance = instance;
+    return instance;
   }
 
   // An error with `id: null` (a line the server could not read as a request) may be
@@ -434,6 +475,7 @@ export class NetmodelClient extends EventEmitter {
     if (conn !== this.#conn || this.#state === 'closed') return;
     this.#conn = null;
     this.#abandoned.clear(); // the server ended their subscriptions with the connection
+    this.#early.clear();
     const closing = this.#state === 'closing';
     // Requests in flight are failed, never re-sent: a mutation the server read is in
     // its outbox and reaches the backend anyway, and sending it again later could
@@ -514,9 +556,11 @@ export class NetmodelClient extends EventEmitter {
         await this.#request('subscribe', { topics: sub.topics }, {
           onResult: (result) => {
             this.#subs.set(result.subscription, sub);
-            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [])) {
+            const instance = this.#sawInstance(result);
+            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [], instance)) {
               this.emit('stateChanged', s, sub, 0);
             }
+            this.#deliverEarly(sub);
           },
         });
       } catch (error) {

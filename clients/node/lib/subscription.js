@@ -15,7 +15,7 @@ export class Subscription extends EventEmitter {
   #closed = false;
   #error = null;
 
-  constructor(client, id, topics, snapshot) {
+  constructor(client, id, topics, snapshot, instance) {
     super();
     this.#client = client;
     /** The server's name for this subscription; a new one after each reconnect. */
@@ -26,6 +26,8 @@ export class Subscription extends EventEmitter {
     this.snapshot = snapshot;
     /** The `seq` of the last notification delivered (0 after a reconnect's snapshot). */
     this.lastSeq = 0;
+    /** The server process's `instance` id when last subscribed (undefined if not named). */
+    this.instance = instance;
     for (const s of snapshot) this.#store.accept(s);
   }
 
@@ -87,14 +89,17 @@ export class Subscription extends EventEmitter {
 
   /**
    * After a reconnect the server named the subscription anew and answered with a new
-   * snapshot. Versions are per server process — a restarted server counts from 0 — so
-   * the held versions are forgotten and the snapshot is delivered as the current truth.
+   * snapshot. Back on the same server process (same `instance`) the held versions
+   * stand and the snapshot passes the usual filter; on another one (a restart, or a
+   * server naming no instance), which may count lower, they are forgotten and the
+   * snapshot is delivered as the current truth.
    */
-  _resubscribed(id, snapshot) {
+  _resubscribed(id, snapshot, instance) {
     this.id = id;
     this.snapshot = snapshot;
     this.lastSeq = 0;
-    this.#store.clear();
+    if (instance === undefined || instance !== this.instance) this.#store.clear();
+    this.instance = instance;
     return snapshot.filter((s) => this._deliver(s));
   }
 
