@@ -70,10 +70,10 @@ function M.fetch(view, page)
     end
     if err then
       view.error = err
-      render(view)
     else
-      on_state(view, state)
+      on_state(view, state) -- may be dropped: the notification of that state came first
     end
+    render(view) -- no longer fetching, whichever way
   end)
 end
 
