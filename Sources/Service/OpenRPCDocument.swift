@@ -57,7 +57,7 @@ let openRPCDocumentText = ##"""
     "params": "Every method takes its params by name. A method without params accepts `params` absent, `null`, `{}` or `[]`.",
     "errors": "Clients dispatch on `error.code`; `error.message` is for people and may be more specific than the messages listed in components.errors. Application errors (-32001 to -32005) always carry `data` with at least `retryable`.",
     "notifications": "A request sent without an id is a notification (JSON-RPC 2.0 §4.1): the server runs it like the request — a `follow` sent so is optimistic, durable in the outbox and pushed to subscribers — and never answers it; its errors go to the log (stderr, level warn). A notification naming no method is ignored (logged at level info).",
-    "ordering": "Every state change is written to its subscribers in the loop turn that made it, whatever made it (a request, a backend answer, a timer), without waiting for the peer's next message. Within one turn the state changes (`stateChanged`) are written before the replies: a peer that stops reading at the reply it waits for (Emacs's jsonrpc.el does, for a synchronous request) has them already. States carry versions: keep the highest."
+    "ordering": "Every state change is written to its subscribers in the loop turn that made it, whatever made it (a request, a backend answer, a timer), without waiting for the peer's next message. Within one turn the state changes (`stateChanged`) are written before the replies: a peer that stops reading at the reply it waits for (Emacs's jsonrpc.el does, for a synchronous request) has them already. States carry versions: keep the highest. A new subscription's own notifications come after its `subscribe` reply, which names it."
   },
   "methods": [
     {

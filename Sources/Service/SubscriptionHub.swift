@@ -20,6 +20,9 @@ final class SubscriptionHub {
     let id: String
     let topics: [Topic]
     unowned let queue: NotificationQueue
+    /// Made in this loop turn: the peer learns its name from the `subscribe` reply, so
+    /// its notifications must come after that reply, not ahead of it.
+    var isFresh = true
 
     init(id: String, topics: [Topic], queue: NotificationQueue) {
       self.id = id
@@ -40,6 +43,7 @@ final class SubscriptionHub {
   private var everything: [Subscription] = []
   private var lists: [ListKey: [Subscription]] = [:]
   private var queues: [Int: NotificationQueue] = [:]
+  private var fresh: [Subscription] = []
   /// Writes a list's current ListState: lists are encoded when their notification is
   /// written, so a waiting one always carries the newest state.
   var encodeList: (ListKey, inout [UInt8]) -> Void = { _, buffer in buffer.append(contentsOf: JSONLiteral.null) }
@@ -51,6 +55,7 @@ final class SubscriptionHub {
     let queue = self.queue(for: connection)
     let subscription = Subscription(id: "s\(nextID)", topics: topics, queue: queue)
     nextID += 1
+    fresh.append(subscription)
     queue.subscriptions[subscription.id] = subscription
     for topic in topics {
       switch topic {
@@ -102,11 +107,14 @@ final class SubscriptionHub {
     deliver(everything)
   }
 
-  /// Writes queued notifications of every connection that has room.
+  /// Writes queued notifications of every connection that has room; runs once per
+  /// loop turn, just before the connections are flushed.
   func drainAll() {
     for queue in queues.values where queue.hasQueued {
       counters.notificationsSent += queue.drain()
     }
+    for subscription in fresh { subscription.isFresh = false }
+    fresh.removeAll(keepingCapacity: true)
   }
 
   private func queue(for connection: Connection) -> NotificationQueue {
@@ -201,34 +209,54 @@ final class NotificationQueue {
 
   /// Writes queued notifications until the connection holds `highWater` unsent bytes;
   /// returns how many were written.
+  ///
+  /// They go ahead of the replies of this turn (see `Connection.sendNotification`),
+  /// except those of a subscription made in this turn, which follow its reply; `seq`
+  /// follows the order on the wire.
   func drain() -> Int {
     var written = 0
+    var afterReplies: [(Slot, Pending)] = []
     while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
       let slot = order[head]
       head += 1
       guard let pending = states.removeValue(forKey: slot) else { continue }
-      seq += 1
-      let seq = self.seq
-      let encodeList = self.encodeList
-      connection.sendNotification { buffer in
-        buffer.append(contentsOf: NotificationText.prefix)
-        appendJSONString(slot.subscription, to: &buffer)
-        buffer.append(contentsOf: NotificationText.seq)
-        appendDecimal(Int64(seq), to: &buffer)
-        buffer.append(contentsOf: NotificationText.state)
-        switch pending {
-        case .entity(let state): state.encode(into: &buffer)
-        case .list(let key): encodeList(key, &buffer)
-        }
-        buffer.append(contentsOf: NotificationText.suffix)
+      if subscriptions[slot.subscription]?.isFresh == true {
+        afterReplies.append((slot, pending))
+        continue
       }
+      write(slot, pending, aheadOfReplies: true)
       written += 1
     }
+    for (slot, pending) in afterReplies { write(slot, pending, aheadOfReplies: false) }
+    written += afterReplies.count
     if head == order.count || head > 1024 {
       order.removeFirst(head)
       head = 0
     }
     return written
+  }
+
+  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) {
+    seq += 1
+    let seq = self.seq
+    let encodeList = self.encodeList
+    let encode = { (buffer: inout [UInt8]) in
+      buffer.append(contentsOf: NotificationText.prefix)
+      appendJSONString(slot.subscription, to: &buffer)
+      buffer.append(contentsOf: NotificationText.seq)
+      appendDecimal(Int64(seq), to: &buffer)
+      buffer.append(contentsOf: NotificationText.state)
+      switch pending {
+      case .entity(let state): state.encode(into: &buffer)
+      case .list(let key): encodeList(key, &buffer)
+      }
+      buffer.append(contentsOf: NotificationText.suffix)
+    }
+    if aheadOfReplies {
+      connection.sendNotification(encodeBody: encode)
+    } else {
+      connection.send(encodeBody: encode)
+    }
   }
 }
 
