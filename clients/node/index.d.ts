@@ -108,6 +108,10 @@ export interface ListTopic {
 export type Topic = EntityTopic | ListTopic;
 /** A Topic, or a shorthand: "entity", "entity:KIND", "entity:KIND/ID", "list:NAME". */
 export type TopicSpec = Topic | string;
+/** Topics whose notifications are EntityStates only. */
+export type EntityTopicSpec = EntityTopic | 'entity' | `entity:${string}`;
+/** Topics whose notifications are ListStates only. */
+export type ListTopicSpec = ListTopic | `list:${string}`;
 
 export interface SubscribeResult {
   subscription: string;
@@ -359,6 +363,9 @@ export declare class NetmodelClient extends EventEmitter {
   setInterfaceState(items: Iterable<EntityRef>, state: InterfaceState, options?: RequestOptions): Promise<number>;
   stats(options?: RequestOptions): Promise<Stats>;
   configure(params?: ConfigureParams, options?: RequestOptions): Promise<{ environment: string }>;
+  /** Entity topics only: a Subscription of EntityStates (list topics only: of ListStates). */
+  subscribe(topics: EntityTopicSpec | EntityTopicSpec[], options?: RequestOptions): Promise<Subscription<EntityState>>;
+  subscribe(topics: ListTopicSpec | ListTopicSpec[], options?: RequestOptions): Promise<Subscription<ListState>>;
   subscribe(topics: TopicSpec | TopicSpec[], options?: RequestOptions): Promise<Subscription>;
   unsubscribe(subscription: Subscription | string, options?: RequestOptions): Promise<void>;
   close(options?: { timeout?: number }): Promise<void>;
@@ -368,22 +375,23 @@ export declare class NetmodelClient extends EventEmitter {
   off<E extends keyof NetmodelClientEvents>(event: E, listener: Listeners<NetmodelClientEvents>[E]): this;
 }
 
-export interface SubscriptionEvents {
-  change: [state: AnyState, seq: number];
+export interface SubscriptionEvents<S extends AnyState = AnyState> {
+  change: [state: S, seq: number];
   end: [error: Error | null];
 }
 
-export declare class Subscription extends EventEmitter implements AsyncIterable<AnyState> {
+/** `S`: what its topics deliver — EntityState, ListState, or both (AnyState). */
+export declare class Subscription<S extends AnyState = AnyState> extends EventEmitter implements AsyncIterable<S> {
   /** The server's name for it; a new one after each reconnect. */
   readonly id: string;
   readonly topics: Topic[];
-  readonly snapshot: AnyState[];
+  readonly snapshot: S[];
   readonly lastSeq: number;
   /** The server process's `instance` id when last subscribed. */
   readonly instance: string | undefined;
   readonly closed: boolean;
   /** The newest state held per entity or list. */
-  readonly states: AnyState[];
+  readonly states: S[];
   state(kind: EntityKind, id: EntityID): EntityState | undefined;
   list(list: ListName, params?: ListParams): ListState | undefined;
   unsubscribe(): Promise<void>;
@@ -392,11 +400,11 @@ export declare class Subscription extends EventEmitter implements AsyncIterable<
    * `[Symbol.asyncDispose]()` (not typed here, for TypeScript < 5.2): `await using sub = …`.
    */
   close(): Promise<void>;
-  [Symbol.asyncIterator](): AsyncIterator<AnyState>;
+  [Symbol.asyncIterator](): AsyncIterator<S>;
 
-  on<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
-  once<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
-  off<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
+  on<E extends keyof SubscriptionEvents<S>>(event: E, listener: Listeners<SubscriptionEvents<S>>[E]): this;
+  once<E extends keyof SubscriptionEvents<S>>(event: E, listener: Listeners<SubscriptionEvents<S>>[E]): this;
+  off<E extends keyof SubscriptionEvents<S>>(event: E, listener: Listeners<SubscriptionEvents<S>>[E]): this;
 }
 
 // -- helpers --------------------------------------------------------------------------

@@ -14,6 +14,9 @@ export class Subscription extends EventEmitter {
   #waiters = [];
   #closed = false;
   #error = null;
+  // 'change' events held until the code awaiting subscribe() has run: the states that
+  // come with its reply are read in the same I/O callback, before any listener exists.
+  #held = [];
 
   constructor(client, id, topics, snapshot, instance) {
     super();
@@ -29,6 +32,11 @@ export class Subscription extends EventEmitter {
     /** The server process's `instance` id when last subscribed (undefined if not named). */
     this.instance = instance;
     for (const s of snapshot) this.#store.accept(s);
+    setImmediate(() => {
+      const held = this.#held;
+      this.#held = null;
+      for (const [state, seq] of held) this.emit('change', state, seq);
+    });
   }
 
   get closed() {
@@ -83,7 +91,8 @@ export class Subscription extends EventEmitter {
     if (!this.#store.accept(state)) return false;
     this.#queue.set(stateKey(state), state);
     this.#wake();
-    this.emit('change', state, seq);
+    if (this.#held) this.#held.push([state, seq]);
+    else this.emit('change', state, seq);
     return true;
   }
 

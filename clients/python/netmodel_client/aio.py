@@ -145,6 +145,9 @@ class Subscription:
         self._queue: "collections.OrderedDict[Tuple[str, ...], State]" = collections.OrderedDict()
         self._callbacks: List[Callback] = []
         self._runners: Dict[int, _CallbackRunner] = {}  # by id(callback)
+        # States for the callbacks, held until the code awaiting subscribe() has run: the
+        # reader goes on with the lines after the answer before that code can add one.
+        self._held: Optional[List[State]] = None
         self._wakeup = asyncio.Event()
         self._closed = False
         self._error: Optional[BaseException] = None
@@ -183,7 +186,8 @@ class Subscription:
         """Call ``callback(state)`` on every new state (usable as a decorator)."""
         self._callbacks.append(callback)
         if not self._closed:
-            getattr(self._client, "_kept", set()).add(self)  # its callbacks are how it is used: no finalizer
+            kept: "set[Subscription]" = getattr(self._client, "_kept", set())
+            kept.add(self)  # its callbacks are how it is used: no finalizer
         return callback
 
     def remove_callback(self, callback: Callback) -> None:
@@ -216,10 +220,22 @@ class Subscription:
         latest[state.key] = state
         self._queue[_queue_key(state)] = state
         self._wakeup.set()
+        if self._held is not None:
+            self._held.append(state)
+        else:
+            self._call_back(state)
+
+    def _call_back(self, state: State) -> None:
         for cb in list(self._callbacks):
             res = _invoke(cb, state, run_awaitable=False)
             if res is not None:
                 self._runners.setdefault(id(cb), _CallbackRunner()).submit(_queue_key(state), res)
+
+    def _release(self) -> None:
+        """Callbacks get the states held since the subscribe answer."""
+        held, self._held = self._held or [], None
+        for state in held:
+            self._call_back(state)
 
     def _restart(self, name: str, snapshot: List[Any], instance: Optional[str] = None) -> None:
         """Subscribed again after a reconnect. The same server process (same
@@ -576,7 +592,7 @@ class AsyncClient:
             params["environment"] = environment
         if auth_token is not _UNSET:
             params["authToken"] = auth_token
-        result = await self.call("configure", params)
+        result: Dict[str, Any] = await self.call("configure", params)
         # A restarted server has forgotten it: sent again after a reconnect.
         self._configured = {**(self._configured or {}), **params}
         return result
@@ -593,12 +609,15 @@ class AsyncClient:
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
             sub.instance = self._saw_instance(result)
+            sub._held = []  # released by subscribe(), once its caller has run
             self._subs[sub.name] = sub
             weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
             self._deliver_early(sub)
             return sub
 
-        return await self._request("subscribe", params, on_result=register)
+        sub: Subscription = await self._request("subscribe", params, on_result=register)
+        self._loop.call_soon(sub._release)  # after the caller's step, which this return continues
+        return sub
 
     async def unsubscribe(self, subscription: Union[Subscription, str]) -> None:
         sub = subscription if isinstance(subscription, Subscription) else self._subs.get(subscription)
@@ -729,7 +748,7 @@ class AsyncClient:
             elif method == "stateChanged":
                 params = msg.get("params") or {}
                 name = params.get("subscription")
-                sub = self._subs.get(name)
+                sub = self._subs.get(name) if isinstance(name, str) else None
                 state = _parse_state(params.get("state"))
                 if not isinstance(state, (EntityState, ListState)):
                     return
@@ -749,7 +768,7 @@ class AsyncClient:
         if rid is None and isinstance(msg.get("error"), dict):
             self._fail_unmatched(msg["error"])
             return
-        entry = self._pending.pop(rid, None)  # type: ignore[arg-type]
+        entry = self._pending.pop(rid, None)
         if entry is None:
             if rid in self._abandoned:
                 self._abandoned.discard(rid)

@@ -135,7 +135,7 @@ class Client:
             if self._closed:
                 _close_coroutine(coro)
                 raise ConnectionError("netmodel client is closed")
-            fut = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+            fut: "concurrent.futures.Future[T]" = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
             self._inflight.add(fut)
         try:
             return fut.result(timeout)

@@ -178,3 +178,18 @@ def _async(pred):
         return pred()
 
     return f
+
+
+def test_on_change_added_right_after_subscribe_sees_the_states_of_its_answer(binary, env, state_dir):
+    """States the server sends right after the subscribe answer (a list's load) are read
+    before the awaiting code runs; a callback it adds at once still gets them."""
+
+    async def main():
+        async with await spawn(binary, env, state_dir) as c:
+            sub = await c.subscribe("list:following/artist")
+            seen = []
+            sub.on_change(seen.append)
+            await c.fetch_list("following/artist")
+            await eventually(_async(lambda: any(s.state == "loaded" for s in seen)), "the loaded list on the callback")
+
+    run(main())
