@@ -522,41 +522,45 @@ class AsyncClient:
             msg["params"] = params
         await self._send(msg)
 
-    async def initialize(self) -> Dict[str, Any]:
-        result: Dict[str, Any] = await self.call("initialize", {})
+    async def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        result: Dict[str, Any] = await self.call("initialize", {}, timeout=timeout)
         self._saw_instance(result.get("serverInfo"))
         return result
 
-    async def follow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return await self._state("follow", _ref(kind, id, await_))
+    async def follow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return await self._state("follow", _ref(kind, id, await_), timeout)
 
-    async def unfollow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return await self._state("unfollow", _ref(kind, id, await_))
+    async def unfollow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return await self._state("unfollow", _ref(kind, id, await_), timeout)
 
-    async def set_follow_state(self, kind: str, id: str, following: bool, await_: bool = False) -> EntityState:
+    async def set_follow_state(
+        self, kind: str, id: str, following: bool, await_: bool = False, *, timeout: Any = _UNSET
+    ) -> EntityState:
         params = _ref(kind, id, await_)
         params["following"] = following
-        return await self._state("setFollowState", params)
+        return await self._state("setFollowState", params, timeout)
 
     async def get_follow_state(
-        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None
+        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None, *, timeout: Any = _UNSET
     ) -> EntityState:
         params: Dict[str, Any] = {"kind": kind, "id": id}
         if refresh:
             params["refresh"] = True
         if max_age_ms is not None:
             params["maxAgeMs"] = max_age_ms
-        return await self._state("getFollowState", params)
+        return await self._state("getFollowState", params, timeout)
 
-    async def get_entity(self, kind: str, id: str, refresh: bool = False) -> EntityState:
+    async def get_entity(self, kind: str, id: str, refresh: bool = False, *, timeout: Any = _UNSET) -> EntityState:
         """The entity's state with its ``attributes``, loading them (and the follow state,
         if unknown) where the kind has a detail endpoint; ``refresh`` loads them again."""
         params: Dict[str, Any] = {"kind": kind, "id": id}
         if refresh:
             params["refresh"] = True
-        return await self._state("getEntity", params)
+        return await self._state("getEntity", params, timeout)
 
-    async def fetch_list(self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first") -> ListState:
+    async def fetch_list(
+        self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first", *, timeout: Any = _UNSET
+    ) -> ListState:
         """Load a page of a list and return its state once the page is in.
 
         ``page``: ``"first"`` (answers at once from a loaded list that is not out of
@@ -569,35 +573,40 @@ class AsyncClient:
             req["params"] = dict(params)
         if page != "first":
             req["page"] = page
-        return ListState.from_json(await self.call("fetchList", req))
+        return ListState.from_json(await self.call("fetchList", req, timeout=timeout))
 
-    async def set_interface_state(self, items: Iterable[EntityRefLike], state: InterfaceState) -> int:
+    async def set_interface_state(
+        self, items: Iterable[EntityRefLike], state: InterfaceState, *, timeout: Any = _UNSET
+    ) -> int:
         """Tell the server how near the screen ``items`` are — ``"visible"``,
         ``"display"``, ``"preload"`` or ``"none"`` — so it loads their states (and
         attributes) before they are shown, and drops work for items set to ``none``.
         Items are ``(kind, id)`` tuples, ``{"kind", "id"}`` dicts, or EntityStates /
         ListItems. Returns how many items the server took."""
-        result = await self.call("setInterfaceState", {"items": [_entity_ref(i) for i in items], "state": state})
+        refs = [_entity_ref(i) for i in items]
+        result = await self.call("setInterfaceState", {"items": refs, "state": state}, timeout=timeout)
         return int(result["accepted"])
 
-    async def stats(self) -> Dict[str, Any]:
-        result: Dict[str, Any] = await self.call("stats")
+    async def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        result: Dict[str, Any] = await self.call("stats", timeout=timeout)
         self._saw_instance(result)
         return result
 
-    async def configure(self, environment: Optional[str] = None, auth_token: Any = _UNSET) -> Dict[str, Any]:
+    async def configure(
+        self, environment: Optional[str] = None, auth_token: Any = _UNSET, *, timeout: Any = _UNSET
+    ) -> Dict[str, Any]:
         """Set the backend environment and/or token; ``auth_token=None`` forgets the token."""
         params: Dict[str, Any] = {}
         if environment is not None:
             params["environment"] = environment
         if auth_token is not _UNSET:
             params["authToken"] = auth_token
-        result: Dict[str, Any] = await self.call("configure", params)
+        result: Dict[str, Any] = await self.call("configure", params, timeout=timeout)
         # A restarted server has forgotten it: sent again after a reconnect.
         self._configured = {**(self._configured or {}), **params}
         return result
 
-    async def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> Subscription:
+    async def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> Subscription:
         """Subscribe to topics: dicts, or shorthands (``"entity:KIND/ID"``,
         ``"list:NAME"``; see :func:`topic`)."""
         if isinstance(topics, (dict, str)):
@@ -615,15 +624,15 @@ class AsyncClient:
             self._deliver_early(sub)
             return sub
 
-        sub: Subscription = await self._request("subscribe", params, on_result=register)
+        sub: Subscription = await self._request("subscribe", params, on_result=register, timeout=timeout)
         self._loop.call_soon(sub._release)  # after the caller's step, which this return continues
         return sub
 
-    async def unsubscribe(self, subscription: Union[Subscription, str]) -> None:
+    async def unsubscribe(self, subscription: Union[Subscription, str], *, timeout: Any = _UNSET) -> None:
         sub = subscription if isinstance(subscription, Subscription) else self._subs.get(subscription)
         name = sub.name if sub is not None else subscription
         try:
-            await self.call("unsubscribe", {"subscription": name})
+            await self.call("unsubscribe", {"subscription": name}, timeout=timeout)
         finally:
             if sub is not None:  # also while reconnecting: it is then not subscribed again
                 if self._subs.get(sub.name) is sub:
@@ -633,8 +642,8 @@ class AsyncClient:
 
     # -- plumbing -----------------------------------------------------------------------
 
-    async def _state(self, method: str, params: Dict[str, Any]) -> EntityState:
-        return EntityState.from_json(await self.call(method, params))
+    async def _state(self, method: str, params: Dict[str, Any], timeout: Any) -> EntityState:
+        return EntityState.from_json(await self.call(method, params, timeout=timeout))
 
     async def _request(
         self,

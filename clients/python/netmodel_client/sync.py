@@ -210,45 +210,57 @@ class Client:
         finally:
             self._stop_loop()
 
-    def call(self, method: str, params: Any = None) -> Any:
-        return self._run(self._client.call(method, params))
+    # Each method takes ``timeout`` (seconds; ``None`` waits forever), else the client's.
 
-    def initialize(self) -> Dict[str, Any]:
-        return self._run(self._client.initialize())
+    def call(self, method: str, params: Any = None, *, timeout: Any = _UNSET) -> Any:
+        return self._run(self._client.call(method, params, timeout=None), timeout)
 
-    def follow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return self._run(self._client.follow(kind, id, await_))
+    def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        return self._run(self._client.initialize(timeout=None), timeout)
 
-    def unfollow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return self._run(self._client.unfollow(kind, id, await_))
+    def follow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return self._run(self._client.follow(kind, id, await_, timeout=None), timeout)
 
-    def set_follow_state(self, kind: str, id: str, following: bool, await_: bool = False) -> EntityState:
-        return self._run(self._client.set_follow_state(kind, id, following, await_))
+    def unfollow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return self._run(self._client.unfollow(kind, id, await_, timeout=None), timeout)
+
+    def set_follow_state(
+        self, kind: str, id: str, following: bool, await_: bool = False, *, timeout: Any = _UNSET
+    ) -> EntityState:
+        return self._run(self._client.set_follow_state(kind, id, following, await_, timeout=None), timeout)
 
     def get_follow_state(
-        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None
+        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None, *, timeout: Any = _UNSET
     ) -> EntityState:
-        return self._run(self._client.get_follow_state(kind, id, refresh, max_age_ms))
+        return self._run(self._client.get_follow_state(kind, id, refresh, max_age_ms, timeout=None), timeout)
 
-    def get_entity(self, kind: str, id: str, refresh: bool = False) -> EntityState:
-        return self._run(self._client.get_entity(kind, id, refresh))
+    def get_entity(self, kind: str, id: str, refresh: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return self._run(self._client.get_entity(kind, id, refresh, timeout=None), timeout)
 
-    def fetch_list(self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first") -> ListState:
-        return self._run(self._client.fetch_list(list, params, page))
+    def fetch_list(
+        self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first", *, timeout: Any = _UNSET
+    ) -> ListState:
+        return self._run(self._client.fetch_list(list, params, page, timeout=None), timeout)
 
-    def set_interface_state(self, items: Iterable[EntityRefLike], state: InterfaceState) -> int:
-        return self._run(self._client.set_interface_state(list(items), state))
+    def set_interface_state(
+        self, items: Iterable[EntityRefLike], state: InterfaceState, *, timeout: Any = _UNSET
+    ) -> int:
+        return self._run(self._client.set_interface_state(list(items), state, timeout=None), timeout)
 
-    def stats(self) -> Dict[str, Any]:
-        return self._run(self._client.stats())
+    def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        return self._run(self._client.stats(timeout=None), timeout)
 
-    def configure(self, environment: Optional[str] = None, auth_token: Any = _UNSET) -> Dict[str, Any]:
-        return self._run(self._client.configure(environment, auth_token))
+    def configure(
+        self, environment: Optional[str] = None, auth_token: Any = _UNSET, *, timeout: Any = _UNSET
+    ) -> Dict[str, Any]:
+        return self._run(self._client.configure(environment, auth_token, timeout=None), timeout)
 
-    def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> SyncSubscription:
-        return SyncSubscription(self, self._run(self._client.subscribe(topics)))
+    def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> SyncSubscription:
+        return SyncSubscription(self, self._run(self._client.subscribe(topics, timeout=None), timeout))
 
-    def unsubscribe(self, subscription: Union[SyncSubscription, Subscription, str]) -> None:
+    def unsubscribe(
+        self, subscription: Union[SyncSubscription, Subscription, str], *, timeout: Any = _UNSET
+    ) -> None:
         if isinstance(subscription, SyncSubscription):
             subscription = subscription._sub
-        self._run(self._client.unsubscribe(subscription))
+        self._run(self._client.unsubscribe(subscription, timeout=None), timeout)

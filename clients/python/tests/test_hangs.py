@@ -119,3 +119,37 @@ def test_unreadable_params_raise_at_once_and_id_less_errors_fail_pending(binary,
             assert (await c.stats())["requests"]["total"] >= 2
 
     run(main())
+
+
+def test_every_method_takes_a_timeout(binary, env, state_dir):
+    async def main():
+        async with await spawn(binary, env, state_dir, "--simulate", "latency=3000") as c:
+            c.timeout = None  # the call's own timeout bounds it
+            slow = [
+                c.follow("artist", "a", await_=True, timeout=0.2),
+                c.unfollow("artist", "a", await_=True, timeout=0.2),
+                c.set_follow_state("artist", "a", True, await_=True, timeout=0.2),
+                c.get_follow_state("artist", "b", refresh=True, timeout=0.2),
+                c.get_entity("artist", "c", refresh=True, timeout=0.2),
+                c.fetch_list("following/artist", page="refresh", timeout=0.2),
+            ]
+            for call in slow:
+                started = time.monotonic()
+                with pytest.raises(asyncio.TimeoutError):
+                    await call
+                assert time.monotonic() - started < 1.5
+            assert (await c.stats(timeout=5))["errors"]["byCode"].get("-32800", 0) >= 1  # cancelled on the server
+            for quick in (c.initialize(timeout=5), c.configure(timeout=5), c.set_interface_state([], "none", timeout=5)):
+                await quick
+            sub = await c.subscribe("entity:artist/z", timeout=5)
+            await c.unsubscribe(sub, timeout=5)
+
+    run(main())
+
+    with Client.spawn(binary, "--state-dir", state_dir, "--simulate", "latency=3000", env=env,
+                      stderr=subprocess.DEVNULL) as c:
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            c.follow("artist", "s", await_=True, timeout=0.2)
+        assert time.monotonic() - started < 1.5
+        assert c.stats(timeout=5)
