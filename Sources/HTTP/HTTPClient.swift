@@ -11,8 +11,11 @@ private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT)
 /// loop calls it back with `curl_multi_socket_action`. No thread per request, and
 /// connections stay open in the multi handle's cache for the next request.
 ///
-/// Must be used on the loop's thread. Completions run on the loop, never inside
-/// `send`.
+/// Requests beyond the connection limit wait in the client's own queue, by
+/// `HTTPPriority`; one that waits can be moved (`setPriority`) or given up (`cancel`).
+///
+/// Must be used on the loop's thread. Completions run on the loop, once each, never
+/// inside `send` or `cancel`.
 public final class HTTPClient {
   public struct Counters: Sendable {
     public var requests = 0
@@ -22,6 +25,8 @@ public final class HTTPClient {
     /// stays near the in-flight limit however many requests go out.
     public var connectionsOpened = 0
     public var bytesReceived = 0
+    /// Requests given up (`cancel`) before they went out.
+    public var cancelled = 0
   }
 
   public let loop: EventLoop
@@ -33,7 +38,10 @@ public final class HTTPClient {
   /// Transfers handed to libcurl and not yet completed.
   public var inFlight: Int { transfers.count }
   /// Requests waiting for a free connection.
-  public var waiting: Int { queue.count - queueHead }
+  public var waiting: Int { queue.count }
+  /// Called as each request goes out (is handed to libcurl), after any wait: what
+  /// was sent when, for tests and tracing.
+  public var onStart: ((HTTPRequest) -> Void)?
 
   private let multi: UnsafeMutableRawPointer
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
@@ -41,9 +49,10 @@ public final class HTTPClient {
   private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
   private var timer: EventLoop.TimerID?
   /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
-  /// count the wait, and its queue of pending transfers is slow when long.
-  private var queue: [(HTTPRequest, (Result<HTTPResponse, HTTPError>) -> Void)] = []
-  private var queueHead = 0
+  /// count the wait, its queue of pending transfers is slow when long, and only here
+  /// can a waiting request be reordered or given up.
+  private var queue = WaitingQueue()
+  private var lastTicket: UInt64 = 0
 
   public init(loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20) {
     precondition(curlGlobalInit == CURLE_OK, "curl_global_init failed")
@@ -82,15 +91,45 @@ public final class HTTPClient {
     curl_multi_cleanup(multi)
   }
 
-  /// Starts `request`; `completion` runs on the loop with the whole answer (any
-  /// status) or the transport error.
-  public func send(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
+  /// Starts `request`, or queues it behind every waiting request of its priority or
+  /// higher; `completion` runs once, on the loop, with the whole answer (any status),
+  /// the transport error, or `.cancelled`. The ticket names it to `cancel` and
+  /// `setPriority` while it waits.
+  @discardableResult
+  public func send(
+    _ request: HTTPRequest, priority: HTTPPriority = .user,
+    completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
+  ) -> HTTPTicket {
     counters.requests += 1
-    if transfers.count >= maxConnections {
-      queue.append((request, completion))
-      return
+    lastTicket += 1
+    let ticket = HTTPTicket(raw: lastTicket)
+    // A connection is free while others wait only inside `collectFinished`, whose
+    // completions may send: a new request must not overtake waiting ones it ranks below.
+    if transfers.count < maxConnections && !queue.hasWaiting(atLeast: priority) {
+      start(request, completion: completion)
+    } else {
+      queue.append(ticket, request, priority, completion)
     }
-    start(request, completion: completion)
+    return ticket
+  }
+
+  /// Gives up a request that is still waiting for a connection: true then, and its
+  /// completion runs (on the loop, never inside this call) with `.cancelled`. False
+  /// when it has gone out (it finishes as usual) or completed.
+  @discardableResult
+  public func cancel(_ ticket: HTTPTicket) -> Bool {
+    guard let waiting = queue.remove(ticket) else { return false }
+    counters.cancelled += 1
+    let message = "\(waiting.request.summary): cancelled before it was sent"
+    loop.execute { waiting.completion(.failure(HTTPError(.cancelled, message))) }
+    return true
+  }
+
+  /// Moves a waiting request behind the others waiting at `priority`; false when it
+  /// has gone out or completed.
+  @discardableResult
+  public func setPriority(_ ticket: HTTPTicket, _ priority: HTTPPriority) -> Bool {
+    queue.move(ticket, to: priority)
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
@@ -115,6 +154,7 @@ public final class HTTPClient {
       return
     }
     transfers[handle] = transfer
+    onStart?(request)
   }
 
   // MARK: libcurl's callbacks
@@ -201,16 +241,10 @@ public final class HTTPClient {
     startWaiting()
   }
 
-  /// Hands waiting requests to libcurl while connections are free.
+  /// Hands waiting requests to libcurl, highest priority first, while connections are free.
   private func startWaiting() {
-    while transfers.count < maxConnections && queueHead < queue.count {
-      let (request, completion) = queue[queueHead]
-      queueHead += 1
-      start(request, completion: completion)
-    }
-    if queueHead == queue.count || queueHead > 4096 {
-      queue.removeFirst(queueHead)
-      queueHead = 0
+    while transfers.count < maxConnections, let waiting = queue.popFirst() {
+      start(waiting.request, completion: waiting.completion)
     }
   }
 

@@ -89,6 +89,8 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge
     /// A bad URL or an option libcurl refused: retrying will not help.
     case invalidRequest
+    /// Given up by `HTTPClient.cancel` before it went out: nothing was sent.
+    case cancelled
     case other
   }
 

@@ -47,6 +47,9 @@ final class Transfer {
     check(nm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
     // Only what an API speaks: no file://, no redirects to another scheme.
     check(nm_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+    // The path goes out as built: libcurl would otherwise resolve "/./" and "/../"
+    // (RFC 3986 §5.2.4) and call another resource than the one the caller checked.
+    check(nm_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
     check(nm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
     check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
     check(nm_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1))

@@ -98,6 +98,11 @@ public final class FollowStore {
   private var attributes: [EntityKey: String] = [:]
   private var random: SplitMix64
   private var mutationSerial: UInt64 = 0
+  /// Entities whose intent the backend refused for want of credentials (401/403):
+  /// still pending and in the outbox, sent again by `credentialsChanged()`.
+  private var waitingForCredentials: Set<EntityKey> = []
+  /// Entities whose last read was refused for want of credentials: read again then.
+  private var readsWaitingForCredentials: Set<EntityKey> = []
 
   public init(
     loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
@@ -201,7 +206,11 @@ public final class FollowStore {
     record.following = wanted
     records[key] = record
     changed(key)
-    if work.inFlight == nil {
+    if work.inFlight == nil && waitingForCredentials.contains(key) {
+      // Without credentials a call would only be refused again: the new intent waits
+      // in place of the old one, unless the backend already has what it asks for.
+      if record.confirmed == wanted { settle(key, work) }
+    } else if work.inFlight == nil {
       if let timer = work.retryTimer, record.confirmed == wanted {
         // A toggle back to the confirmed state while a retry waited: nothing to send.
         loop.cancel(timer)
@@ -230,6 +239,7 @@ public final class FollowStore {
     switch result {
     case .success(let confirmed):
       work.attempt = 0
+      waitingForCredentials.remove(key)
       var record = records[key] ?? Record()
       record.confirmed = confirmed
       record.confirmedAt = loop.clock.now
@@ -263,6 +273,9 @@ public final class FollowStore {
         }
         return
       }
+      if case .unauthorized = failure.kind, policy.whenUnauthorized == .waitForCredentials {
+        return waitForCredentials(key, work, failure)
+      }
       let record = records[key] ?? Record()
       if let wanted = work.wanted, wanted != sent {
         // The failed call was for an intent that a newer one replaced: the newer one
@@ -274,6 +287,43 @@ public final class FollowStore {
       rollBack(key, work, failure)
     }
   }
+
+  /// The intent stays pending and durable with the -32003 error shown, so a UI can say
+  /// "sign in to follow"; awaiting callers are answered now (the wait could be long).
+  private func waitForCredentials(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
+    work.attempt = 0
+    guard work.wanted != nil else { return dropIfIdle(key, work) }
+    if records[key]?.confirmed == work.wanted { return settle(key, work) }
+    Log.info("\(key): \(failure.message); the intent waits for credentials (configure authToken)")
+    waitingForCredentials.insert(key)
+    errors[key] = failure
+    readErrors.remove(key)
+    changed(key)
+    let current = state(key)
+    let waiters = work.settleWaiters
+    work.settleWaiters = []
+    for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+  }
+
+  /// Credentials changed (`configure {authToken}`, another environment): every intent
+  /// and read that was refused for want of them is sent again.
+  public func credentialsChanged() {
+    let intents = waitingForCredentials
+    waitingForCredentials.removeAll()
+    for key in intents.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
+      guard let work = activities[key], work.wanted != nil, work.inFlight == nil, work.retryTimer == nil else {
+        continue
+      }
+      Log.info("\(key): credentials changed; sending the waiting intent again")
+      send(key, work)
+    }
+    let reads = readsWaitingForCredentials
+    readsWaitingForCredentials.removeAll()
+    for key in reads.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) { fetch(key) }
+  }
+
+  /// Intents refused for want of credentials, waiting for `credentialsChanged()`.
+  public var waitingForCredentialsCount: Int { waitingForCredentials.count }
 
   /// The wanted state is confirmed: no longer pending.
   private func settle(_ key: EntityKey, _ work: Activity) {
@@ -293,6 +343,7 @@ public final class FollowStore {
   private func finishMutation(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     work.wanted = nil
     work.attempt = 0
+    waitingForCredentials.remove(key)
     intentLog?.record(key, wanted: nil)
     var record = records[key] ?? Record()
     record.following = record.confirmed
@@ -361,6 +412,7 @@ public final class FollowStore {
     work.readWaiters = []
     switch result {
     case .success(let following):
+      readsWaitingForCredentials.remove(key)
       // A read that started before the latest mutation, or overlaps one in flight,
       // may describe the backend before that mutation: it must not become `confirmed`.
       let stale = work.readStartedAt != work.mutationSerial || work.inFlight != nil
@@ -379,6 +431,7 @@ public final class FollowStore {
       for waiter in waiters { waiter(.success(current)) }
     case .failure(let failure):
       if records[key] == nil { records[key] = Record() }
+      if case .unauthorized = failure.kind { readsWaitingForCredentials.insert(key) }
       if errors[key] == nil || readErrors.contains(key) {
         errors[key] = failure
         readErrors.insert(key)

@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP
 
 /// Loads what cells will show before they show it (Texture's interface states): an
 /// item entering `preload`, `display` or `visible` has its follow state and, where
@@ -6,6 +7,13 @@ import EventLoop
 /// display, then preload, oldest first within a level. An item that goes back to
 /// `none` leaves the queue (work already in flight finishes and is kept). Several
 /// hosts may show one item: the highest level any of them gives it counts.
+///
+/// With a `PrioritisedBackend` (REST), loads are handed over with their level, and a
+/// load's detail call that still waits for a connection is moved when the level
+/// changes and given up at `none`. Then `maxInFlight` counts per level: a load starts
+/// while fewer than that many of its level or higher are under way, so loads of lower
+/// levels never hold a higher one back here; the HTTP client's queue orders them.
+/// Other backends answer in the order asked: there the limit is for all levels.
 ///
 /// Must be used on the loop's thread.
 public final class Preloader {
@@ -28,15 +36,18 @@ public final class Preloader {
   public struct Counters: Sendable {
     /// Items whose loading started.
     public var started = 0
-    /// Queued items that left every host's range before their turn.
+    /// Items that left every host's range before their turn: in this queue, or with
+    /// their detail call still waiting for a connection (given up, never sent).
     public var cancelled = 0
-    /// Detail calls made (by preload and `getEntity`), and those that joined one.
+    /// Detail calls made (by preload and `getEntity`; one given up before it went out
+    /// is not counted), and those that joined one.
     public var detailCalls = 0
     public var detailShared = 0
   }
 
   public let store: FollowStore
-  /// Items loading at once; more wait in the queue.
+  /// Items loading at once (per level and above, with a `PrioritisedBackend`); more
+  /// wait in the queue.
   public let maxInFlight: Int
   public private(set) var counters = Counters()
   private var interest: [EntityKey: [Int: Level]] = [:]
@@ -44,9 +55,32 @@ public final class Preloader {
   private var queues: [[EntityKey]] = Array(repeating: [], count: Level.allCases.count)
   private var heads = Array(repeating: 0, count: Level.allCases.count)
   private var queuedAt: [EntityKey: Level] = [:]
-  private var inFlight: Set<EntityKey> = []
-  private var detailWaiters: [EntityKey: [(Result<EntityState, FollowStore.SettleFailure>) -> Void]] = [:]
+  /// Loads under way, each counted at its item's level (`preload` once it is `none`).
+  private var inFlight: [EntityKey: Load] = [:]
+  private var inFlightPerLevel = Array(repeating: 0, count: Level.allCases.count)
+  private var details: [EntityKey: DetailCall] = [:]
   private var backend: FollowBackend { store.backend }
+  private var prioritised: PrioritisedBackend? { store.backend as? PrioritisedBackend }
+
+  private struct Load {
+    var level: Level
+    /// Its detail call was given up: if the item comes back, it is queued again.
+    var detailCancelled = false
+  }
+
+  /// One detail call and everyone waiting for it; at `.user` priority once a
+  /// `getEntity` waits for it, and then never moved or given up.
+  private final class DetailCall {
+    typealias Waiter = (Result<EntityState, FollowStore.SettleFailure>) -> Void
+    var waiters: [Waiter]
+    var priority: HTTPPriority
+    var pending: PendingCall?
+
+    init(_ waiter: @escaping Waiter, priority: HTTPPriority) {
+      waiters = [waiter]
+      self.priority = priority
+    }
+  }
 
   public init(store: FollowStore, maxInFlight: Int = 16) {
     self.store = store
@@ -83,6 +117,13 @@ public final class Preloader {
   public func entity(
     _ key: EntityKey, refresh: Bool, completion: @escaping (Result<EntityState, FollowStore.SettleFailure>) -> Void
   ) {
+    load(key, refresh: refresh, priority: .user, completion: completion)
+  }
+
+  private func load(
+    _ key: EntityKey, refresh: Bool, priority: HTTPPriority,
+    completion: @escaping (Result<EntityState, FollowStore.SettleFailure>) -> Void
+  ) {
     let needsDetail = backend.hasDetail(kind: key.kind) && (refresh || store.state(key).attributes == nil)
     let needsState = refresh || !store.isKnown(key)
     var remaining = (needsDetail ? 1 : 0) + (needsState ? 1 : 0)
@@ -99,8 +140,15 @@ public final class Preloader {
         completion(.success(store.state(key)))
       }
     }
-    if needsState { store.read(key, refresh: refresh, maxAgeMs: refresh ? 0 : 1 << 40, completion: partDone) }
-    if needsDetail { loadDetail(key, completion: partDone) }
+    if needsState {
+      // The store calls the backend inside `read` (or not at all): the priority set
+      // around it is the read's.
+      let before = prioritised?.readPriority
+      prioritised?.readPriority = priority
+      store.read(key, refresh: refresh, maxAgeMs: refresh ? 0 : 1 << 40, completion: partDone)
+      if let before { prioritised?.readPriority = before }
+    }
+    if needsDetail { loadDetail(key, priority: priority, completion: partDone) }
   }
 
   // MARK: The queue
@@ -111,6 +159,25 @@ public final class Preloader {
 
   private func update(_ key: EntityKey) {
     let level = self.level(of: key)
+    if let load = inFlight[key] {
+      let counted = max(level, .preload)
+      inFlightPerLevel[load.level.rawValue] -= 1
+      inFlightPerLevel[counted.rawValue] += 1
+      inFlight[key]?.level = counted
+      guard let call = details[key], call.priority < .user else { return }
+      if level == .none {
+        if call.pending?.cancel() == true {
+          details[key] = nil
+          inFlight[key]?.detailCancelled = true
+          counters.cancelled += 1
+          counters.detailCalls -= 1
+        }
+      } else if call.priority != level.priority {
+        call.priority = level.priority
+        call.pending?.setPriority(level.priority)
+      }
+      return
+    }
     let queued = queuedAt[key]
     if level == .none {
       if queued != nil {
@@ -119,19 +186,26 @@ public final class Preloader {
       }
       return
     }
-    guard queued != level, !inFlight.contains(key), needsWork(key) else { return }
+    guard queued != level, needsWork(key) else { return }
     queuedAt[key] = level
     queues[level.rawValue].append(key)
   }
 
   private func pump() {
-    while inFlight.count < maxInFlight, let key = nextQueued() {
-      start(key)
+    while let (key, level) = nextQueued() {
+      start(key, level)
     }
   }
 
-  private func nextQueued() -> EntityKey? {
+  /// Loads under way that hold back one of `level`.
+  private func inFlight(atLeast level: Level) -> Int {
+    prioritised == nil ? inFlight.count : inFlightPerLevel[level.rawValue...].reduce(0, +)
+  }
+
+  private func nextQueued() -> (EntityKey, Level)? {
     for level in Level.allCases.reversed() where level != .none {
+      // Fewer free places for each lower level: none there either.
+      guard inFlight(atLeast: level) < maxInFlight else { return nil }
       let index = level.rawValue
       while heads[index] < queues[index].count {
         let key = queues[index][heads[index]]
@@ -139,7 +213,7 @@ public final class Preloader {
         if queuedAt[key] == level {
           queuedAt[key] = nil
           compact(index)
-          return key
+          return (key, level)
         }
       }
       compact(index)
@@ -154,34 +228,59 @@ public final class Preloader {
     }
   }
 
-  private func start(_ key: EntityKey) {
+  private func start(_ key: EntityKey, _ level: Level) {
     counters.started += 1
-    inFlight.insert(key)
-    entity(key, refresh: false) { [weak self] _ in
-      guard let self else { return }
-      self.inFlight.remove(key)
+    inFlight[key] = Load(level: level)
+    inFlightPerLevel[level.rawValue] += 1
+    load(key, refresh: false, priority: level.priority) { [weak self] _ in
+      guard let self, let load = self.inFlight.removeValue(forKey: key) else { return }
+      self.inFlightPerLevel[load.level.rawValue] -= 1
+      if load.detailCancelled { self.update(key) }
       self.pump()
     }
   }
 
   private func loadDetail(
-    _ key: EntityKey, completion: @escaping (Result<EntityState, FollowStore.SettleFailure>) -> Void
+    _ key: EntityKey, priority: HTTPPriority,
+    completion: @escaping (Result<EntityState, FollowStore.SettleFailure>) -> Void
   ) {
-    if detailWaiters[key] != nil {
+    if let call = details[key] {
       counters.detailShared += 1
-      detailWaiters[key]!.append(completion)
+      call.waiters.append(completion)
+      if priority > call.priority {
+        call.priority = priority
+        call.pending?.setPriority(priority)
+      }
       return
     }
-    detailWaiters[key] = [completion]
+    let call = DetailCall(completion, priority: priority)
+    details[key] = call
     counters.detailCalls += 1
-    backend.fetchDetail(key) { [weak self] result in
+    let done: (Result<String, FollowFailure>) -> Void = { [weak self] result in
       guard let self else { return }
+      // A call given up is no longer `details[key]`: a later one may be.
+      if self.details[key] === call { self.details[key] = nil }
       if case .success(let attributes) = result { self.store.setAttributes(key, attributes) }
       let state = self.store.state(key)
-      let waiters = self.detailWaiters.removeValue(forKey: key) ?? []
-      for waiter in waiters {
+      for waiter in call.waiters {
         waiter(result.map { _ in state }.mapError { FollowStore.SettleFailure(failure: $0, state: state) })
       }
+    }
+    if let prioritised {
+      call.pending = prioritised.fetchDetail(key, priority: priority, completion: done)
+    } else {
+      backend.fetchDetail(key, completion: done)
+    }
+  }
+}
+
+extension Preloader.Level {
+  /// Where this level's calls wait for a connection (`none` loads nothing).
+  var priority: HTTPPriority {
+    switch self {
+    case .none, .preload: .preload
+    case .display: .display
+    case .visible: .visible
     }
   }
 }

@@ -8,19 +8,29 @@ public struct RetryPolicy: Sendable {
     case keepQueued
   }
 
+  public enum WhenUnauthorized: Sendable {
+    /// A 401/403 judges the credentials, not the intent: keep it pending and durable,
+    /// and send it again when credentials change (the default).
+    case waitForCredentials
+    /// Roll back as for any other refusal (opt-in, `retry.onUnauthorized: "rollback"`).
+    case rollBack
+  }
+
   public var maxRetries: Int
   public var baseDelayMs: UInt64
   public var maxDelayMs: UInt64
   public var whenExhausted: WhenExhausted
+  public var whenUnauthorized: WhenUnauthorized
 
   public init(
     maxRetries: Int = 4, baseDelayMs: UInt64 = 250, maxDelayMs: UInt64 = 30_000,
-    whenExhausted: WhenExhausted = .rollBack
+    whenExhausted: WhenExhausted = .rollBack, whenUnauthorized: WhenUnauthorized = .waitForCredentials
   ) {
     self.maxRetries = maxRetries
     self.baseDelayMs = baseDelayMs
     self.maxDelayMs = maxDelayMs
     self.whenExhausted = whenExhausted
+    self.whenUnauthorized = whenUnauthorized
   }
 
   /// The delay before retry number `attempt` (1-based): base·2^(attempt−1), capped,

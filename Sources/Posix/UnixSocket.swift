@@ -7,23 +7,33 @@ public enum UnixSocket {
   public enum ListenError: Error, CustomStringConvertible {
     /// Another live process answers on the path; it is left alone.
     case inUse(path: String)
+    /// The socket's folder is not ours alone (see `PrivateFolder`); no socket was made.
+    case notPrivate(PrivateFolder.Refusal, path: String)
     case system(Errno, path: String)
 
     public var description: String {
       switch self {
       case .inUse(let path):
         return "another netmodel server is already listening on \(path); stop it or choose --socket=PATH"
+      case .notPrivate(let refusal, let path): return "refusing to listen on \(path): \(refusal)"
       case .system(let errno, let path): return "cannot listen on \(path): \(errno)"
       }
     }
   }
 
   /// Binds and listens on `path`, creating its folder with mode 0700 and giving the
-  /// socket mode 0600. A socket file that nobody answers on (left by a dead server) is
-  /// replaced; one with a live listener is never taken over.
+  /// socket mode 0600. The folder must be ours alone (`PrivateFolder`): in a folder
+  /// others can write, they could swap in a socket of their own and hear our clients.
+  /// A socket file that nobody answers on (left by a dead server) is replaced; one
+  /// with a live listener is never taken over.
   public static func listen(path: String, backlog: Int32 = 128) throws(ListenError) -> FileDescriptor {
     let folder = parentFolder(of: path)
     do { try makeFolder(folder, mode: 0o700) } catch { throw .system(error, path: folder) }
+    do {
+      try PrivateFolder.check(folder, role: "socket folder", elsewhere: "--socket=PATH")
+    } catch {
+      throw .notPrivate(error, path: path)
+    }
 
     let fd = nm_unix_socket()
     if fd < 0 { throw .system(.current("socket"), path: path) }
@@ -101,8 +111,8 @@ public enum UnixSocket {
   }
 
   /// Creates `path` and its missing parents; the last component gets `mode`.
-  /// An existing folder is left as it is: `--socket=/tmp/x.sock` must never change
-  /// the mode of /tmp.
+  /// An existing folder is left as it is: a folder netmodel did not create is not
+  /// netmodel's to change (`listen` refuses it when it is not private instead).
   static func makeFolder(_ path: String, mode: mode_t) throws(Errno) {
     // chmod after mkdir: the mode must not depend on the umask of the moment.
     if mkdir(path, mode) == 0 {

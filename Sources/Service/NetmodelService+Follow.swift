@@ -15,12 +15,13 @@ extension Params {
 }
 
 extension NetmodelService {
-  /// `{kind, id}` of a request, refused at once (-32004) when the backend cannot have
-  /// that kind: no state changes, no version, no notification, nothing in the outbox.
+  /// `{kind, id}` of a request, refused at once when the backend cannot have that kind
+  /// (-32004) or cannot send that id (-32602, a dot segment): no state changes, no
+  /// version, no notification, nothing in the outbox.
   func knownKey(_ params: Params, prefix: String = "") throws(ResponseError) -> EntityKey {
     let key = try params.entityKey(prefix: prefix)
     try checkKind(key.kind, path: prefix + "/kind")
-    return key
+    return try sendable(key, prefix: prefix)
   }
 
   func checkKind(_ kind: String, path: String) throws(ResponseError) {

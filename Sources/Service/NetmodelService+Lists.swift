@@ -59,6 +59,7 @@ extension NetmodelService {
       throw .invalidParams(
         "list \(key.name) needs params.\(name)", path: path + "/params/" + Params.escapePointer(name))
     }
+    try checkSendable(list: key.name, params: values, prefix: path)
     return (key, values)
   }
 

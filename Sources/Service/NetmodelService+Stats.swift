@@ -77,6 +77,7 @@ extension NetmodelService {
       .set("subscriptions", .integer(subscriptions.subscriptionCount))
       .set("notifications", notifications)
       .set("outbox", .integer(outbox?.count ?? 0))
+      .set("waitingForCredentials", .integer(Int64(store.waitingForCredentialsCount)))
       .set("residentMemoryBytes", .integer(Process.residentMemoryBytes()))
       .set(
         "connections",

@@ -154,6 +154,7 @@ public final class NetmodelService {
     server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
       let backend = self.store.backend.underlying as? ConfigurableBackend
+      let previousEnvironment = self.configuration.environment
       if let environment = try params.string("environment") {
         if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
         if let backend, !backend.selectEnvironment(environment) {
@@ -163,11 +164,18 @@ public final class NetmodelService {
         }
         self.configuration.environment = environment
       }
+      var credentialsChanged = false
+      if let environment = try params.string("environment"), environment != previousEnvironment {
+        credentialsChanged = true
+      }
       if params.contains("authToken") {
         // null clears the token; a string sets it.
         self.configuration.authToken = try params.string("authToken")
         backend?.setAuthToken(self.configuration.authToken)
+        credentialsChanged = true
       }
+      // Intents and reads refused for want of credentials go out again now.
+      if credentialsChanged { self.store.credentialsChanged() }
       request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
     }
   }

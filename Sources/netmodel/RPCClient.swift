@@ -23,6 +23,22 @@ struct RPCClient {
       throw Failure(
         description: "cannot connect to \(socketPath): \(error) — is `netmodel serve --socket` running?")
     }
+    // Before a byte is sent: a socket put there by another user would receive the
+    // request, tokens included. The server does the same check the other way.
+    let me = UnixSocket.currentUID()
+    let peer: UInt32
+    do {
+      peer = try UnixSocket.peerUID(fd)
+    } catch {
+      fd.close()
+      throw Failure(description: "cannot tell who serves \(socketPath): \(error); nothing was sent")
+    }
+    guard peer == me else {
+      fd.close()
+      throw Failure(
+        description: "refusing to talk to \(socketPath): the process listening there runs as uid \(peer), "
+          + "not as this user (uid \(me)); nothing was sent. Check who owns the socket's folder")
+    }
   }
 
   func close() { fd.close() }

@@ -12,6 +12,14 @@ func serve(_ options: ServeOptions) -> Int32 {
     let loop = try EventLoop()
     let server = RPCServer(loop: loop, maxMessageBytes: options.maxMessageBytes)
     let folder = try StateFolder(stateDir: options.stateDirectory)
+    do {
+      // The outbox holds what clients asked for, tokens' effects included: a folder
+      // someone else can write could have it swapped under us.
+      try PrivateFolder.check(folder.path, role: "state folder", elsewhere: "--state-dir=DIR")
+    } catch {
+      Log.error("refusing to start: \(error)")
+      return 1
+    }
     let folderLock: FileDescriptor
     do {
       folderLock = try folder.lockExclusively()
@@ -31,7 +39,9 @@ func serve(_ options: ServeOptions) -> Int32 {
     case .rest:
       let configuration: RESTConfiguration
       switch loadConfiguration(options.configPath ?? "") {
-      case .success(let loaded): configuration = loaded
+      case .success(let loaded):
+        configuration = loaded
+        for warning in loaded.warnings { Log.warn("\(options.configPath ?? "") at \(warning)") }
       case .failure(let error):
         Log.error("\(error)")
         return 2
@@ -126,6 +136,9 @@ func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
   }
   switch loadConfiguration(path) {
   case .success(let configuration):
+    for warning in configuration.warnings {
+      try? FileDescriptor.standardError.writeAll("netmodel: warning: \(path) at \(warning)\n")
+    }
     let kinds = configuration.kinds.keys.sorted().joined(separator: ", ")
     let environments = configuration.environments.map(\.name).joined(separator: ", ")
     try? FileDescriptor.standardOutput.writeAll(

@@ -16,12 +16,14 @@ let usage = """
   Serve options:
     --socket[=PATH]             also listen on a Unix socket (default
                                 $XDG_RUNTIME_DIR/netmodel/netmodel.sock, else
-                                /tmp/netmodel-$UID/netmodel.sock)
+                                /tmp/netmodel-$UID/netmodel.sock); its folder
+                                must be yours alone (mode 0700 or 0755)
     --no-stdio                  serve the socket only
     --log-level LEVEL           debug, info, warn (default), error, off; logs go to stderr
     --max-message-bytes N       largest accepted message (default 16777216)
     --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel):
-                                local-follows.json and .log (the local backend), outbox.log
+                                local-follows.json and .log (the local backend), outbox.log;
+                                yours alone, as the socket's folder
     --max-age-ms N              how old a confirmed state may be and still answer
                                 getFollowState from memory (default 30000)
     --when-exhausted MODE       rollback (default): a mutation whose retries ran out

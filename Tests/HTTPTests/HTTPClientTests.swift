@@ -156,4 +156,71 @@ import Testing
     }
     #expect(error.kind == .tooLarge)
   }
+
+  /// The path of each request the server received, in order.
+  var paths: [String] { server.requests.map(\.path) }
+
+  @Test func waitingRequestsGoHighestPriorityFirstOldestFirstWithinOne() throws {
+    server.handler = { _ in .after(milliseconds: 10, .respond(status: 200)) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var done = 0
+    let sends: [(String, HTTPPriority)] = [
+      ("/on-the-wire", .preload), ("/p1", .preload), ("/d1", .display), ("/p2", .preload), ("/v1", .visible),
+      ("/u1", .user), ("/d2", .display), ("/u2", .user),
+    ]
+    for (path, priority) in sends {
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + path), priority: priority) { _ in done += 1 }
+    }
+    try run { done == sends.count }
+    #expect(paths == ["/on-the-wire", "/u1", "/u2", "/v1", "/d1", "/d2", "/p1", "/p2"])
+  }
+
+  @Test func aWaitingRequestCanBeCancelledOrMovedButNotOneOnTheWire() throws {
+    server.handler = { _ in .after(milliseconds: 10, .respond(status: 200)) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var outcomes: [String: Result<HTTPResponse, HTTPError>] = [:]
+    var tickets: [String: HTTPTicket] = [:]
+    for path in ["/0", "/1", "/2", "/3"] {
+      tickets[path] = client.send(HTTPRequest(method: "GET", url: server.baseURL + path), priority: .preload) {
+        outcomes[path] = $0
+      }
+    }
+    #expect(client.cancel(tickets["/1"]!))
+    #expect(outcomes["/1"] == nil, "the completion runs on the loop, not inside cancel")
+    #expect(client.setPriority(tickets["/3"]!, .visible))
+    #expect(!client.cancel(tickets["/0"]!), "on the wire: it finishes")
+    #expect(client.waiting == 2)
+    try run { outcomes.count == 4 }
+    #expect(paths == ["/0", "/3", "/2"])
+    #expect(outcomes["/1"]?.failure?.kind == .cancelled)
+    #expect((try? outcomes["/0"]?.get())?.status == 200)
+    #expect(!client.cancel(tickets["/1"]!) && !client.setPriority(tickets["/2"]!, .user), "done: nothing to do")
+    #expect(client.counters.cancelled == 1 && client.counters.requests == 4)
+  }
+
+  /// A completion that sends runs while its connection is free: the new request must
+  /// still wait behind a waiting one of higher priority (and may pass lower ones).
+  @Test func aRequestSentFromACompletionDoesNotOvertakeHigherPriorityWork() throws {
+    server.handler = { _ in .after(milliseconds: 10, .respond(status: 200)) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var done = 0
+    client.send(HTTPRequest(method: "GET", url: server.baseURL + "/first"), priority: .preload) { _ in
+      done += 1
+      client.send(HTTPRequest(method: "GET", url: self.server.baseURL + "/next-preload"), priority: .preload) { _ in
+        done += 1
+      }
+      client.send(HTTPRequest(method: "GET", url: self.server.baseURL + "/user")) { _ in done += 1 }
+    }
+    client.send(HTTPRequest(method: "GET", url: server.baseURL + "/visible"), priority: .visible) { _ in done += 1 }
+    client.send(HTTPRequest(method: "GET", url: server.baseURL + "/old-preload"), priority: .preload) { _ in done += 1 }
+    try run { done == 5 }
+    #expect(paths == ["/first", "/user", "/visible", "/old-preload", "/next-preload"])
+  }
+}
+
+extension Result {
+  var failure: Failure? {
+    if case .failure(let error) = self { return error }
+    return nil
+  }
 }

@@ -19,8 +19,8 @@ final class MemoryIntentLog: IntentLog {
 }
 
 @Suite struct FollowStorePropertyTests {
-  /// Random toggles, answers (success, transient, permanent), reads and time; then the
-  /// backend recovers. Whatever happened: versions grow by one per notification, the
+  /// Random toggles, answers (success, transient, unauthorized, permanent), token
+  /// changes, reads, time and crashes; then the backend recovers. Whatever happened: versions grow by one per notification, the
   /// subscriber's last state is the store's, and the confirmed state is the last
   /// intent unless a permanent failure rolled that intent back.
   @Test(arguments: 0..<300)
@@ -41,7 +41,10 @@ final class MemoryIntentLog: IntentLog {
         lastVersion[state.key] = state.version
         fixture.seen.append(state)
         // A rollback (permanent failure or retries exhausted) drops the intent.
-        if !state.pending, state.error != nil, let intent = lastIntent[state.key], state.following != intent {
+        // An unauthorized answer never excuses a lost intent.
+        if !state.pending, let error = state.error, !error.isUnauthorized, let intent = lastIntent[state.key],
+          state.following != intent
+        {
           rolledBackAfterIntent[state.key] = true
         }
       }
@@ -62,7 +65,9 @@ final class MemoryIntentLog: IntentLog {
       case 2:
         if f.backend.waitingCount > 0 { f.backend.succeed(Int(random.next() % UInt64(f.backend.waitingCount))) }
       case 3:
-        if f.backend.waitingCount > 0 { f.backend.fail(0, transient) }
+        // Transient, or unauthorized: neither may lose the intent.
+        let failure = random.next() % 2 == 0 ? transient : unauthorized
+        if f.backend.waitingCount > 0 { f.backend.fail(0, failure) }
       case 4:
         if f.backend.waitingCount > 0, case .set(let failedKey, let value) = f.backend.waiting[0] {
           let intentBefore = lastIntent[failedKey]
@@ -82,7 +87,10 @@ final class MemoryIntentLog: IntentLog {
         f.store.replayIntents()
         restarts += 1
       default:
-        if random.next() % 2 == 0 {
+        if random.next() % 4 == 0 {
+          // The host signs in again (configure {authToken}).
+          f.store.credentialsChanged()
+        } else if random.next() % 2 == 0 {
           f.store.read(key, refresh: true, maxAgeMs: 0) { _ in }
         } else {
           try f.advance(ms: 100)
@@ -91,6 +99,7 @@ final class MemoryIntentLog: IntentLog {
     }
     // The backend recovers: everything succeeds until nothing is pending.
     for _ in 0..<200 where f.backend.waitingCount > 0 || keys.contains(where: { f.store.state($0).pending }) {
+      f.store.credentialsChanged()
       while f.backend.waitingCount > 0 { f.backend.succeed() }
       try f.advance(ms: 300)
     }
@@ -112,5 +121,12 @@ final class MemoryIntentLog: IntentLog {
         #expect((f.backend.truth[key] ?? false) == intent, "seed \(seed): the backend has it")
       }
     }
+  }
+}
+
+extension FollowFailure {
+  var isUnauthorized: Bool {
+    if case .unauthorized = kind { return true }
+    return false
   }
 }

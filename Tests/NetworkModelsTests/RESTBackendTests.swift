@@ -15,10 +15,10 @@ final class RESTFixture {
   let backend: RESTBackend
   let store: FollowStore
 
-  init(token: String? = nil, timeoutMs: Int = 2000) throws {
+  init(token: String? = nil, timeoutMs: Int = 2000, edit: (String) -> String = { $0 }) throws {
     loop = try EventLoop()
     server = try LoopbackHTTPServer(loop: loop)
-    let text = artsyLikeConfiguration.replacingOccurrences("http://127.0.0.1:1", server.baseURL)
+    let text = edit(artsyLikeConfiguration).replacingOccurrences("http://127.0.0.1:1", server.baseURL)
       .replacingOccurrences(#""timeoutMs": 2000"#, #""timeoutMs": \#(timeoutMs)"#)
     let configuration = try RESTConfiguration.parse(text)
     backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in token })
@@ -107,6 +107,26 @@ extension Result {
     #expect(f.server.requests.count == 1)
     #expect(f.server.requests.first?.query.split(separator: "&").count == 50)
     #expect((0..<50).allSatisfy { states["a\($0)"] == ($0 % 2 == 0) })
+  }
+
+  /// Artsy's batched check answers 404 when none of the ids is followed, and eigen reads
+  /// it as "not following" (examples/artsy/ENDPOINTS.md): the meaning holds for every id
+  /// of that call, as "following" would.
+  @Test(arguments: [("404", "notFollowing", false), ("299", "following", true)])
+  func aStatusMeaningOfABatchedCallHoldsForEveryID(status: String, meaning: String, following: Bool) throws {
+    let f = try RESTFixture(edit: {
+      $0.replacingOccurrences(#""onStatus": {"404": "notFollowing"}}"#, #""onStatus": {"\#(status)": "\#(meaning)"}}"#)
+    })
+    f.server.handler = { _ in .respond(status: Int(status)!, body: #"{"error":"Artist Not Followed"}"#) }
+    var answers: [String: Result<EntityState, FollowStore.SettleFailure>] = [:]
+    for id in ["a1", "a2", "a3"] {
+      f.store.read(EntityKey(kind: "artist", id: id), maxAgeMs: 0) { answers[id] = $0 }
+    }
+    try f.run { answers.count == 3 }
+    #expect(f.server.requests.count == 1)
+    let states = answers.values.compactMap { try? $0.get() }
+    #expect(states.count == 3, "\(answers.values.compactMap(\.failure))")
+    #expect(states.allSatisfy { $0.confirmed == following && $0.error == nil })
   }
 
   @Test func readsBeyondTheBatchLimitGoInMoreCalls() throws {
@@ -206,7 +226,10 @@ extension Result {
     }
     let failure = try #require(try f.set(banksy, true).failure)
     #expect(failure.failure.kind == .unauthorized(status: 401))
+    #expect(failure.state.pending && failure.state.following == true, "the intent waits for credentials")
+    // As `configure {authToken}` does: the new token, then the waiting intent goes out.
     f.backend.setAuthToken("s3cret")
+    f.store.credentialsChanged()
     let state = try f.set(banksy, true).get()
     #expect(state.confirmed == true && state.error == nil)
   }

@@ -20,7 +20,7 @@ let artsyLikeConfiguration = #"""
                    "attributes": "/artist"},
         "unfollow": {"method": "DELETE", "path": "/api/v1/me/follow/artist/{id}", "onStatus": {"404": "done"}},
         "state": {"method": "GET", "path": "/api/v1/me/follow/artists", "query": {"artists[]": "{ids}"},
-                  "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}}
+                  "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}, "onStatus": {"404": "notFollowing"}}
       },
       "profile": {
         "follow": {"method": "POST", "path": "/api/v1/me/follow/profile", "json": {"profile_id": "{id}"}},
@@ -118,6 +118,73 @@ let artsyLikeConfiguration = #"""
       #"{\#(follow), "state": {"method": "GET", "path": "/s/{id}", "following": {"pointer": "x"}}}"#)
     #expect(badPointer?.path == "/kinds/artist/state/following/pointer")
     #expect(refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s/{id}"}}"#) == nil)
+  }
+
+  /// A meaning the endpoint cannot honour is refused at start, never met at run time:
+  /// a contradiction would resend the change forever, "done" says nothing of a state,
+  /// and a detail answer is an object no status can stand for.
+  @Test(arguments: [
+    ("follow", #"{"404": "notFollowing"}"#, "/kinds/artist/follow/onStatus/404"),
+    ("unfollow", #"{"409": "following"}"#, "/kinds/artist/unfollow/onStatus/409"),
+    ("state", #"{"404": "done"}"#, "/kinds/artist/state/onStatus/404"),
+    ("batchedState", #"{"404": "done"}"#, "/kinds/artist/state/onStatus/404"),
+    ("detail", #"{"404": "notFollowing"}"#, "/kinds/artist/detail/onStatus"),
+    ("detail", #"{}"#, "/kinds/artist/detail/onStatus"),
+    ("follow", #"{"409": "following", "404": "done"}"#, nil),
+    ("unfollow", #"{"404": "notFollowing"}"#, nil),
+    ("state", #"{"404": "notFollowing", "410": "following"}"#, nil),
+    ("batchedState", #"{"404": "notFollowing", "299": "following"}"#, nil),
+  ])
+  func statusMeaningsAreRefusedWhereTheyCannotBeHonoured(endpoint: String, meanings: String, path: String?) {
+    func onStatus(_ name: String) -> String { name == endpoint ? #", "onStatus": \#(meanings)"# : "" }
+    let state =
+      endpoint == "batchedState"
+      ? #""state": {"method": "GET", "path": "/s", "query": {"a[]": "{ids}"}, "batch": {"id": "/id"}\#(onStatus("batchedState"))}"#
+      : #""state": {"method": "GET", "path": "/s/{id}"\#(onStatus("state"))}"#
+    let kind =
+      #"{"follow": {"method": "POST", "path": "/f/{id}"\#(onStatus("follow"))}, "#
+      + #""unfollow": {"method": "DELETE", "path": "/f/{id}"\#(onStatus("unfollow"))}, "#
+      + #""detail": {"method": "GET", "path": "/d/{id}"\#(onStatus("detail"))}, \#(state)}"#
+    #expect(refusal(kind)?.path == path, "\(refusal(kind).map(\.description) ?? "accepted")")
+  }
+}
+
+/// The auth token travels in clear only to loopback (issue 16): another host on plain
+/// http:// is refused while `auth` is set, unless `allowPlainHTTP` makes it a warning.
+@Suite struct PlainHTTPTests {
+  func parse(_ url: String, auth: String? = #"{"header": "X-Token"}"#) throws(RESTConfigurationError)
+    -> RESTConfiguration
+  {
+    let kinds =
+      #"{"a": {"follow": {"method": "POST", "path": "/f"}, "unfollow": {"method": "DELETE", "path": "/f"}, "#
+      + #""state": {"method": "GET", "path": "/f"}}}"#
+    return try RESTConfiguration.parse(
+      #"{"environments": {"e": "\#(url)"}, \#(auth.map { #""auth": \#($0), "# } ?? "")"kinds": \#(kinds)}"#)
+  }
+
+  @Test(arguments: [
+    "https://api.example.com", "http://localhost", "http://localhost:8080/api", "http://127.0.0.1",
+    "http://127.10.0.254:1?x", "http://[::1]:80#f", "https://",
+  ])
+  func loopbackAndHTTPSAreFine(url: String) throws {
+    #expect(try parse(url).warnings.isEmpty)
+  }
+
+  @Test(arguments: [
+    "http://10.0.0.5:8080", "http://api.example.com", "http://", "http://127.0.0.1.evil.example",
+    "http://localhost@evil.example", "http://127.0.0.1:80@evil.example", "http://LOCALHOST", "http://[::2]",
+    "http://127.0.0/x",
+  ])
+  func anotherHostOnPlainHTTPIsRefusedUnlessOptedIn(url: String) throws {
+    do {
+      _ = try parse(url)
+      Issue.record("\(url) accepted")
+    } catch {
+      #expect(error.path == "/environments/e" && error.reason.contains("allowPlainHTTP"), "\(error)")
+    }
+    let optedIn = try parse(url, auth: #"{"header": "X-Token", "allowPlainHTTP": true}"#)
+    #expect(optedIn.warnings.map(\.path) == ["/environments/e"])
+    #expect(try parse(url, auth: nil).warnings.isEmpty)  // no token, nothing to expose
   }
 }
 

@@ -64,7 +64,7 @@ ARTSY_LIKE_CONFIGURATION = r"""
                  "attributes": "/artist"},
       "unfollow": {"method": "DELETE", "path": "/api/v1/me/follow/artist/{id}", "onStatus": {"404": "done"}},
       "state": {"method": "GET", "path": "/api/v1/me/follow/artists", "query": {"artists[]": "{ids}"},
-                "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}}
+                "batch": {"maxIds": 50, "windowMs": 2, "id": "/artist/id"}, "onStatus": {"404": "notFollowing"}}
     },
     "profile": {
       "follow": {"method": "POST", "path": "/api/v1/me/follow/profile", "json": {"profile_id": "{id}"}},
@@ -197,18 +197,26 @@ class CheckConfig:
         path.write_text(text, encoding="utf-8")
         return self.run_file(path)
 
-    def run(self, doc):
-        return self.run_text(json.dumps(doc))
+    def run(self, doc, warnings=()):
+        self.count += 1
+        path = self.folder / f"config{self.count}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        return self.run_file(path, warnings)
 
-    def run_file(self, path):
+    def run_file(self, path, warnings=()):
+        """`warnings`: the pointers of the warnings expected on stderr for an accepted file."""
         proc = subprocess.run(
             [str(self.bin), "check-config", str(path)], capture_output=True, text=True, timeout=30
         )
         assert proc.returncode in (0, 2), f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
         if proc.returncode == 0:
             assert proc.stdout.startswith(f"{path}: ok — kinds: "), proc.stdout
-            assert proc.stderr == ""
-            return 0, None, proc.stdout
+            assert proc.stderr.splitlines() == [
+                line for line in proc.stderr.splitlines() if line.startswith(f"netmodel: warning: {path} at ")
+            ], proc.stderr
+            said = [line.split(" at ", 1)[1].split(": ", 1)[0] for line in proc.stderr.splitlines()]
+            assert said == list(warnings), proc.stderr
+            return 0, None, proc.stdout + proc.stderr
         assert proc.stdout == ""
         match = self.MESSAGE.match(proc.stderr)
         assert match and match["file"] == str(path), f"unexpected message: {proc.stderr!r}"
@@ -365,10 +373,19 @@ ACCEPTED = [
     pytest.param([], id="unchanged"),
     pytest.param(_ALL_OBJECTS_DOCUMENTED, id="description-and-$schema-in-every-object"),
     pytest.param([S("/environment", "production")], id="environment-named"),
-    pytest.param([S("/environments/plain", "http://")], id="environment-http-prefix-only"),
+    pytest.param([S("/environments/plain", "https://")], id="environment-https-prefix-only"),
+    # With auth set, plain http:// only to loopback (issue 16): the token never travels in clear.
+    pytest.param(
+        [S("/environments/a", "http://localhost"), S("/environments/b", "http://127.10.0.1:8080/api/"),
+         S("/environments/c", "http://[::1]:1?x"), S("/environments/d", "http://127.0.0.1#f")],
+        id="plain-http-to-loopback",
+    ),
+    pytest.param([D("/auth"), S("/environments/lan", "http://10.0.0.5:8080")], id="plain-http-without-auth"),
     pytest.param([S("/timeoutMs", 1), S("/connectTimeoutMs", 600000), S("/maxInFlight", 1024)], id="root-limits"),
     pytest.param([S("/retry", {"maxRetries": 100, "baseDelayMs": 1, "maxDelayMs": 3600000, "whenExhausted": "queue"})], id="retry-limits"),
     pytest.param([S("/kinds/show/retry", {"maxRetries": 0, "whenExhausted": "rollback"})], id="kind-retry"),
+    pytest.param([S("/retry", {"onUnauthorized": "rollback"})], id="retry-onUnauthorized-rollback"),
+    pytest.param([S("/kinds/show/retry", {"onUnauthorized": "wait"})], id="kind-retry-onUnauthorized-wait"),
     pytest.param([S("/kinds/artist/state/batch", {"maxIds": 1000, "windowMs": 0, "items": "", "id": ""})], id="batch-limits"),
     pytest.param([S("/kinds/artist/state/batch/maxIds", 1)], id="batch-maxIds-1"),
     pytest.param([R("/kinds/show", _LONG_KIND)], id="kind-name-64-chars"),
@@ -378,9 +395,18 @@ ACCEPTED = [
     pytest.param([S("/kinds/show/state/query/show_id", ["{id}", "x"]), S("/kinds/show/state/query/e", [])], id="query-arrays"),
     pytest.param([S("/kinds/profile/follow/json", None)], id="json-null"),
     pytest.param([S("/kinds/profile/follow/json", [1, 2.5, True, {"a": ["{id}", None]}])], id="json-nested"),
-    pytest.param([S("/kinds/profile/state/onStatus", {"100": "done", "599": "following", "404": "notFollowing"})], id="onStatus-limits"),
+    pytest.param([S("/kinds/profile/state/onStatus", {"100": "following", "599": "following", "404": "notFollowing"})], id="onStatus-limits"),
+    # Each endpoint takes the meanings it can honour (issue 10): the state a change makes
+    # stands for "done", and a batched state endpoint's meaning holds for all its ids.
+    pytest.param([S("/kinds/artist/follow/onStatus", {"409": "following", "404": "done"})], id="onStatus-follow-following"),
+    pytest.param([S("/kinds/artist/unfollow/onStatus", {"404": "notFollowing", "410": "done"})], id="onStatus-unfollow-notFollowing"),
+    pytest.param([S("/kinds/artist/state/onStatus", {"404": "notFollowing", "299": "following"})], id="onStatus-batched-state"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "description": "no onStatus"})], id="detail-without-onStatus"),
     pytest.param([S("/kinds/profile/state/path", "/")], id="path-slash"),
     pytest.param([S("/kinds/profile/state/path", "/a{b")], id="path-unclosed-brace-is-text"),
+    # Dots that are not a whole segment, and dot segments after "?" (a query), are plain text.
+    pytest.param([S("/kinds/profile/state/path", "/a/.../.b/c./%2e%2e%2e/{id}.json?x=/../")], id="path-dots-not-segments"),
+    pytest.param([S("/kinds/profile/state/path", "/d/.{id}")], id="path-dot-before-placeholder"),
     pytest.param([S("/kinds/profile/detail", {"method": "PATCH", "path": "/p/{kind}/{id}", "attributes": "/a~0b~1c", "timeoutMs": 600000})], id="detail-endpoint"),
     pytest.param([S("/kinds/profile/state/headers", {"X-!#$%&'*+.^_`|~": "v: 1"})], id="header-token-chars"),
     pytest.param([S("/auth", {"header": "Authorization", "scheme": "Bearer"})], id="auth-scheme"),
@@ -403,6 +429,16 @@ REFUSED = [
     pytest.param([S("/environments/test", "ftp://x")], "/environments/test", id="environment-url-scheme"),
     pytest.param([S("/environments/test", "HTTP://X")], "/environments/test", id="environment-url-uppercase"),
     pytest.param([S("/environments/test", 80)], "/environments/test", id="environment-url-not-string"),
+    # A token over plain http:// to another host than loopback, not opted in (issue 16).
+    pytest.param([S("/environments/lan", "http://10.0.0.5:8080")], "/environments/lan", id="plain-http-token-lan"),
+    pytest.param([S("/environments/plain", "http://")], "/environments/plain", id="plain-http-no-host"),
+    pytest.param([S("/environments/x", "http://127.0.0.1.evil.example")], "/environments/x", id="plain-http-127-prefix-host"),
+    pytest.param([S("/environments/x", "http://localhost@evil.example/")], "/environments/x", id="plain-http-user-info"),
+    pytest.param([S("/environments/x", "http://127.0.0.1:80@evil.example")], "/environments/x", id="plain-http-port-user-info"),
+    pytest.param([S("/environments/x", "http://localhost.evil.example")], "/environments/x", id="plain-http-localhost-prefix"),
+    pytest.param([S("/environments/x", "http://LOCALHOST")], "/environments/x", id="plain-http-upper-case-host"),
+    pytest.param([S("/auth/allowPlainHTTP", False), S("/environments/x", "http://api.example.com")], "/environments/x", id="plain-http-opt-in-false"),
+    pytest.param([S("/auth/allowPlainHTTP", "yes")], "/auth/allowPlainHTTP", id="allowPlainHTTP-not-boolean"),
     pytest.param([S("/environment", 1)], "/environment", id="environment-not-string"),
     pytest.param([S("/auth", None)], "/auth", id="auth-null"),
     pytest.param([D("/auth/header")], "/auth", id="auth-header-missing"),
@@ -425,6 +461,9 @@ REFUSED = [
     pytest.param([S("/retry/baseDelayMs", 0)], "/retry/baseDelayMs", id="retry-baseDelayMs-0"),
     pytest.param([S("/retry/maxDelayMs", 3600001)], "/retry/maxDelayMs", id="retry-maxDelayMs-too-big"),
     pytest.param([S("/retry/whenExhausted", "retry")], "/retry/whenExhausted", id="retry-whenExhausted"),
+    pytest.param([S("/retry/onUnauthorized", "ignore")], "/retry/onUnauthorized", id="retry-onUnauthorized"),
+    pytest.param([S("/kinds/show/retry/onUnauthorized", True)], "/kinds/show/retry/onUnauthorized",
+                 id="kind-retry-onUnauthorized-type"),
     pytest.param([S("/retry/maxDelay", 5)], "/retry/maxDelay", id="retry-unknown-field"),
     pytest.param([S("/kinds", {})], "/kinds", id="kinds-empty"),
     pytest.param([S("/kinds", {"description": "no kinds"})], "/kinds", id="kinds-only-description"),
@@ -443,6 +482,12 @@ REFUSED = [
     pytest.param([S("/kinds/gene/follow/path", "genes/{id}")], "/kinds/gene/follow/path", id="path-relative"),
     pytest.param([S("/kinds/gene/follow/path", ["/a"])], "/kinds/gene/follow/path", id="path-not-string"),
     pytest.param([D("/kinds/gene/unfollow/path")], "/kinds/gene/unfollow", id="path-missing"),
+    # Sent as written (issue 16): a dot segment of the template's own is refused.
+    pytest.param([S("/kinds/gene/follow/path", "/genes/../{id}")], "/kinds/gene/follow/path", id="path-dot-dot-segment"),
+    pytest.param([S("/kinds/gene/follow/path", "/genes/./{id}")], "/kinds/gene/follow/path", id="path-dot-segment"),
+    pytest.param([S("/kinds/gene/follow/path", "/genes/{id}/..")], "/kinds/gene/follow/path", id="path-trailing-dot-dot"),
+    pytest.param([S("/kinds/gene/follow/path", "/genes/%2E%2e?x=1")], "/kinds/gene/follow/path", id="path-encoded-dot-dot"),
+    pytest.param([S("/kinds/gene/follow/path", "/genes/.%2E/x")], "/kinds/gene/follow/path", id="path-mixed-dot-dot"),
     pytest.param([S("/kinds/show/state/query/show_id", 5)], "/kinds/show/state/query/show_id", id="query-value-number"),
     pytest.param([S("/kinds/show/state/query/show_id", ["{id}", 2])], "/kinds/show/state/query/show_id/1", id="query-array-item"),
     pytest.param([S("/kinds/show/state/query/show_id", [["{id}"]])], "/kinds/show/state/query/show_id/0", id="query-nested-array"),
@@ -454,6 +499,14 @@ REFUSED = [
     pytest.param([S("/kinds/artist/unfollow/onStatus/4xx", "done")], "/kinds/artist/unfollow/onStatus/4xx", id="onStatus-4xx"),
     pytest.param([S("/kinds/artist/unfollow/onStatus/404", "gone")], "/kinds/artist/unfollow/onStatus/404", id="onStatus-meaning"),
     pytest.param([S("/kinds/artist/unfollow/onStatus", ["404"])], "/kinds/artist/unfollow/onStatus", id="onStatus-not-object"),
+    # Meanings netmodel could not honour at run time (issue 10): a contradiction would
+    # resend the change forever; "done" says nothing of a state; a detail is an object.
+    pytest.param([S("/kinds/artist/follow/onStatus", {"404": "notFollowing"})], "/kinds/artist/follow/onStatus/404", id="onStatus-follow-notFollowing"),
+    pytest.param([S("/kinds/artist/unfollow/onStatus/409", "following")], "/kinds/artist/unfollow/onStatus/409", id="onStatus-unfollow-following"),
+    pytest.param([S("/kinds/profile/state/onStatus/404", "done")], "/kinds/profile/state/onStatus/404", id="onStatus-state-done"),
+    pytest.param([S("/kinds/artist/state/onStatus/404", "done")], "/kinds/artist/state/onStatus/404", id="onStatus-batched-state-done"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "onStatus": {"404": "notFollowing"}})], "/kinds/profile/detail/onStatus", id="onStatus-detail"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "onStatus": {}})], "/kinds/profile/detail/onStatus", id="onStatus-detail-empty"),
     pytest.param([S("/kinds/profile/state/timeoutMs", 0)], "/kinds/profile/state/timeoutMs", id="endpoint-timeoutMs-0"),
     pytest.param([S("/kinds/profile/state/headers", {"X-A": "a\nb"})], "/kinds/profile/state/headers/X-A", id="endpoint-header-lf"),
     pytest.param([S("/kinds/artist/follow/attributes", "artist")], "/kinds/artist/follow/attributes", id="attributes-no-slash"),
@@ -618,6 +671,7 @@ LIST_REFUSED = [
     pytest.param(L(R(SH, "")), "/lists/", id="list-name-empty"),
     pytest.param(L(R(SH, _LONG_LIST + "l")), "/lists/" + _LONG_LIST + "l", id="list-name-129-bytes"),
     pytest.param(L(S(SH + "/pagination", {})), SH + "/pagination", id="list-unknown-field"),
+    pytest.param(L(S(GA + "/path", "/genes/{gene}/../artists")), GA + "/path", id="list-path-dot-segment"),
     pytest.param(L(S(SH + "/following", True)), SH + "/following", id="list-following-outside-item"),
     pytest.param(L(D(SH + "/item")), SH, id="list-item-missing"),
     pytest.param(L(D(SH + "/method")), SH, id="list-method-missing"),
@@ -771,6 +825,17 @@ def test_refused_by_both_at_the_same_place(ops, expected_pointer, validator, che
             assert is_prefix(ptr, p) or is_prefix(p, ptr), (
                 f"jsonschema also reports {p!r} ({error.message}); check-config says {ptr!r}"
             )
+
+
+def test_plain_http_with_the_opt_in_is_a_warning(validator, check_config):
+    """Opting in to a token over plain http:// is accepted by both, and check-config still
+    says where the token travels in clear (stderr, exit 0), once per such environment."""
+    doc = mutate(BASE, S("/auth/allowPlainHTTP", True), S("/environments/lan", "http://10.0.0.5:8080"),
+                 S("/environments/dev", "http://dev.example.com/api"))
+    errors = list(validator.iter_errors(doc))
+    assert not errors, explain(errors)
+    code, _, out = check_config.run(doc, warnings=["/environments/lan", "/environments/dev"])
+    assert code == 0 and "plain http://" in out and "allowPlainHTTP" in out, out
 
 
 # --------------------------------------------------------------------------

@@ -159,6 +159,25 @@ def test_fifty_reads_of_distinct_ids_are_one_call(artsy, rest):
     assert log[0]["query"].count("artists[]=") == 50, log[0]["query"]
 
 
+def test_a_batched_check_whose_404_means_none_is_followed(artsy, rest):
+    """Artsy answers the batched check with 404 when none of the ids is followed (eigen's
+    checkFavoriteStatusForArtist reads it as "not following"); the configuration's
+    {"404": "notFollowing"} then holds for every id of that call (issue 10)."""
+    api = artsy()
+    c = rest(api).conn
+    replies = pipeline(c, [("getFollowState", {"kind": "artist", "id": i}) for i in ("banksy", "kaws", "nobody")])
+    for reply in replies.values():
+        state = reply["result"]
+        assert state["confirmed"] is False and state["error"] is None, state
+    log = [e for e in api.stats()["log"] if e["path"] == "/api/v1/me/follow/artists"]
+    assert [e["status"] for e in log] == [404] and log[0]["query"].count("artists[]=") == 3, log
+    # Follow then unfollow: the read back after each is right, through the same 404.
+    assert c.result("follow", {"kind": "gene", "id": "street-art", "await": True})["confirmed"] is True
+    assert c.result("unfollow", {"kind": "gene", "id": "street-art", "await": True})["confirmed"] is False
+    assert c.result("getFollowState", {"kind": "gene", "id": "street-art", "refresh": True})["confirmed"] is False
+    assert [e["status"] for e in api.stats()["log"] if e["path"] == "/api/v1/me/follow/genes"] == [404]
+
+
 def test_a_hundred_reads_of_one_id_are_one_call(artsy, rest):
     api = artsy()
     c = rest(api).conn
@@ -314,3 +333,144 @@ def test_a_bad_configuration_stops_the_server_with_the_field(netmodel_bin, runti
         assert "/kinds/profile/state/onStatus/404" in done.stderr, done.stderr
     ok = subprocess.run([str(netmodel_bin), "check-config", str(CONFIG)], capture_output=True, text=True, timeout=10)
     assert ok.returncode == 0 and "artist, gene, profile" in ok.stdout, ok
+
+
+# --------------------------------------------------------------------------
+# ids are data, never path syntax (issue 16)
+
+# A kind and a list with every value in a path; the demo server answers 404 to these
+# routes, which is fine: what is checked is the request line it received.
+THING = {
+    "follow": {"method": "PUT", "path": "/api/v1/thing/{id}/follow"},
+    "unfollow": {"method": "DELETE", "path": "/api/v1/thing/{id}/follow"},
+    "state": {"method": "GET", "path": "/api/v1/thing/{id}/state", "onStatus": {"404": "notFollowing"}},
+    "detail": {"method": "GET", "path": "/api/v1/thing/{id}", "attributes": ""},
+}
+BY_TAG = {"method": "GET", "path": "/api/v1/tag/{tag}/things", "params": ["tag"], "item": {"kind": "thing", "id": "/id"}}
+
+# value -> the path segment that must reach the server
+SENT_AS_ONE_SEGMENT = {
+    "../..": "..%2F..",
+    "a/../..": "a%2F..%2F..",
+    "%2e%2e": "%252e%252e",
+    "..%2F..": "..%252F..",
+    "?x=1": "%3Fx%3D1",
+    "#frag": "%23frag",
+    "a b": "a%20b",
+    "é/ü": "%C3%A9%2F%C3%BC",
+    "...": "...",
+}
+
+
+def thing_server(artsy, rest, *args):
+    api = artsy()
+    config = json.loads(CONFIG.read_text())
+    kinds = {**config["kinds"], "thing": THING}
+    lists = {**config["lists"], "byTag": BY_TAG}
+    return api, rest(api, *args, kinds=kinds, lists=lists)
+
+
+def request_lines(api):
+    return [e["requestline"] for e in api.stats()["log"]]
+
+
+@pytest.mark.parametrize("value", list(SENT_AS_ONE_SEGMENT))
+def test_an_id_reaches_the_server_as_one_segment(artsy, rest, value):
+    api, server = thing_server(artsy, rest)
+    c = server.conn
+    segment = SENT_AS_ONE_SEGMENT[value]
+    key = {"kind": "thing", "id": value}
+    c.call("unfollow", {**key, "await": True})  # sent: the state is unknown (then read: 404, not following)
+    c.call("follow", {**key, "await": True})
+    c.call("getFollowState", {**key, "refresh": True})
+    c.call("getEntity", {**key, "refresh": True})
+    c.call("fetchList", {"list": "byTag", "params": {"tag": value}})
+    expected = {
+        f"PUT /api/v1/thing/{segment}/follow HTTP/1.1",
+        f"DELETE /api/v1/thing/{segment}/follow HTTP/1.1",
+        f"GET /api/v1/thing/{segment}/state HTTP/1.1",
+        f"GET /api/v1/thing/{segment} HTTP/1.1",
+        f"GET /api/v1/tag/{segment}/things HTTP/1.1",
+    }
+    lines = request_lines(api)
+    assert set(lines) == expected, lines
+
+
+REFUSED_IDS = [".", ".."]
+
+
+@pytest.mark.parametrize("value", REFUSED_IDS)
+def test_a_dot_segment_id_is_refused_before_anything_changes_or_is_sent(artsy, rest, runtime, value):
+    api, server = thing_server(artsy, rest)
+    c = server.conn
+    c.result("subscribe", {"topics": [{"type": "entity", "kind": "thing"}, {"type": "entity", "kind": "artist"}]})
+    before = c.result("stats", {})
+    key = {"kind": "thing", "id": value}
+    calls = [
+        ("follow", key, "/id"),
+        ("follow", {**key, "await": True}, "/id"),
+        ("unfollow", key, "/id"),
+        ("setFollowState", {**key, "following": True}, "/id"),
+        ("getFollowState", key, "/id"),
+        ("getEntity", key, "/id"),
+        ("subscribe", {"topics": [{"type": "entity", **key}]}, "/topics/0/id"),
+        ("setInterfaceState", {"state": "visible", "items": [{"kind": "thing", "id": "ok"}, key]}, "/items/1/id"),
+        ("fetchList", {"list": "byTag", "params": {"tag": value}}, "/params/tag"),
+        # The issue's own examples, on the Artsy configuration: the batched state
+        # endpoint takes ".." in its query, but unfollow and detail would not.
+        ("unfollow", {"kind": "artist", "id": value}, "/id"),
+        ("getEntity", {"kind": "artist", "id": value}, "/id"),
+        ("follow", {"kind": "artist", "id": value}, "/id"),
+    ]
+    for method, params, path in calls:
+        error = error_of(c.call(method, params), INVALID_PARAMS)
+        assert error["data"]["path"] == path, (method, error)
+        assert "dot segment" in error["message"] and "RFC 3986" in error["message"], error
+    # Nothing was sent, nothing changed: no entity, no version, no notification, no outbox.
+    assert api.stats()["requests"] == 0, request_lines(api)
+    after = c.result("stats", {})
+    assert after["entities"] == before["entities"] == 0, after
+    assert after["backend"]["http"]["requests"] == 0, after
+    assert after["notifications"]["sent"] == before["notifications"]["sent"], after
+    c.assert_quiet()
+    server.close_stdin()
+    assert server.wait() == 0
+    saved = [p for p in (runtime.root / "state-rest").rglob("*") if p.is_file()]
+    assert not any(f'"{value}"'.encode() in p.read_bytes() for p in saved), saved
+
+
+def test_an_empty_list_param_in_a_path_is_refused(artsy, rest):
+    api, server = thing_server(artsy, rest)
+    error = error_of(server.conn.call("fetchList", {"list": "byTag", "params": {"tag": ""}}), INVALID_PARAMS)
+    assert error["data"]["path"] == "/params/tag" and "empty" in error["message"], error
+    assert api.stats()["requests"] == 0
+
+
+def test_the_path_goes_out_as_written(artsy, rest):
+    """libcurl resolves "/./" and "/../" unless told not to (CURLOPT_PATH_AS_IS): what
+    netmodel built and checked is what the server receives, base URL included."""
+    api = artsy()
+    server = rest(api, environments={"local": api.url + "/./base/.."})
+    server.conn.call("getFollowState", {"kind": "profile", "id": "gagosian"})
+    assert request_lines(api) == ["GET /./base/../api/v1/me/follow/profile/gagosian HTTP/1.1"]
+
+
+def test_a_token_over_plain_http_to_another_host_needs_the_opt_in(artsy, rest, netmodel_bin, runtime):
+    """The auth token would travel in clear to 10.0.0.5: refused at start unless
+    auth.allowPlainHTTP, which still warns (issue 16)."""
+    config = json.loads(CONFIG.read_text())
+    config["environments"]["lan"] = "http://10.0.0.5:8080"
+    path = runtime.root / "plain.json"
+    path.write_text(json.dumps(config))
+    argv = [str(netmodel_bin), "serve", "--backend", "rest", "--config", str(path), "--state-dir", str(runtime.root)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "/environments/lan" in done.stderr and "allowPlainHTTP" in done.stderr, done
+    api = artsy()
+    server = rest(api, environments={**config["environments"], "local": api.url},
+                  auth={**config["auth"], "allowPlainHTTP": True})
+    assert server.conn.result("getFollowState", {"kind": "gene", "id": "pop-art"})["confirmed"] is True
+    server.close_stdin()
+    assert server.wait() == 0
+    log = server.stderr_path.read_text()
+    assert "/environments/lan" in log and "plain http://" in log, log
+    assert "/environments/local" not in log and "/environments/staging" not in log, log

@@ -248,6 +248,14 @@ export declare class TimeoutError extends Error {
   readonly code: 'NETMODEL_TIMEOUT';
 }
 
+/**
+ * connect() refused the socket before sending anything: its folder is a symbolic link,
+ * belongs to another user, or others can write it. The message says what to fix.
+ */
+export declare class UntrustedSocketError extends Error {
+  readonly code: 'NETMODEL_UNTRUSTED_SOCKET';
+}
+
 // -- client ---------------------------------------------------------------------------
 
 export interface RequestOptions {

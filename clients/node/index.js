@@ -1,6 +1,7 @@
 // netmodel-client: a Node client for netmodel (JSON-RPC 2.0 network models).
 export { NetmodelClient, TimeoutError } from './lib/client.js';
 export { Subscription } from './lib/subscription.js';
+export { UntrustedSocketError } from './lib/trust.js';
 export { StateStore, defaultSocketPath, stateKey, topic } from './lib/state.js';
 export {
   BackendRejected,

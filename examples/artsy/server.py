@@ -17,6 +17,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -311,6 +312,7 @@ class Handler(BaseHTTPRequestHandler):
     # ---- one request ----------------------------------------------------------------------
 
     def handle_one(self):
+        arrived = time.monotonic()
         url = urlsplit(self.path)
         path, method, body = url.path, self.command, self.read_body()
         if path.startswith("/_control/"):
@@ -339,7 +341,7 @@ class Handler(BaseHTTPRequestHandler):
         else:  # no fault, or a delay-only rule: the normal answer (which may change state)
             reply = self.answer(route, method, path, url.query, body)
         # Log before answering, so a client that asks for stats right after its answer sees it.
-        self.record(method, path, url.query, body, reply[0] if reply else None, rule is not None)
+        self.record(method, path, url.query, body, reply[0] if reply else None, rule is not None, arrived)
         if reply:
             self.send_json(*reply)
         elif rule.hang and not st.stop.is_set():
@@ -362,13 +364,16 @@ class Handler(BaseHTTPRequestHandler):
         except ApiError as err:
             return err.status, err.body, None
 
-    def record(self, method, path, query, body, status, faulted):
+    def record(self, method, path, query, body, status, faulted, arrived):
         headers = {}
         for name, value in self.headers.items():
             value = "<redacted>" if name.lower() == "x-access-token" else value
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        # requestline: the request's first line exactly as received (no decoding, no
+        # dot-segment resolution), for tests of what a client really put on the wire.
         entry = {"method": method, "path": path, "query": query, "body": body.decode("utf-8", "replace"),
-                 "headers": headers, "status": status, "faulted": faulted}
+                 "headers": headers, "status": status, "faulted": faulted, "at": arrived,
+                 "requestline": self.requestline}
         if status is None:
             self.log_message('"%s" dropped or hung (fault)', self.requestline)
         with self.state.lock:
@@ -425,9 +430,12 @@ class Handler(BaseHTTPRequestHandler):
         if page < 1 or size < 0:
             raise ApiError(400, {"error": "page must be >= 1 and size >= 0"})
         total = len(slugs)
-        if not ids or "size" in params or "page" in params:  # an id check answers all matches
+        paged = not ids or "size" in params or "page" in params
+        if paged:
             size = min(size or 10, 100)
             slugs = slugs[(page - 1) * size: page * size]
+        elif not slugs:  # an id check none of whose ids is followed: 404, as eigen expects (ENDPOINTS.md)
+            raise ApiError(404, {"error": f"{KINDS[kind][1]} Not Followed"})
         flag = (params.get("total_count") or [""])[0].lower()
         headers = {"X-Total-Count": str(total)} if flag in ("1", "true") else None
         return 200, [self.state.follow_object(kind, s) for s in slugs], headers

@@ -96,8 +96,12 @@ def stats(ctl):
 
 
 def followed(api, kind, plural, ids):
+    """The followed subset of `ids`; [] when the check answers 404 (none of them is followed)."""
     query = "&".join(f"{plural}%5B%5D={i}" for i in ids)
     status, _, body = api.request("GET", f"/api/v1/me/follow/{plural}?{query}")
+    if status == 404:
+        assert body == {"error": f"{kind.title()} Not Followed"}, body
+        return []
     assert status == 200
     return [f[kind]["id"] for f in body]
 
@@ -128,6 +132,20 @@ def test_follow_unfollow_and_batch_state(api, kind, plural, label):
     assert followed(api, kind, plural, [slug, other]) == []
     assert api.request("DELETE", f"/api/v1/me/follow/{kind}/{slug}")[1:][1] == {"error": f"{label} Not Followed"}
     assert api.request("DELETE", f"/api/v1/me/follow/{kind}/{slug}")[0] == 404
+
+
+@pytest.mark.parametrize("kind,plural", [("artist", "artists"), ("gene", "genes")])
+def test_an_id_check_none_of_whose_ids_is_followed_answers_404(api, kind, plural):
+    """Artsy answers 404, not [], when none of the ids asked is followed: eigen's
+    checkFavoriteStatusForArtist/ForGene read that 404 as "not following" (ENDPOINTS.md)."""
+    label = kind.title()
+    status, _, body = api.request("GET", f"/api/v1/me/follow/{plural}?{plural}[]=nobody&{plural}[]=nobody-else")
+    assert (status, body) == (404, {"error": f"{label} Not Followed"})
+    # One followed id among them: 200 with the subset. A paged list past its end stays [].
+    seeded = "andy-warhol" if kind == "artist" else "pop-art"
+    status, _, body = api.request("GET", f"/api/v1/me/follow/{plural}?{plural}[]=nobody&{plural}[]={seeded}")
+    assert status == 200 and [f[kind]["id"] for f in body] == [seeded]
+    assert api.request("GET", f"/api/v1/me/follow/{plural}?{plural}[]=nobody&page=1")[::2] == (200, [])
 
 
 @pytest.mark.parametrize("kind,label", [("artist", "Artist"), ("gene", "Gene"), ("profile", "Profile")])
@@ -226,6 +244,11 @@ def test_token_required_when_set(api, ctl, server):
     assert ctl.request("POST", "/_control/token", {"token": 5})[0] == 400
 
 
+def test_the_log_keeps_the_request_line_as_received(api, ctl):
+    assert api.request("GET", "/api/v1/me/../artist/./banksy%2F..?x=%2e")[0] == 404
+    assert stats(ctl)["log"][-1]["requestline"] == "GET /api/v1/me/../artist/./banksy%2F..?x=%2e HTTP/1.1"
+
+
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_token_from_command_line_or_environment(tmp_path, how):
     args, env = (["--token", "abc"], None) if how == "flag" else ([], {"ARTSY_DEMO_TOKEN": "abc"})
@@ -255,7 +278,7 @@ def test_status_fault_with_headers_and_times(api, ctl):
     assert api.request("POST", "/api/v1/me/follow/artist", {"artist_id": "kaws"})[0] == 201
     s = stats(ctl)
     assert s["faulted"] == 2 and [e["faulted"] for e in s["log"]] == [True, True, False, False]
-    assert [e["status"] for e in s["log"]] == [503, 503, 200, 201]
+    assert [e["status"] for e in s["log"]] == [503, 503, 404, 201]  # 404: the id check found none
 
 
 def test_fault_matching_body_and_queue_order(api, ctl):
@@ -306,7 +329,7 @@ def test_drop_closes_without_an_answer(server, ctl):
     with pytest.raises(http.client.RemoteDisconnected):
         c.request("POST", "/api/v1/me/follow/artist", {"artist_id": "kaws"})
     c.close()
-    assert Client(server).request("GET", "/api/v1/me/follow/artists?artists[]=kaws")[2] == []
+    assert Client(server).request("GET", "/api/v1/me/follow/artists?artists[]=kaws")[0] == 404
     entry = stats(ctl)["log"][0]
     assert entry["status"] is None and entry["faulted"] is True and entry["body"] == '{"artist_id": "kaws"}'
 
@@ -367,7 +390,10 @@ def test_stats_count_calls_routes_and_connections(server, ctl):
     assert s["open_connections"] >= 2
     first, second = s["log"][0], s["log"][1]
     assert first == {"method": "POST", "path": "/api/v1/me/follow/artist", "query": "",
-                     "body": "artist_id=kaws", "headers": first["headers"], "status": 201, "faulted": False}
+                     "body": "artist_id=kaws", "headers": first["headers"], "status": 201, "faulted": False,
+                     "at": first["at"],
+                     "requestline": "POST /api/v1/me/follow/artist HTTP/1.1"}
+    assert first["at"] <= second["at"] <= time.monotonic()  # arrival, on the shared monotonic clock
     assert first["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
     assert second["query"] == "artists%5B%5D=kaws&artists%5B%5D=banksy" and second["status"] == 200
     assert [e["status"] for e in s["log"]] == [201, 200, 200, 404, 200, 200, 404]

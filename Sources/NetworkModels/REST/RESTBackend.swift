@@ -9,13 +9,14 @@ import Posix
 /// them all.
 ///
 /// Must be used on the loop's thread.
-public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource {
+public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource, PrioritisedBackend {
   public typealias Completion = (Result<Bool, FollowFailure>) -> Void
 
   public let configuration: RESTConfiguration
   public let http: HTTPClient
   public private(set) var environment: String
   public var onAttributes: ((EntityKey, String) -> Void)?
+  public var readPriority = HTTPPriority.user
   /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
   public var calls: [String: Int] {
     Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
@@ -30,6 +31,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     var ids: [String] = []
     var waiters: [String: [Completion]] = [:]
     var timer: EventLoop.TimerID?
+    var priority = HTTPPriority.preload
   }
 
   /// `environmentVariables` is where `auth.tokenEnv` is looked up (tests pass their own).
@@ -64,12 +66,16 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
     count(key.kind, following ? "follow" : "unfollow")
     http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
+      // The configuration lets a follow's statuses mean only "done" or "following"
+      // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
       completion(
-        Self.outcome(result, endpoint) { response -> Result<Bool, FollowFailure> in
+        Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
+          response -> Result<Bool, FollowFailure> in
           if let pointer = endpoint.attributes, (200...299).contains(response.status) {
             self.reportAttributes(key, response, pointer)
           }
@@ -80,15 +86,19 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     if let batch = kind.state.batch {
       enqueue(key, batch, completion)
       return
     }
     let state = kind.state
     count(key.kind, "state")
-    http.send(request(state.endpoint, kind: key.kind, id: key.id)) { [weak self] result in
+    http.send(request(state.endpoint, kind: key.kind, id: key.id), priority: readPriority) { [weak self] result in
       guard let self else { return }
-      completion(Self.outcome(result, state.endpoint) { response in Self.following(in: response, state.following) })
+      completion(
+        Self.outcome(result, state.endpoint, meaning: { .success($0 == .following) }) { response in
+          Self.following(in: response, state.following)
+        })
     }
   }
 
@@ -105,6 +115,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     batches[key.kind] = pending
     if pending.waiters[key.id] == nil { pending.ids.append(key.id) }
     pending.waiters[key.id, default: []].append(completion)
+    pending.priority = max(pending.priority, readPriority)
     if pending.ids.count >= batch.maxIds {
       flush(kind: key.kind)
     } else if pending.timer == nil {
@@ -122,9 +133,13 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     if let timer = pending.timer { loop.cancel(timer) }
     let state = endpoints.state.endpoint
     count(kind, "state")
-    http.send(request(state, kind: kind, ids: pending.ids)) { [weak self] result in
+    http.send(request(state, kind: kind, ids: pending.ids), priority: pending.priority) { [weak self] result in
       guard let self else { return }
-      let followed = Self.outcome(result, state) { response in Self.followedIDs(in: response, batch) }
+      // A status meaning answers for every id of the call: Artsy's batched check
+      // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
+      let followed = Self.outcome(
+        result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
+      ) { response in Self.followedIDs(in: response, batch) }
       for id in pending.ids {
         let answer = followed.map { set in set.contains(id) }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
@@ -172,32 +187,22 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   // MARK: Answers
 
   /// A transport error or a status the endpoint gives no meaning to becomes a
-  /// failure; a status it names (404 "done") or 2xx goes to `success`.
+  /// failure; a status it names goes to `meaning`, a 2xx to `success`. The
+  /// configuration only gives an endpoint meanings its `meaning` can answer, and
+  /// details and lists none (they pass no `meaning`), so no configured status fails.
   static func outcome<T>(
     _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
+    meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
     success: (HTTPResponse) -> Result<T, FollowFailure>
   ) -> Result<T, FollowFailure> {
     switch result {
     case .failure(let error):
       return .failure(FollowFailure(.unavailable, error.message))
     case .success(let response):
-      if let meaning = endpoint.statusMeanings[response.status] {
-        switch meaning {
-        case .done: return success(HTTPResponse(status: 204))
-        case .following: return Self.fixed(true)
-        case .notFollowing: return Self.fixed(false)
-        }
-      }
+      if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
       if (200...299).contains(response.status) { return success(response) }
       return .failure(Self.failure(response, endpoint))
     }
-  }
-
-  private static func fixed<T>(_ value: Bool) -> Result<T, FollowFailure> {
-    // Only follow, unfollow and state answer a Bool; a batched read or a detail
-    // answers something else, so "following" means nothing there.
-    if let result = Result<Bool, FollowFailure>.success(value) as? Result<T, FollowFailure> { return result }
-    return .failure(FollowFailure(.unavailable, "a status meaning \"following\" does not apply here"))
   }
 
   static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {
@@ -272,6 +277,12 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     return "no kind \"\(kind)\" (configured: \(configuration.kinds.keys.sorted().joined(separator: ", ")))"
   }
 
+  /// Values the service should have refused (an intent replayed from the outbox, a
+  /// preload): failed without sending anything.
+  func unsendable<T>(_ problem: PlaceholderProblem, _ completion: @escaping (Result<T, FollowFailure>) -> Void) {
+    loop.execute { completion(.failure(FollowFailure(.rejected(status: 0), problem.reason))) }
+  }
+
   private func unknownKind(_ kind: String, _ completion: @escaping Completion) {
     let known = configuration.kinds.keys.sorted().joined(separator: ", ")
     loop.execute { completion(.failure(FollowFailure(.unknownKind, "no kind \"\(kind)\" (configured: \(known))"))) }
@@ -279,8 +290,8 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
 
   /// Counted by (kind, endpoint) pairs: building the `kind.endpoint` text on every
   /// call showed in profiles; it is built when `calls` is read.
-  func count(_ kind: String, _ endpoint: String) {
-    callCounts[CallKey(kind: kind, endpoint: endpoint), default: 0] += 1
+  func count(_ kind: String, _ endpoint: String, _ delta: Int = 1) {
+    callCounts[CallKey(kind: kind, endpoint: endpoint), default: 0] += delta
   }
 
   struct CallKey: Hashable {
@@ -302,6 +313,9 @@ extension RESTBackend {
   ) {
     guard let list = configuration.lists[request.key.name] else {
       return loop.execute { completion(.failure(FollowFailure(.unknownKind, "no list \(request.key.name)"))) }
+    }
+    if let problem = validatePlaceholders(list: request.key.name, params: request.params) {
+      return unsendable(problem, completion)
     }
     var http = self.request(list.endpoint, values: request.params)
     var extra: [(String, String)] = []
@@ -344,11 +358,22 @@ extension RESTBackend {
   public func hasDetail(kind: String) -> Bool { configuration.kinds[kind]?.detail != nil }
 
   public func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
+    _ = fetchDetail(key, priority: .user, completion: completion)
+  }
+
+  public func fetchDetail(
+    _ key: EntityKey, priority: HTTPPriority, completion: @escaping (Result<String, FollowFailure>) -> Void
+  ) -> PendingCall? {
     guard let detail = configuration.kinds[key.kind]?.detail else {
-      return loop.execute { completion(.failure(FollowFailure(.unknownKind, "\(key.kind) has no detail endpoint"))) }
+      loop.execute { completion(.failure(FollowFailure(.unknownKind, "\(key.kind) has no detail endpoint"))) }
+      return nil
+    }
+    if let problem = validatePlaceholders(kind: key.kind, id: key.id) {
+      unsendable(problem, completion)
+      return nil
     }
     count(key.kind, "detail")
-    http.send(request(detail, kind: key.kind, id: key.id)) { result in
+    let ticket = http.send(request(detail, kind: key.kind, id: key.id), priority: priority) { result in
       completion(
         RESTBackend.outcome(result, detail) { response -> Result<String, FollowFailure> in
           guard let json = try? JSON.parse(response.body),
@@ -359,6 +384,14 @@ extension RESTBackend {
           return .success(String(decoding: object.encoded(), as: UTF8.self))
         })
     }
+    // A call given up before it went out was never made: `calls` counts what the API saw.
+    return PendingCall(
+      cancel: { [weak self] in
+        guard let self, self.http.cancel(ticket) else { return false }
+        self.count(key.kind, "detail", -1)
+        return true
+      },
+      setPriority: { [weak self] in _ = self?.http.setPriority(ticket, $0) })
   }
 
   static func readPage(

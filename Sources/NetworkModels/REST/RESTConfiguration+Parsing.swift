@@ -48,14 +48,31 @@ extension RESTConfiguration {
     }
 
     var auth: Auth?
+    var warnings: [RESTConfigurationError] = []
     if let field = root.optional("auth") {
-      try field.allow(["header", "scheme", "tokenEnv"])
+      try field.allow(["header", "scheme", "tokenEnv", "allowPlainHTTP"])
       auth = Auth(
         header: try field.required("header").headerName(),
         scheme: try field.optional("scheme").map { (scheme) throws(RESTConfigurationError) in
           try scheme.checkNoLineBreaks(try scheme.string())
         },
         tokenEnvironmentVariable: try field.optional("tokenEnv")?.string())
+      // The token goes with every request: over plain http:// anyone on the way to
+      // another host reads it. Loopback never leaves the machine (the demo server).
+      var allowPlainHTTP = false
+      if let flag = field.optional("allowPlainHTTP") {
+        guard let value = flag.json.bool else { throw flag.error("must be true or false") }
+        allowPlainHTTP = value
+      }
+      for (_, place) in try environmentsField.members() where !tokenTravelsSafely(to: try place.string()) {
+        let risk =
+          "sends the auth token over plain http:// to a host other than loopback, where anyone on the way reads it"
+        if allowPlainHTTP {
+          warnings.append(place.error(risk + " (allowed by auth.allowPlainHTTP)"))
+        } else {
+          throw place.error(risk + ": use https://, or set auth.allowPlainHTTP to accept the risk")
+        }
+      }
     }
 
     let retry = try root.optional("retry")?.retryPolicy(base: RetryPolicy()) ?? RetryPolicy()
@@ -77,8 +94,33 @@ extension RESTConfiguration {
       connectTimeoutMs: UInt64(try root.optional("connectTimeoutMs")?.integer(in: 1...600_000) ?? 3_000),
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
     if let lists = root.optional("lists") { configuration.lists = try parseLists(lists, kinds: Set(kinds.keys)) }
+    configuration.warnings = warnings
     return configuration
   }
+
+  /// https://, or http:// to a loopback host: `localhost`, `127.x.y.z` or `[::1]`, with
+  /// an optional port, written in lower case and without user info (what the schema's
+  /// pattern says too: `http://localhost@evil.example` goes to evil.example).
+  static func tokenTravelsSafely(to url: String) -> Bool {
+    if url.hasPrefix("https://") { return true }
+    guard url.hasPrefix("http://") else { return false }
+    let authority = url.utf8.dropFirst("http://".utf8.count).prefix { !"/?#".utf8.contains($0) }
+    let hostEnd =
+      authority.first == UInt8(ascii: "[")
+      ? authority.firstIndex(of: UInt8(ascii: "]")).map { authority.index(after: $0) } ?? authority.endIndex
+      : authority.firstIndex(of: UInt8(ascii: ":")) ?? authority.endIndex
+    let host = String(decoding: authority[..<hostEnd], as: UTF8.self)
+    let port = authority[hostEnd...]
+    guard port.isEmpty || (port.first == UInt8(ascii: ":") && port.dropFirst().allSatisfy(isDigit)) else {
+      return false  // user info ("localhost@evil.example") or anything else
+    }
+    if host == "localhost" || host == "[::1]" { return true }
+    let parts = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+    return parts.count == 4 && host.hasPrefix("127.")
+      && parts.dropFirst().allSatisfy { (1...3).contains($0.count) && $0.allSatisfy(isDigit) }
+  }
+
+  private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
   private static func parseKind(_ field: Field, retry: RetryPolicy) throws(RESTConfigurationError) -> KindEndpoints {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
@@ -94,7 +136,8 @@ extension RESTConfiguration {
         items: try batchField.optional("items")?.pointer() ?? .root,
         id: try batchField.required("id").pointer())
     }
-    let stateEndpoint = try stateField.endpointFields(placeholders: batch == nil ? single : ["ids", "kind"])
+    let stateEndpoint = try stateField.endpointFields(
+      placeholders: batch == nil ? single : ["ids", "kind"], meanings: .state)
     if batch != nil && !stateEndpoint.usesIDs {
       throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
     }
@@ -124,10 +167,10 @@ extension RESTConfiguration {
       }
     }
     return KindEndpoints(
-      follow: try field.required("follow").endpoint(placeholders: single),
-      unfollow: try field.required("unfollow").endpoint(placeholders: single),
+      follow: try field.required("follow").endpoint(placeholders: single, meanings: .follow),
+      unfollow: try field.required("unfollow").endpoint(placeholders: single, meanings: .unfollow),
       state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
-      detail: try field.optional("detail")?.endpoint(placeholders: single),
+      detail: try field.optional("detail")?.endpoint(placeholders: single, meanings: .none),
       retry: try field.optional("retry")?.retryPolicy(base: retry))
   }
 }
@@ -175,9 +218,10 @@ struct Field {
     }
   }
 
-  /// `{maxRetries, baseDelayMs, maxDelayMs, whenExhausted}`, each optional, over `base`.
+  /// `{maxRetries, baseDelayMs, maxDelayMs, whenExhausted, onUnauthorized}`, each
+  /// optional, over `base`.
   func retryPolicy(base: RetryPolicy) throws(RESTConfigurationError) -> RetryPolicy {
-    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted"])
+    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted", "onUnauthorized"])
     var retry = base
     if let value = optional("maxRetries") { retry.maxRetries = try value.integer(in: 0...100) }
     if let value = optional("baseDelayMs") { retry.baseDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
@@ -187,6 +231,13 @@ struct Field {
       case "rollback": retry.whenExhausted = .rollBack
       case "queue": retry.whenExhausted = .keepQueued
       default: throw value.error("must be \"rollback\" or \"queue\"")
+      }
+    }
+    if let value = optional("onUnauthorized") {
+      switch try value.string() {
+      case "wait": retry.whenUnauthorized = .waitForCredentials
+      case "rollback": retry.whenUnauthorized = .rollBack
+      default: throw value.error("must be \"wait\" or \"rollback\"")
       }
     }
     return retry
@@ -270,16 +321,47 @@ struct Field {
     }
   }
 
-  func endpoint(placeholders: Set<String>) throws(RESTConfigurationError) -> RESTConfiguration.Endpoint {
+  func endpoint(placeholders: Set<String>, meanings: StatusMeanings) throws(RESTConfigurationError)
+    -> RESTConfiguration.Endpoint
+  {
     try allow(Field.endpointKeys)
-    return try endpointFields(placeholders: placeholders).endpoint
+    return try endpointFields(placeholders: placeholders, meanings: meanings).endpoint
+  }
+
+  /// Which status meanings an endpoint can honour: one that contradicts what the
+  /// endpoint does would make the store send it again forever (a follow "confirmed"
+  /// as not followed), and one that says nothing of it (`done` on a state check, any
+  /// meaning on a detail) would fail every such answer at run time.
+  enum StatusMeanings {
+    case follow, unfollow, state, none
+
+    var allowed: [RESTConfiguration.StatusMeaning] {
+      switch self {
+      case .follow: [.done, .following]
+      case .unfollow: [.done, .notFollowing]
+      case .state: [.following, .notFollowing]
+      case .none: []
+      }
+    }
+
+    var reason: String {
+      let names = allowed.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+      switch self {
+      case .follow: return "must be \(names) on a follow (\"notFollowing\" would contradict it)"
+      case .unfollow: return "must be \(names) on an unfollow (\"following\" would contradict it)"
+      case .state: return "must be \(names) on a state endpoint (\"done\" says nothing of the state)"
+      case .none: return "a detail answer is an object: no status can stand for it"
+      }
+    }
   }
 
   /// The endpoint fields of this object (the caller has checked which keys it allows),
   /// and whether `{ids}` is one of its values.
-  func endpointFields(placeholders: Set<String>) throws(RESTConfigurationError) -> (
-    endpoint: RESTConfiguration.Endpoint, usesIDs: Bool
-  ) {
+  func endpointFields(placeholders: Set<String>, meanings allowed: StatusMeanings = .none)
+    throws(RESTConfigurationError) -> (
+      endpoint: RESTConfiguration.Endpoint, usesIDs: Bool
+    )
+  {
     let methodField = try required("method")
     let method = try methodField.string()
     guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
@@ -288,6 +370,11 @@ struct Field {
     let pathField = try required("path")
     let pathTemplate = try pathField.string()
     guard pathTemplate.utf8.first == UInt8(ascii: "/") else { throw pathField.error("must start with /") }
+    // Sent as written (libcurl is told not to resolve dot segments), so a value can be
+    // checked for the dot segment it would make: the template must have none itself.
+    guard !Template.hasDotSegment(pathTemplate) else {
+      throw pathField.error("has a \".\" or \"..\" segment (or %2E): servers resolve those, write the path meant")
+    }
     try pathField.checkPlaceholders(pathTemplate, allowed: placeholders.subtracting(["ids"]), wholeOnly: [])
     let query = try optional("query")?.parameters(placeholders: placeholders) ?? []
     var usesIDs = query.contains { $0.value == "{ids}" }
@@ -303,15 +390,16 @@ struct Field {
     }
     var meanings: [Int: RESTConfiguration.StatusMeaning] = [:]
     if let field = optional("onStatus") {
+      if allowed.allowed.isEmpty { throw field.error(allowed.reason) }
       for (status, meaning) in try field.members() {
         guard status.utf8.count == 3, status.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(status),
           (100...599).contains(code)
         else {
           throw RESTConfigurationError(path: meaning.path, reason: "\"\(status)\" is not an HTTP status")
         }
-        guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()) else {
-          throw meaning.error("must be \"done\", \"following\" or \"notFollowing\"")
-        }
+        guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()),
+          allowed.allowed.contains(value)
+        else { throw meaning.error(allowed.reason) }
         meanings[code] = value
       }
     }

@@ -18,6 +18,9 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var kinds: [String: KindEndpoints]
   /// Lists by name (`fetchList {list}`).
   public var lists: [String: ListEndpoints] = [:]
+  /// What the file allows but should not (a token over plain http:// it opted in
+  /// to): `check-config` and the server's start say it.
+  public var warnings: [RESTConfigurationError] = []
 
   public struct Auth: Sendable {
     /// `Authorization`, `X-Access-Token`, …
@@ -26,6 +29,7 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var scheme: String?
     /// Where the token comes from until `configure` sets one.
     public var tokenEnvironmentVariable: String?
+    // (`allowPlainHTTP` is only read at parse time: it turns an error into a warning.)
   }
 
   public struct KindEndpoints: @unchecked Sendable {

@@ -112,3 +112,55 @@ enum Template {
     }
   }
 }
+
+extension Template {
+  /// Why `values` cannot fill the path template `path`: a value that goes into it is
+  /// empty, or the segment it fills is "." or "..". Those cannot be sent meaning
+  /// themselves: clients and servers resolve dot segments (RFC 3986 §5.2.4), and
+  /// their encoded form %2E is the same segment (§6.2.2.2), so an id ".." would call
+  /// the parent resource with the user's token. The configuration has no dot segment
+  /// of its own (`hasDotSegment`), so only a value can make one. Nil when every value
+  /// lands as the segment it was meant to be; else the placeholder at fault.
+  static func pathProblem(_ path: String, _ values: [String: String]) -> (name: String, reason: String)? {
+    // Runs for every request: only a value made of dots alone (or empty) can do harm.
+    guard values.values.contains(where: onlyDots) else { return nil }
+    let names = placeholders(in: path).filter { values[$0].map(onlyDots) ?? false }
+    guard let first = names.first else { return nil }
+    if let empty = names.first(where: { values[$0]?.isEmpty ?? false }) {
+      return (empty, "must not be empty: it fills a segment of the path \(path)")
+    }
+    let filled = fill(path, values, encode: { percentEncode($0) })
+    guard hasDotSegment(filled) else { return nil }
+    return (
+      first,
+      "\"\(values[first] ?? "")\" cannot be sent as a segment of the path \(path): \".\" and \"..\" are dot segments, "
+        + "which HTTP clients and servers resolve to another resource (RFC 3986 §5.2.4; %2E is the same, §6.2.2.2)"
+    )
+  }
+
+  /// Whether the path part of `text` (before any `?`) has a segment that is `.` or
+  /// `..`, also written `%2E` (either case).
+  static func hasDotSegment(_ text: String) -> Bool {
+    let pathPart = text.utf8.prefix { $0 != UInt8(ascii: "?") }
+    for segment in pathPart.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+      var rest = segment[...]
+      var dots = 0
+      while !rest.isEmpty && dots <= 2 {
+        if rest.first == UInt8(ascii: ".") {
+          rest = rest.dropFirst()
+        } else if rest.count >= 3, rest.first == UInt8(ascii: "%"), rest.dropFirst().first == UInt8(ascii: "2"),
+          rest.dropFirst(2).first.map({ $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) == true
+        {
+          rest = rest.dropFirst(3)
+        } else {
+          break
+        }
+        dots += 1
+      }
+      if rest.isEmpty && (1...2).contains(dots) { return true }
+    }
+    return false
+  }
+
+  private static func onlyDots(_ value: String) -> Bool { value.utf8.allSatisfy { $0 == UInt8(ascii: ".") } }
+}

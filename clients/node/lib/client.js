@@ -8,6 +8,7 @@ import { ConnectionLostError, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
 import { defaultSocketPath, stateKey, topic } from './state.js';
 import { Subscription } from './subscription.js';
+import { checkSocketFolder } from './trust.js';
 
 /** A request's `timeout` elapsed; `$/cancelRequest` was sent for it. */
 export class TimeoutError extends Error {
@@ -524,7 +525,7 @@ export class NetmodelClient extends EventEmitter {
       try {
         socket = await openSocket(this.socketPath);
       } catch (error) {
-        lastError = error; // not up yet (ENOENT, ECONNREFUSED): try again
+        lastError = error; // not up (ENOENT, ECONNREFUSED) or not ours (UntrustedSocketError): try again
         continue;
       }
       if (this.#state !== 'reconnecting') return socket.destroy();
@@ -598,6 +599,7 @@ function message(method, params) {
 
 function openSocket(path) {
   return new Promise((resolve, reject) => {
+    checkSocketFolder(path); // an UntrustedSocketError rejects: nothing is sent
     const socket = net.createConnection(path);
     socket.once('connect', () => {
       socket.off('error', reject);

@@ -40,6 +40,7 @@ from .errors import (
     ServerShuttingDown,
     Unauthorized,
     UnknownKindOrList,
+    UntrustedSocket,
 )
 from .state import EntityState, ListItem, ListSection, ListState, LoadState, State, StateError, params_key, parse_state
 from .sync import Client, SyncSubscription
@@ -66,6 +67,7 @@ __all__ = [
     "params_key",
     "RPCError",
     "ConnectionLost",
+    "UntrustedSocket",
     "ParseError",
     "InvalidRequest",
     "MethodNotFound",

@@ -13,6 +13,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
+from ._trust import open_checked
 from .errors import SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
 from .state import EntityState, ListState, State, params_key
 
@@ -437,7 +438,8 @@ class AsyncClient:
         ``reconnect``: ``True`` (the default :class:`Reconnect` policy), a
         :class:`Reconnect`, or ``False`` to let a dropped connection end the client."""
         path = path or default_socket_path()
-        reader, writer = await asyncio.open_unix_connection(path, limit=LINE_LIMIT)
+        # Raises UntrustedSocket when the socket may be another user's (see _trust).
+        reader, writer = await open_checked(path, LINE_LIMIT)
         policy = Reconnect() if reconnect is True else reconnect or None
         return cls(reader, writer, timeout=timeout, path=path, reconnect=policy)
 
@@ -873,13 +875,14 @@ class AsyncClient:
     async def _reconnect(self, policy: Reconnect) -> None:
         """Connect again with backoff, subscribe again, then let users in again."""
         subs = list(self._subs.values())
+        assert self.path is not None  # only socket clients reconnect
         attempts = 0
         for delay in policy.delays():
             attempts += 1
             await asyncio.sleep(delay)
             try:
-                reader, writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
-            except OSError as e:
+                reader, writer = await open_checked(self.path, LINE_LIMIT)
+            except OSError as e:  # UntrustedSocket too: the next try may find our server
                 log.debug("netmodel reconnect to %s failed: %s", self.path, e)
                 continue
             try:

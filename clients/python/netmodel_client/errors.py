@@ -27,6 +27,12 @@ class ConnectionLost(ConnectionError):
     effect — read the state (or a subscription) to know."""
 
 
+class UntrustedSocket(PermissionError):
+    """The socket may not be this user's netmodel: its folder is a symbolic link,
+    belongs to another user or can be written by others, or (Linux) the process
+    listening runs as another user. Nothing was sent; the message says what to fix."""
+
+
 class RPCError(Exception):
     """An error reply from the server: ``code``, ``message`` and ``data`` as sent."""
 

@@ -154,6 +154,41 @@ function Conn:_send(msg)
   end
 end
 
+-- Whoever can put a socket where we look receives what we send, tokens included
+-- (configure). So the socket's folder must be a real folder of ours that neither
+-- its group nor others can write (Neovim cannot read the peer's SO_PEERCRED; the
+-- server checks the same folder where it listens). Returns why not, or nil. A
+-- missing folder passes: connecting fails, or a spawned server creates it 0700.
+function M.untrusted_folder(path)
+  local folder = vim.fn.fnamemodify(path, ':h')
+  local st = uv.fs_lstat(folder)
+  if not st then
+    return nil
+  end
+  local refuse = ('refusing to connect to %s: its folder %s'):format(path, folder)
+  if st.type == 'link' then
+    return refuse .. ' is a symbolic link; give the real path'
+  end
+  local me = uv.getuid()
+  if st.uid ~= me then
+    return ('%s belongs to uid %d, not to this user (uid %d), who could have put any server there'):format(
+      refuse,
+      st.uid,
+      me
+    )
+  end
+  local group, others = bit.band(st.mode, 16) ~= 0, bit.band(st.mode, 2) ~= 0 -- 0o020, 0o002
+  if group or others then
+    local writers = group and others and 'its group and other users' or group and 'its group' or 'other users'
+    return ('%s can be written by %s (mode %04o), who could have put any server there; run `chmod 700 %s`'):format(
+      refuse,
+      writers,
+      bit.band(st.mode, 4095),
+      folder
+    )
+  end
+end
+
 function Conn:connect()
   if self.status == 'connecting' or self.status == 'connected' or self.stopped then
     return
@@ -162,6 +197,11 @@ function Conn:connect()
   local path = self.opts.socket
   if not path then
     return self:_spawn()
+  end
+  local why = M.untrusted_folder(path)
+  if why then
+    -- Not spawned either: a server would refuse that folder too.
+    return self:_down(why)
   end
   -- A server that listens on the socket owns the state folder: use it rather than
   -- start a second one, which would refuse to run.
