@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from netmodel_client import AsyncClient
+from netmodel_client import AsyncClient, EntityState, StateError
 from test_client import FAST, T, next_matching, run, spawn, watch_connection
 from test_client import server  # noqa: F401 (a fixture)
 
@@ -193,3 +193,17 @@ def test_on_change_added_right_after_subscribe_sees_the_states_of_its_answer(bin
             await eventually(_async(lambda: any(s.state == "loaded" for s in seen)), "the loaded list on the callback")
 
     run(main())
+
+
+def test_needs_credentials(binary, env, state_dir):
+    async def main():
+        async with await spawn(binary, env, state_dir, "--simulate", "failure=1,status=401") as c:
+            sub = await c.subscribe("entity:artist/locked")
+            await c.follow("artist", "locked")
+            s = await next_matching(sub, lambda s: s.needs_credentials and "follow" in s.error.message)
+            assert s.following is True and s.error.code == -32003  # kept, waiting
+            assert (await c.stats())["waitingForCredentials"] == 1
+
+    run(main())
+    refused = EntityState("artist", "x", False, False, False, StateError(-32003, "no"), version=3)
+    assert not refused.needs_credentials  # rolled back (retry.onUnauthorized "rollback"): not waiting
