@@ -36,6 +36,12 @@ export interface EntityState extends EntityRef {
   /** The entity's detail object where loaded (getEntity, preload, a follow answer), else null. */
   attributes: Record<string, unknown> | null;
   version: number;
+  /**
+   * The intent waits for credentials: `pending` with the -32003 error (the backend
+   * answered 401/403); the server sends it again after `configure({ authToken })`.
+   * Computed by the client (not enumerable, not in the JSON).
+   */
+  readonly needsCredentials?: boolean;
 }
 
 /** A list's name as the backend configuration defines it (local backend: `following/<kind>`). */
@@ -142,6 +148,8 @@ export interface Stats {
   subscriptions: number;
   notifications: { sent: number; coalesced: number };
   outbox: number;
+  /** Intents kept pending for want of credentials (401/403), sent again after configure({ authToken }). */
+  waitingForCredentials: number;
   residentMemoryBytes: number;
   connections: { open: number; total: number };
   requests: { total: number; byMethod: Record<string, number> };

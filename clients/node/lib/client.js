@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { ConnectionLostError, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
-import { defaultSocketPath, stateKey, topic } from './state.js';
+import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
 import { checkSocketFolder } from './trust.js';
 
@@ -403,6 +403,7 @@ export class NetmodelClient extends EventEmitter {
         this.#trySend({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'method not found' } });
       } else if (msg.method === 'stateChanged') {
         const { subscription, seq, state } = msg.params ?? {};
+        withHelpers(state);
         const sub = this.#subs.get(subscription);
         if (sub) {
           if (sub._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
@@ -428,6 +429,9 @@ export class NetmodelClient extends EventEmitter {
     }
     this.#pending.delete(msg.id);
     entry.cleanup();
+    withHelpers(msg.error?.data?.state);
+    withHelpers(msg.result);
+    if (Array.isArray(msg.result?.snapshot)) msg.result.snapshot.forEach(withHelpers);
     if (msg.error) entry.reject(RPCError.from(msg.error));
     else {
       try {

@@ -75,3 +75,17 @@ test('a listener that throws or rejects does not crash the process', opts, async
   assert.ok(reported.some(([e, m]) => e === 'stateChanged' && m === 'client boom'));
   assert.ok((await c.stats()).requests.total > 0); // the connection still works
 });
+
+test('needsCredentials: an intent the backend refused 401 waits for a token', opts, async (t) => {
+  const box = sandbox(t);
+  const c = await box.spawnClient(['--simulate', 'failure=1,status=401']);
+  t.after(() => c.close());
+  const sub = await c.subscribe('entity:artist/locked');
+  const shown = await c.follow('artist', 'locked');
+  assert.equal(typeof shown.needsCredentials, 'boolean'); // replies have it too
+  await waitFor(() => sub.state('artist', 'locked')?.needsCredentials && (sub.state('artist', 'locked').following === true), 'the waiting state');
+  const s = sub.state('artist', 'locked');
+  assert.equal(s.error.code, -32003);
+  assert.equal(JSON.stringify(s).includes('needsCredentials'), false); // the server's JSON as it was
+  assert.equal((await c.stats()).waitingForCredentials, 1);
+});
