@@ -11,6 +11,7 @@ vim.cmd([[
   highlight default link NetmodelFollowing String
   highlight default link NetmodelPending Comment
   highlight default link NetmodelError ErrorMsg
+  highlight default link NetmodelSignIn WarningMsg
 ]])
 
 -- virt_text chunks for an EntityState (or a list item, which has no pending/error);
@@ -26,6 +27,11 @@ function M.label(state, err)
     chunks = { { '[ Following ]', 'NetmodelFollowing' } }
   else
     chunks = { { '[ Follow ]', 'NetmodelFollow' } }
+  end
+  if not err and nm.needs_credentials(state) then
+    -- kept pending, not rolled back: it goes through once a token is configured
+    table.insert(chunks, { ' 🔑 sign in', 'NetmodelSignIn' })
+    return chunks
   end
   err = err or (state and state.error) -- after a rollback the server keeps it until the next success
   if err then

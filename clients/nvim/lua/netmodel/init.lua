@@ -262,6 +262,12 @@ function M.set_following(kind, id, following, opts, callback)
   mutate('setFollowState', params, callback)
 end
 
+-- Whether an entity state's intent waits for credentials: pending with -32003 (the
+-- backend answered 401/403); the server sends it again after configure {authToken}.
+function M.needs_credentials(state)
+  return type(state) == 'table' and state.pending == true and type(state.error) == 'table' and state.error.code == -32003
+end
+
 -- The newest state seen of an entity, or nil.
 function M.state(kind, id)
   return known[kind .. '/' .. id]
