@@ -41,12 +41,13 @@ class Reconnect:
     """How a socket client reconnects after its connection drops: the first try after
     ``initial_delay`` s, each next wait ``factor`` times longer up to ``max_delay`` s
     (each wait jittered down by up to half), at most ``max_attempts`` tries (``None``:
-    forever). The defaults try for about two minutes."""
+    forever, the default: a server restart may take its time, and the other clients
+    never give up either)."""
 
     initial_delay: float = 0.1
     max_delay: float = 5.0
     factor: float = 2.0
-    max_attempts: Optional[int] = 30
+    max_attempts: Optional[int] = None
 
     def delays(self) -> Iterator[float]:
         delay, attempt = self.initial_delay, 0

@@ -442,6 +442,8 @@ def test_pending_request_at_drop_raises_connection_lost(server):
 
 
 def test_no_reconnect_when_disabled_or_given_up(server):
+    assert Reconnect().max_attempts is None  # by default it never gives up (as Node and Neovim)
+
     async def main():
         server.start()
         off = await AsyncClient.connect(server.path, timeout=T, reconnect=False)
