@@ -74,7 +74,10 @@ public final class Dispatcher {
           .set("line", .integer(error.line))
           .set("column", .integer(error.column))
           .set("position", .integer(error.position))
-        sendError(ResponseError(.parseError, "parse error: \(error.message)", data: data), id: nil, to: connection)
+        // JSON-RPC says id null here; but a client cannot match that to its call, so
+        // the id is given back when the envelope still shows it (see IDRecovery).
+        let id = bytes.withUnsafeBytes { IDRecovery.id(in: $0) }
+        sendError(ResponseError(.parseError, "parse error: \(error.message)", data: data), id: id, to: connection)
       }
     case .oversized(let size):
       let limit = Int64(connection.maxMessageBytes)

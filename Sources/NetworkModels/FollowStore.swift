@@ -296,13 +296,7 @@ public final class FollowStore {
     if records[key]?.confirmed == work.wanted { return settle(key, work) }
     Log.info("\(key): \(failure.message); the intent waits for credentials (configure authToken)")
     waitingForCredentials.insert(key)
-    errors[key] = failure
-    readErrors.remove(key)
-    changed(key)
-    let current = state(key)
-    let waiters = work.settleWaiters
-    work.settleWaiters = []
-    for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+    showAndAnswer(key, work, failure: failure)
   }
 
   /// Credentials changed (`configure {authToken}`, another environment): every intent
@@ -348,6 +342,13 @@ public final class FollowStore {
     var record = records[key] ?? Record()
     record.following = record.confirmed
     records[key] = record
+    showAndAnswer(key, work, failure: failure)
+    dropIfIdle(key, work)
+  }
+
+  /// One version step for the new state (with the failure as its `error`), then every
+  /// caller awaiting the mutation is answered with that state.
+  private func showAndAnswer(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     if let failure {
       errors[key] = failure
       readErrors.remove(key)
@@ -359,7 +360,6 @@ public final class FollowStore {
     for waiter in waiters {
       waiter(failure.map { .failure(SettleFailure(failure: $0, state: current)) } ?? .success(current))
     }
-    dropIfIdle(key, work)
   }
 
   // MARK: Reads

@@ -53,7 +53,7 @@ let openRPCDocumentText = ##"""
     "batches": {
       "description": "A batch is an array of requests and notifications; its responses come back in one array, in any order (match them by id). An empty batch is answered with a single -32600 error object; a batch of only notifications gets no reply; an element that is not a valid request gets its own -32600 response with id null."
     },
-    "ids": "Request ids may be strings, numbers or null; each response echoes its request's id unchanged. Ids are scoped to their connection.",
+    "ids": "Request ids may be strings, numbers or null; each response echoes its request's id unchanged. Ids are scoped to their connection. A parse error (-32700) has id null, except when the unparsable message is an object whose top-level `id` is still readable (an integer, or a string without escapes in valid UTF-8): that id is echoed, so the client can match the error to its call.",
     "params": "Every method takes its params by name. A method without params accepts `params` absent, `null`, `{}` or `[]`.",
     "errors": "Clients dispatch on `error.code`; `error.message` is for people and may be more specific than the messages listed in components.errors. Application errors (-32001 to -32005) always carry `data` with at least `retryable`.",
     "notifications": "A request sent without an id is a notification (JSON-RPC 2.0 §4.1): the server runs it like the request — a `follow` sent so is optimistic, durable in the outbox and pushed to subscribers — and never answers it; its errors go to the log (stderr, level warn). A notification naming no method is ignored (logged at level info).",
@@ -1890,7 +1890,7 @@ let openRPCDocumentText = ##"""
       },
       "EntityID": {
         "title": "EntityID",
-        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.)",
+        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.) Ids are data, never path syntax: on the rest backend an id that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is sent; every other id reaches the server percent-encoded as the one segment it is (README \"The REST backend\").",
         "type": "string",
         "minLength": 1,
         "maxLength": 256

@@ -50,7 +50,13 @@ final class Fixture {
     let fixture = try Fixture()
     let peer = try fixture.peer(framing)
     let cases: [(String, Int64, String)] = [
-      (#"{"jsonrpc":"2.0","id":1,"method":"echo""#, -32700, "null"),
+      // Unparsable, but the envelope still shows the id: it is given back (IDRecovery).
+      (#"{"jsonrpc":"2.0","id":1,"method":"echo""#, -32700, "1"),
+      (#"{"jsonrpc":"2.0","id":"a1","params":{"s":"\ud800","id":2},"method":"echo"}"#, -32700, #""a1""#),
+      (#"{"params":["}]\"",{"id":3}],"id":-9,"method":"echo","x":"\udc00"}"#, -32700, "-9"),
+      (#"{"jsonrpc":"2.0","id":"\ud800","method":"echo"}"#, -32700, "null"),
+      (#"{"jsonrpc":"2.0","id":1.5,"method":"echo","x":"\ud800"}"#, -32700, "null"),
+      (#"[{"jsonrpc":"2.0","id":1,"method":"echo"}"#, -32700, "null"),
       (#"{"jsonrpc":"1.0","id":2,"method":"echo"}"#, -32600, "2"),
       (#"{"jsonrpc":"2.0","id":3}"#, -32600, "3"),
       (#"{"jsonrpc":"2.0","id":4,"method":5}"#, -32600, "4"),

@@ -255,6 +255,9 @@ class Conn:
     def recv_frame(self, timeout: float = DEFAULT_TIMEOUT, what: str = "a message") -> Frame:
         if self.stash:
             return self.stash.popleft()
+        return self._take(timeout, what)
+
+    def _take(self, timeout: float, what: str) -> Frame:
         f = self.reader.take_frame(self.framing, timeout)
         if f is None:
             state = "closed the connection" if self.reader.eof else f"sent nothing for {timeout}s"
@@ -272,14 +275,7 @@ class Conn:
         """Next reply; server notifications (stateChanged...) met on the way are kept
         for `recv`, since the server writes a turn's state changes before its replies."""
         while True:
-            f = self.reader.take_frame(self.framing, timeout)
-            if f is None:
-                state = "closed the connection" if self.reader.eof else f"sent nothing for {timeout}s"
-                raise AssertionError(
-                    f"[{self.name}] waiting for {what}: server {state}; "
-                    f"unparsed bytes {self.reader.pending()[:300]!r}\n{self.diag()}"
-                )
-            check_response(f.obj)
+            f = self._take(timeout, what)
             obj = f.obj
             if isinstance(obj, dict) and "method" in obj and "id" not in obj:
                 self.stash.append(f)

@@ -270,20 +270,28 @@ def test_params_must_be_structured(conn):
     follow_up(conn)
 
 
+# (body, the id of the -32700 reply). JSON-RPC answers a parse error with id null; where
+# the envelope still shows an integer or plain string id, the server gives it back, so
+# a client can match the error to its call (a lone surrogate in params, invalid UTF-8).
 PARSE_ERRORS = [
-    b'{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]',
-    b'[ {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method" ]',
-    b'{"jsonrpc":"2.0","id":1,"method":"stats"}}',
-    b'{"jsonrpc":"2.0","id":1,"method":"st\xffats"}',  # not UTF-8
-    b"{",
+    (b'{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]', None),
+    (b'[ {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method" ]', None),
+    (b'{"jsonrpc":"2.0","id":1,"method":"stats"}}', 1),
+    (b'{"jsonrpc":"2.0","id":1,"method":"st\xffats"}', 1),  # not UTF-8
+    (b'{"jsonrpc":"2.0","id":7,"method":"follow","params":{"kind":"artist","id":"\\ud800"}}', 7),
+    (b'{"jsonrpc":"2.0","method":"follow","params":{"a":[{"b":"}\\""}],"id":"\xff"},"id":"k-9"}', "k-9"),
+    (b'{"jsonrpc":"2.0","id":"\\ud800","method":"stats"}', None),  # the id itself is unreadable
+    (b'{"jsonrpc":"2.0","id":"x\xff","method":"stats"}', None),
+    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"st\xffats"}', None),
+    (b"{", None),
 ]
 
 
-@pytest.mark.parametrize("body", PARSE_ERRORS, ids=[repr(b[:30]) for b in PARSE_ERRORS])
-def test_parse_error_and_connection_continues(conn, body):
+@pytest.mark.parametrize("body,id", PARSE_ERRORS, ids=[repr(b[:30]) for b, _ in PARSE_ERRORS])
+def test_parse_error_and_connection_continues(conn, body, id):
     conn.send(body)
     reply = conn.recv_reply(what=f"the -32700 reply to {body!r}")
-    assert_error(reply, -32700, id=None)
+    assert_error(reply, -32700, id=id)
     follow_up(conn, "the request after a parse error")
 
 
