@@ -47,6 +47,17 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     _ = poll(&pfd, 1, timeoutMs)
   }
 
+  /// Blocks until the descriptor has bytes to read (or its end, or an error), at
+  /// most `timeoutMs` ms (-1: no limit); false when the time ran out. The
+  /// corresponding C function is `poll`.
+  public func waitUntilReadable(timeoutMs: Int32) -> Bool {
+    var pfd = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
+    while true {
+      let ready = poll(&pfd, 1, timeoutMs)
+      if ready >= 0 || errno != EINTR { return ready != 0 }
+    }
+  }
+
   public func writeAll(_ string: String) throws(Errno) {
     let bytes = Array(string.utf8)
     let result = bytes.withUnsafeBytes { buf in Result { () throws(Errno) in try writeAll(buf) } }

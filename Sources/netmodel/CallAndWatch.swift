@@ -2,7 +2,7 @@ import JSON
 import Posix
 
 let callUsage = """
-  Usage: netmodel call [--socket=PATH] METHOD [JSON | key=value | key:=json ...]
+  Usage: netmodel call [--socket=PATH] [--timeout=MS] METHOD [JSON | key=value | key:=json ...]
 
   Sends one request to a running server over its Unix socket and prints the result
   as one line of JSON on stdout (exit 0), or the error on stderr (exit 1; exit 2 for
@@ -10,6 +10,8 @@ let callUsage = """
     netmodel call follow kind=artist id=banksy await:=true
     netmodel call getFollowState '{"kind":"artist","id":"banksy","maxAgeMs":0}'
   The socket defaults to the server's default path (see `netmodel --help`).
+  --timeout=MS gives up after MS milliseconds without the answer (exit 1), telling
+  the server to cancel the request; by default it waits as long as the server takes.
 
   """
 
@@ -17,7 +19,7 @@ let watchUsage = """
   Usage: netmodel watch [--socket=PATH] TOPIC...
 
   Subscribes and prints every stateChanged notification's params as one line of
-  JSON until interrupted. TOPIC is `entity` (everything), `entity:KIND`,
+  JSON until interrupted (exit 0), or until the server goes away (exit 1). TOPIC is `entity` (everything), `entity:KIND`,
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
   or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
 
@@ -57,17 +59,48 @@ func failWithErrorReply(_ error: JSON) -> Int32 {
   return fail("error \(code): \(message)\(data)", code: 1)
 }
 
+/// `--timeout=MS` (or `--timeout MS`) among the options before METHOD, taken out;
+/// the other options are left for `socketOption`. nil when not given.
+func timeoutOption(_ arguments: inout ArraySlice<String>) throws(RPCClient.Failure) -> Int? {
+  var others: ArraySlice<String> = []
+  var timeout: Int?
+  while let first = arguments.first, first.hasPrefix("--") {
+    arguments.removeFirst()
+    guard first.hasPrefix("--timeout") else {
+      others.append(first)
+      if !first.contains("="), let value = arguments.popFirst() { others.append(value) }  // --socket PATH
+      continue
+    }
+    let text = first.firstIndex(of: "=").map { String(first[first.index(after: $0)...]) } ?? arguments.popFirst()
+    guard let text, let ms = Int(text), ms > 0 else {
+      throw RPCClient.Failure(description: "--timeout needs a number of milliseconds above 0")
+    }
+    timeout = ms
+  }
+  arguments = others + arguments
+  return timeout
+}
+
 func runCall(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: callUsage) { return 0 }
   var arguments = arguments
+  let timeout: Int?
+  do {
+    timeout = try timeoutOption(&arguments)
+  } catch {
+    return fail("\(error.description)\n\(callUsage)", code: 2)
+  }
   let socket = socketOption(&arguments)
   guard let method = arguments.popFirst() else { return fail("call needs a METHOD\n\(callUsage)", code: 2) }
   do {
     let params = try paramsFromArguments(Array(arguments))
     var client = try RPCClient(socketPath: socket)
     defer { client.close() }
+    if let timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
     let id = try client.send(method: method, params: params)
-    let reply = try client.reply(to: id)
+    let answer = Result { () throws(RPCClient.Failure) in try client.reply(to: id) }
+    if case .failure = answer, timeout != nil { client.cancel(id) }  // a busy server stops working on it
+    let reply = try answer.get()
     if let error = reply["error"] { return failWithErrorReply(error) }
     try? FileDescriptor.standardOutput.writeAll((reply["result"]?.text ?? "null") + "\n")
     return 0
@@ -124,7 +157,8 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
       // One line per notification, written at once: a pipe reader sees it immediately.
       try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
     }
-    return 0
+    // Only an interrupt ends a watch well; a script must see that it stopped watching.
+    return fail("the server closed the connection", code: 1)
   } catch {
     return fail(error.description, code: 1)
   }

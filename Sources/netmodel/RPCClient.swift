@@ -9,6 +9,8 @@ struct RPCClient {
     let description: String
   }
 
+  /// When `reply(to:)` and `receive()` give up waiting (`--timeout`); nil: never.
+  var deadline: ContinuousClock.Instant?
   private let fd: FileDescriptor
   private var splitter = FrameSplitter(maxMessageBytes: 1 << 30, framing: .newlineDelimited)
   private var nextID: Int64 = 1
@@ -40,6 +42,14 @@ struct RPCClient {
   }
 
   func close() { fd.close() }
+
+  /// Tells the server to stop working on request `id` (`$/cancelRequest`), if it listens.
+  func cancel(_ id: Int64) {
+    var bytes = Array(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"#.utf8)
+    appendDecimal(id, to: &bytes)
+    bytes.append(contentsOf: Array("}}\n".utf8))
+    _ = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+  }
 
   /// Sends a request and returns its id.
   mutating func send(method: String, params: JSON?) throws(Failure) -> Int64 {
@@ -77,6 +87,7 @@ struct RPCClient {
           throw Failure(description: "the server sent something that is not JSON: \(error)")
         }
       }
+      try waitForBytes()
       let count = chunk.withUnsafeMutableBytes { buffer in
         Result { () throws(Errno) in try fd.read(into: buffer.baseAddress!, count: buffer.count) }
       }
@@ -85,6 +96,17 @@ struct RPCClient {
       case .success(let n): splitter.append(Array(chunk[0..<n]))
       case .failure(let error): throw Failure(description: "cannot read: \(error)")
       }
+    }
+  }
+
+  /// Until the socket has bytes, or throws once the deadline passed. A stopped
+  /// server still accepts connections (the kernel does), so a read would never end.
+  private func waitForBytes() throws(Failure) {
+    guard let deadline else { return }
+    let left = ContinuousClock.now.duration(to: deadline)
+    let ms = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+    if !fd.waitUntilReadable(timeoutMs: Int32(clamping: ms)) {
+      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?")
     }
   }
 

@@ -119,3 +119,42 @@ def test_watch_a_list_topic(netmodel_bin, runtime, server):
         watcher.wait(timeout=10)
     bad = run(netmodel_bin, runtime, "watch", "list:nope")
     assert bad.returncode == 1 and "-32004" in bad.stderr
+
+
+def test_call_timeout_gives_up_on_a_stopped_server(netmodel_bin, runtime, server):
+    proc, _ = server
+    assert run(netmodel_bin, runtime, "call", "--timeout=2000", "stats").returncode == 0  # answered in time
+    proc.proc.send_signal(signal.SIGSTOP)  # accepts connections (the kernel does), answers nothing
+    try:
+        started = time.monotonic()
+        done = run(netmodel_bin, runtime, "call", "--timeout", "300", "stats", timeout=20)
+        assert done.returncode == 1 and "no answer in time" in done.stderr, done.stderr
+        assert time.monotonic() - started < 5
+    finally:
+        proc.proc.send_signal(signal.SIGCONT)
+    assert run(netmodel_bin, runtime, "call", "--timeout=x", "stats").returncode == 2
+
+
+def test_call_timeout_cancels_a_slow_request(netmodel_bin, runtime, socket_server):
+    socket_server(None, "--state-dir", str(runtime.root / "state"), "--simulate", "latency=3000")
+    done = run(netmodel_bin, runtime, "call", "--timeout=300", "follow", "kind=artist", "id=slow", "await:=true",
+               timeout=20)
+    assert done.returncode == 1 and "no answer in time" in done.stderr, done.stderr
+    stats = json.loads(run(netmodel_bin, runtime, "call", "stats").stdout)
+    assert stats["errors"]["byCode"].get("-32800") == 1, stats["errors"]  # cancelled, not left waiting
+
+
+def test_watch_exits_1_when_the_server_goes_away(netmodel_bin, runtime, server):
+    proc, _ = server
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", "entity:artist/banksy"],
+        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        json.loads(watcher.stdout.readline())  # subscribed
+        proc.proc.send_signal(signal.SIGTERM)
+        assert watcher.wait(timeout=10) == 1
+        assert "closed the connection" in watcher.stderr.read()
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()

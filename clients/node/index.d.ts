@@ -36,6 +36,12 @@ export interface EntityState extends EntityRef {
   /** The entity's detail object where loaded (getEntity, preload, a follow answer), else null. */
   attributes: Record<string, unknown> | null;
   version: number;
+  /**
+   * The intent waits for credentials: `pending` with the -32003 error (the backend
+   * answered 401/403); the server sends it again after `configure({ authToken })`.
+   * Computed by the client (not enumerable, not in the JSON).
+   */
+  readonly needsCredentials?: boolean;
 }
 
 /** A list's name as the backend configuration defines it (local backend: `following/<kind>`). */
@@ -108,10 +114,16 @@ export interface ListTopic {
 export type Topic = EntityTopic | ListTopic;
 /** A Topic, or a shorthand: "entity", "entity:KIND", "entity:KIND/ID", "list:NAME". */
 export type TopicSpec = Topic | string;
+/** Topics whose notifications are EntityStates only. */
+export type EntityTopicSpec = EntityTopic | 'entity' | `entity:${string}`;
+/** Topics whose notifications are ListStates only. */
+export type ListTopicSpec = ListTopic | `list:${string}`;
 
 export interface SubscribeResult {
   subscription: string;
   snapshot: AnyState[];
+  /** The server process's random id: another one after a reconnect means it restarted. */
+  instance: string;
 }
 
 export interface StateChangedParams {
@@ -121,13 +133,14 @@ export interface StateChangedParams {
 }
 
 export interface InitializeResult {
-  serverInfo: { name: 'netmodel'; version: string };
+  serverInfo: { name: 'netmodel'; version: string; instance: string };
   protocolVersion: '1.0';
   capabilities: { methods: string[] };
 }
 
 export interface Stats {
   uptimeMs: number;
+  instance: string;
   backend: { calls: number; mutations: number; reads: number; retries: number; rollbacks: number };
   dedupeHits: number;
   cacheHits: number;
@@ -135,6 +148,8 @@ export interface Stats {
   subscriptions: number;
   notifications: { sent: number; coalesced: number };
   outbox: number;
+  /** Intents kept pending for want of credentials (401/403), sent again after configure({ authToken }). */
+  waitingForCredentials: number;
   residentMemoryBytes: number;
   connections: { open: number; total: number };
   requests: { total: number; byMethod: Record<string, number> };
@@ -319,7 +334,10 @@ export interface NetmodelClientEvents {
   reconnect: [info: { attempt: number }];
   close: [];
   notification: [method: string, params: unknown];
+  /** A line that is not JSON, an id-less error reply, or a `configure` refused on a reconnect. */
   protocolError: [error: Error];
+  /** A listener (of this client or of a subscription) threw or rejected; without a listener here it is printed. */
+  listenerError: [error: unknown, event: string];
 }
 
 export declare class NetmodelClient extends EventEmitter {
@@ -331,6 +349,8 @@ export declare class NetmodelClient extends EventEmitter {
   readonly pid: number | undefined;
   readonly connected: boolean;
   timeout: number | undefined;
+  /** The server process's `instance` id, from the last initialize/subscribe/stats answer. */
+  readonly instance: string | undefined;
 
   call(method: 'getEntity', params: EntityRef & { refresh?: boolean }, options?: RequestOptions): Promise<EntityState>;
   call(
@@ -359,6 +379,9 @@ export declare class NetmodelClient extends EventEmitter {
   setInterfaceState(items: Iterable<EntityRef>, state: InterfaceState, options?: RequestOptions): Promise<number>;
   stats(options?: RequestOptions): Promise<Stats>;
   configure(params?: ConfigureParams, options?: RequestOptions): Promise<{ environment: string }>;
+  /** Entity topics only: a Subscription of EntityStates (list topics only: of ListStates). */
+  subscribe(topics: EntityTopicSpec | EntityTopicSpec[], options?: RequestOptions): Promise<Subscription<EntityState>>;
+  subscribe(topics: ListTopicSpec | ListTopicSpec[], options?: RequestOptions): Promise<Subscription<ListState>>;
   subscribe(topics: TopicSpec | TopicSpec[], options?: RequestOptions): Promise<Subscription>;
   unsubscribe(subscription: Subscription | string, options?: RequestOptions): Promise<void>;
   close(options?: { timeout?: number }): Promise<void>;
@@ -368,28 +391,36 @@ export declare class NetmodelClient extends EventEmitter {
   off<E extends keyof NetmodelClientEvents>(event: E, listener: Listeners<NetmodelClientEvents>[E]): this;
 }
 
-export interface SubscriptionEvents {
-  change: [state: AnyState, seq: number];
+export interface SubscriptionEvents<S extends AnyState = AnyState> {
+  change: [state: S, seq: number];
   end: [error: Error | null];
 }
 
-export declare class Subscription extends EventEmitter implements AsyncIterable<AnyState> {
+/** `S`: what its topics deliver — EntityState, ListState, or both (AnyState). */
+export declare class Subscription<S extends AnyState = AnyState> extends EventEmitter implements AsyncIterable<S> {
   /** The server's name for it; a new one after each reconnect. */
   readonly id: string;
   readonly topics: Topic[];
-  readonly snapshot: AnyState[];
+  readonly snapshot: S[];
   readonly lastSeq: number;
+  /** The server process's `instance` id when last subscribed. */
+  readonly instance: string | undefined;
   readonly closed: boolean;
   /** The newest state held per entity or list. */
-  readonly states: AnyState[];
+  readonly states: S[];
   state(kind: EntityKind, id: EntityID): EntityState | undefined;
   list(list: ListName, params?: ListParams): ListState | undefined;
   unsubscribe(): Promise<void>;
-  [Symbol.asyncIterator](): AsyncIterator<AnyState>;
+  /**
+   * unsubscribe(), resolving also when there is no connection to tell. The same is
+   * `[Symbol.asyncDispose]()` (not typed here, for TypeScript < 5.2): `await using sub = …`.
+   */
+  close(): Promise<void>;
+  [Symbol.asyncIterator](): AsyncIterator<S>;
 
-  on<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
-  once<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
-  off<E extends keyof SubscriptionEvents>(event: E, listener: Listeners<SubscriptionEvents>[E]): this;
+  on<E extends keyof SubscriptionEvents<S>>(event: E, listener: Listeners<SubscriptionEvents<S>>[E]): this;
+  once<E extends keyof SubscriptionEvents<S>>(event: E, listener: Listeners<SubscriptionEvents<S>>[E]): this;
+  off<E extends keyof SubscriptionEvents<S>>(event: E, listener: Listeners<SubscriptionEvents<S>>[E]): this;
 }
 
 // -- helpers --------------------------------------------------------------------------

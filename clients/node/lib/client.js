@@ -5,7 +5,8 @@ import { spawn as spawnProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { ConnectionLostError, RPCError } from './errors.js';
-import { defaultSocketPath, topic } from './state.js';
+import { emitSafely } from './events.js';
+import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
 import { checkSocketFolder } from './trust.js';
 
@@ -48,6 +49,8 @@ export class NetmodelClient extends EventEmitter {
   #reconnectTimer = null;
   #configured = null; // last configure params, replayed after a reconnect
   #closed; // resolves once close() finished
+  #abandoned = new Set(); // ids of subscribes given up before their answer (this connection)
+  #early = new Map(); // subscription name → Map(state key → [state, seq]) come before its answer
 
   /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
   constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
@@ -58,6 +61,11 @@ export class NetmodelClient extends EventEmitter {
     this.socketPath = socketPath;
     /** Default timeout (ms) of every request; undefined waits forever. */
     this.timeout = timeout;
+    /**
+     * The server process's `instance` id (from initialize, subscribe and stats answers);
+     * another one after a reconnect means the server restarted. Undefined until seen.
+     */
+    this.instance = undefined;
     this.#reconnect = reconnect;
   }
 
@@ -109,6 +117,11 @@ export class NetmodelClient extends EventEmitter {
     return this.process?.pid;
   }
 
+  /** Like EventEmitter's, but a listener that throws (or rejects) cannot break the client or crash the process. */
+  emit(event, ...args) {
+    return emitSafely(this, this, event, args);
+  }
+
   /** True while requests can be sent (false while reconnecting and after close). */
   get connected() {
     return this.#state === 'open';
@@ -132,9 +145,11 @@ export class NetmodelClient extends EventEmitter {
     this.#send(message(method, params));
   }
 
-  initialize(params = {}, options) {
+  async initialize(params = {}, options) {
     const clientInfo = { name: 'netmodel-client-node' };
-    return this.call('initialize', { processId: process.pid, clientInfo, ...params }, options);
+    const result = await this.call('initialize', { processId: process.pid, clientInfo, ...params }, options);
+    this.#sawInstance(result?.serverInfo);
+    return result;
   }
 
   follow(kind, id, options = {}) {
@@ -186,8 +201,10 @@ export class NetmodelClient extends EventEmitter {
     return result.accepted;
   }
 
-  stats(options) {
-    return this.call('stats', undefined, options);
+  async stats(options) {
+    const result = await this.call('stats', undefined, options);
+    this.#sawInstance(result);
+    return result;
   }
 
   /** Set the backend environment and/or token (`authToken: null` forgets it). */
@@ -206,9 +223,10 @@ export class NetmodelClient extends EventEmitter {
       // Runs in the reader, before any later line is dispatched, so no notification
       // of the new subscription can arrive before it is known.
       onResult: (result) => {
-        const sub = new Subscription(this, result.subscription, list, result.snapshot ?? []);
+        const sub = new Subscription(this, result.subscription, list, result.snapshot ?? [], this.#sawInstance(result));
         this.#subs.set(sub.id, sub);
         this.#live.add(sub);
+        this.#deliverEarly(sub);
         return sub;
       },
     });
@@ -283,7 +301,11 @@ export class NetmodelClient extends EventEmitter {
         if (!this.#pending.delete(id)) return;
         cleanup();
         // The server keeps working on it otherwise (an awaited mutation's wait, say).
-        if (this.#conn === conn) this.#trySend(message('$/cancelRequest', { id }));
+        if (this.#conn === conn) {
+          this.#trySend(message('$/cancelRequest', { id }));
+          // Its answer may still come; that subscription is then unsubscribed.
+          if (method === 'subscribe') this.#abandoned.add(id);
+        }
         reject(error);
       };
       const onAbort = () => giveUp(signal.reason);
@@ -291,13 +313,19 @@ export class NetmodelClient extends EventEmitter {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
+      let line;
+      try {
+        line = encode({ jsonrpc: '2.0', id, ...message(method, params) });
+      } catch (error) {
+        return reject(error); // refused before anything is sent
+      }
       this.#pending.set(id, { method, resolve, reject, onResult, cleanup, conn });
       if (timeout != null) {
         timer = setTimeout(() => giveUp(new TimeoutError(`netmodel ${method} timed out after ${timeout} ms`)), timeout);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        this.#send({ jsonrpc: '2.0', id, ...message(method, params) });
+        this.#sendLine(line);
       } catch (error) {
         this.#pending.delete(id);
         cleanup();
@@ -307,8 +335,12 @@ export class NetmodelClient extends EventEmitter {
   }
 
   #send(msg) {
+    this.#sendLine(encode(msg));
+  }
+
+  #sendLine(line) {
     if (!this.#conn) throw this.#notConnected();
-    this.#conn.write(JSON.stringify(msg) + '\n');
+    this.#conn.write(line);
   }
 
   #trySend(msg) {
@@ -371,22 +403,75 @@ export class NetmodelClient extends EventEmitter {
         this.#trySend({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'method not found' } });
       } else if (msg.method === 'stateChanged') {
         const { subscription, seq, state } = msg.params ?? {};
+        withHelpers(state);
         const sub = this.#subs.get(subscription);
-        if (sub?._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+        if (sub) {
+          if (sub._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+        } else if (typeof subscription === 'string' && stateKey(state) !== undefined && this.#subscribing(conn)) {
+          // The server writes a turn's notifications before its replies: this may be
+          // for the subscription whose answer comes next. The newest per key waits.
+          if (!this.#early.has(subscription)) this.#early.set(subscription, new Map());
+          this.#early.get(subscription).set(stateKey(state), [state, seq]);
+        }
       } else {
         this.emit('notification', msg.method, msg.params);
       }
       return;
     }
+    if (msg.id === null && msg.error) return this.#failUnmatched(conn, msg.error);
     const entry = this.#pending.get(msg.id);
-    if (!entry) return; // timed out or aborted meanwhile
+    if (!entry) {
+      // timed out or aborted meanwhile; a subscribe that went through is ended
+      if (this.#abandoned.delete(msg.id) && typeof msg.result?.subscription === 'string') {
+        this.#trySend({ jsonrpc: '2.0', id: ++this.#nextId, ...message('unsubscribe', { subscription: msg.result.subscription }) });
+      }
+      return;
+    }
     this.#pending.delete(msg.id);
     entry.cleanup();
-    if (msg.error) return entry.reject(RPCError.from(msg.error));
-    try {
-      entry.resolve(entry.onResult ? entry.onResult(msg.result) : msg.result);
-    } catch (error) {
-      entry.reject(error);
+    withHelpers(msg.error?.data?.state);
+    withHelpers(msg.result);
+    if (Array.isArray(msg.result?.snapshot)) msg.result.snapshot.forEach(withHelpers);
+    if (msg.error) entry.reject(RPCError.from(msg.error));
+    else {
+      try {
+        entry.resolve(entry.onResult ? entry.onResult(msg.result) : msg.result);
+      } catch (error) {
+        entry.reject(error);
+      }
+    }
+    if (this.#early.size && !this.#subscribing(conn)) this.#early.clear(); // no answer is left to claim them
+  }
+
+  #subscribing(conn) {
+    for (const entry of this.#pending.values()) if (entry.method === 'subscribe' && entry.conn === conn) return true;
+    return false;
+  }
+
+  // Notifications that came before the subscribe answer naming `sub`.
+  #deliverEarly(sub) {
+    const held = this.#early.get(sub.id);
+    if (!held) return;
+    this.#early.delete(sub.id);
+    for (const [state, seq] of held.values()) if (sub._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
+  }
+
+  #sawInstance(result) {
+    const instance = result && typeof result === 'object' ? result.instance : undefined;
+    if (typeof instance !== 'string') return undefined;
+    this.instance = instance;
+    return instance;
+  }
+
+  // An error with `id: null` (a line the server could not read as a request) may be
+  // any waiting request's: each fails with it rather than wait for good.
+  #failUnmatched(conn, error) {
+    this.emit('protocolError', new Error(`netmodel could not read a request: ${JSON.stringify(error).slice(0, 200)}`));
+    for (const [id, entry] of this.#pending) {
+      if (entry.conn !== conn) continue;
+      this.#pending.delete(id);
+      entry.cleanup();
+      entry.reject(RPCError.from(error));
     }
   }
 
@@ -394,6 +479,8 @@ export class NetmodelClient extends EventEmitter {
   #lost(conn, error) {
     if (conn !== this.#conn || this.#state === 'closed') return;
     this.#conn = null;
+    this.#abandoned.clear(); // the server ended their subscriptions with the connection
+    this.#early.clear();
     const closing = this.#state === 'closing';
     // Requests in flight are failed, never re-sent: a mutation the server read is in
     // its outbox and reaches the backend anyway, and sending it again later could
@@ -474,9 +561,11 @@ export class NetmodelClient extends EventEmitter {
         await this.#request('subscribe', { topics: sub.topics }, {
           onResult: (result) => {
             this.#subs.set(result.subscription, sub);
-            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [])) {
+            const instance = this.#sawInstance(result);
+            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [], instance)) {
               this.emit('stateChanged', s, sub, 0);
             }
+            this.#deliverEarly(sub);
           },
         });
       } catch (error) {
@@ -487,6 +576,26 @@ export class NetmodelClient extends EventEmitter {
     }
   }
 }
+
+// One NDJSON line. What the server could not parse is refused here, since its error
+// would carry `id: null` and match no request: strings with a lone surrogate (which
+// JSON.stringify escapes as \udXXX, an escape the server rejects).
+function encode(msg) {
+  return (
+    JSON.stringify(msg, function (key, value) {
+      if (!wellFormed(key) || (typeof value === 'string' && !wellFormed(value))) {
+        const what = wellFormed(key) ? `the string ${JSON.stringify(value)}` : `the key ${JSON.stringify(key)}`;
+        throw new TypeError(`netmodel ${msg.method}: ${what} has a lone surrogate, which the server cannot read`);
+      }
+      return value;
+    }) + '\n'
+  );
+}
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = String.prototype.isWellFormed
+  ? (s) => s.isWellFormed()
+  : (s) => !loneSurrogate.test(s); // Node < 20
 
 function message(method, params) {
   return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };

@@ -57,6 +57,25 @@ function canonical(value) {
   return JSON.stringify(value ?? null);
 }
 
+const needsCredentials = {
+  get() {
+    return this.pending === true && this.error?.code === -32003;
+  },
+  enumerable: false, // not sent back, not compared: the state stays the server's JSON
+};
+
+/**
+ * Gives an EntityState its `needsCredentials`: the intent waits for credentials
+ * (pending with -32003: the backend answered 401/403; it is sent again after
+ * `configure({ authToken })`). Anything else is left alone. Returns `state`.
+ */
+export function withHelpers(state) {
+  if (state && typeof state === 'object' && typeof state.kind === 'string' && 'pending' in state) {
+    if (!Object.hasOwn(state, 'needsCredentials')) Object.defineProperty(state, 'needsCredentials', needsCredentials);
+  }
+  return state;
+}
+
 /**
  * Which object a state is about: entities by (kind, id), lists by (list, params).
  * Kinds cannot contain a NUL, so joining with one is unambiguous.

@@ -1,6 +1,7 @@
 // One `subscribe`: its states as 'change' events and as an async iterator.
 
 import { EventEmitter } from 'node:events';
+import { emitSafely } from './events.js';
 import { StateStore, stateKey } from './state.js';
 
 export class Subscription extends EventEmitter {
@@ -13,8 +14,11 @@ export class Subscription extends EventEmitter {
   #waiters = [];
   #closed = false;
   #error = null;
+  // 'change' events held until the code awaiting subscribe() has run: the states that
+  // come with its reply are read in the same I/O callback, before any listener exists.
+  #held = [];
 
-  constructor(client, id, topics, snapshot) {
+  constructor(client, id, topics, snapshot, instance) {
     super();
     this.#client = client;
     /** The server's name for this subscription; a new one after each reconnect. */
@@ -25,7 +29,14 @@ export class Subscription extends EventEmitter {
     this.snapshot = snapshot;
     /** The `seq` of the last notification delivered (0 after a reconnect's snapshot). */
     this.lastSeq = 0;
+    /** The server process's `instance` id when last subscribed (undefined if not named). */
+    this.instance = instance;
     for (const s of snapshot) this.#store.accept(s);
+    setImmediate(() => {
+      const held = this.#held;
+      this.#held = null;
+      for (const [state, seq] of held) this.emit('change', state, seq);
+    });
   }
 
   get closed() {
@@ -51,6 +62,26 @@ export class Subscription extends EventEmitter {
     return this.#client.unsubscribe(this);
   }
 
+  /** Same as unsubscribe(), resolving even when there is no connection to tell. */
+  async close() {
+    if (this.#closed) return;
+    try {
+      await this.unsubscribe();
+    } catch (error) {
+      if (error?.name !== 'ConnectionLostError') throw error; // the server ended it with the connection
+    }
+  }
+
+  /** `await using sub = await nm.subscribe(…)` unsubscribes at the end of the block. */
+  [Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]() {
+    return this.close();
+  }
+
+  /** Like EventEmitter's, but a listener that throws (or rejects) cannot break the client or crash the process. */
+  emit(event, ...args) {
+    return emitSafely(this, this.#client, event, args);
+  }
+
   // -- called by the client ------------------------------------------------------------
 
   /** Keeps and queues a state unless an equal or newer version is held; true if kept. */
@@ -60,20 +91,24 @@ export class Subscription extends EventEmitter {
     if (!this.#store.accept(state)) return false;
     this.#queue.set(stateKey(state), state);
     this.#wake();
-    this.emit('change', state, seq);
+    if (this.#held) this.#held.push([state, seq]);
+    else this.emit('change', state, seq);
     return true;
   }
 
   /**
    * After a reconnect the server named the subscription anew and answered with a new
-   * snapshot. Versions are per server process — a restarted server counts from 0 — so
-   * the held versions are forgotten and the snapshot is delivered as the current truth.
+   * snapshot. Back on the same server process (same `instance`) the held versions
+   * stand and the snapshot passes the usual filter; on another one (a restart, or a
+   * server naming no instance), which may count lower, they are forgotten and the
+   * snapshot is delivered as the current truth.
    */
-  _resubscribed(id, snapshot) {
+  _resubscribed(id, snapshot, instance) {
     this.id = id;
     this.snapshot = snapshot;
     this.lastSeq = 0;
-    this.#store.clear();
+    if (instance === undefined || instance !== this.instance) this.#store.clear();
+    this.instance = instance;
     return snapshot.filter((s) => this._deliver(s));
   }
 

@@ -1,6 +1,7 @@
 // A socket client outlives its server: reconnect, re-subscribe, go on delivering.
 
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import test from 'node:test';
 import { ConnectionLostError, topic } from '../index.js';
 import { connectWhenReady, needsBinary, nextMatching, sandbox, waitFor } from './helpers.mjs';
@@ -18,6 +19,7 @@ test('after the server restarts on the same socket, subscriptions keep deliverin
   const sub = await c.subscribe('entity:artist/banksy');
   await gone.unsubscribe();
   const oldName = sub.id;
+  const instanceBefore = sub.instance;
   await nextMatching(sub, (s) => s.confirmed === false); // fetched
 
   // Quick toggles raise the version (each one changes the shown state) while the
@@ -49,9 +51,10 @@ test('after the server restarts on the same socket, subscriptions keep deliverin
   assert.equal((await c.configure()).environment, 'staging');
 
   // The new server replays the outbox: the follow the old one accepted gets confirmed.
-  // Its versions continue above what the client held (never backwards on one state folder).
+  // Its versions go on above the old ones (same state folder); it is another instance.
   const replayed = await nextMatching(sub, (s) => s.following === true && s.confirmed === true && !s.pending);
   assert.ok(replayed.version > last.version);
+  assert.ok(sub.instance && sub.instance !== instanceBefore && c.instance === sub.instance);
 
   // And the subscription goes on: a change made by another client reaches it.
   const other = await connectWhenReady({ path: box.socket, reconnect: false });
@@ -88,7 +91,7 @@ test('list subscriptions are restored after a restart and go on delivering ListS
   assert.equal(sub.closed, false);
   assert.deepEqual(sub.topics, [{ type: 'list', list: 'following/artist', params: {} }]);
 
-  // The new server's list reaches the same Subscription.
+  // The new server's list (its versions start again) reaches the same Subscription.
   const restored = await nextMatching(sub, loaded(2));
   assert.deepEqual(restored.items.map((i) => i.id).sort(), ['banksy', 'hirst']);
   assert.ok(sub.snapshot.every((s) => s.list === 'following/artist'), 'the new snapshot is the list');
@@ -104,4 +107,44 @@ test('list subscriptions are restored after a restart and go on delivering ListS
   assert.equal((await c.stats()).subscriptions, 1);
   await c.close();
   second.kill('SIGTERM');
+});
+
+// A proxy in front of the real server: dropping its connections drops the client's
+// while the server (and its instance) lives on.
+async function proxy(t, target, at) {
+  const pairs = new Set();
+  const server = net.createServer((down) => {
+    const up = net.createConnection(target);
+    pairs.add([down, up]);
+    down.pipe(up).on('error', () => {});
+    up.pipe(down).on('error', () => {});
+    down.on('error', () => up.destroy()).on('close', () => up.destroy());
+    up.on('error', () => down.destroy()).on('close', () => down.destroy());
+  });
+  await new Promise((resolve) => server.listen(at, resolve));
+  t.after(() => server.close());
+  return { drop: () => pairs.forEach(([d, u]) => (d.destroy(), u.destroy())) };
+}
+
+test('a reconnect to the same server process keeps the versions held (no state twice)', { skip: needsBinary, timeout: 60_000 }, async (t) => {
+  const box = sandbox(t);
+  box.startServer();
+  await connectWhenReady({ path: box.socket, reconnect: false }).then((c) => c.close());
+  const p = await proxy(t, box.socket, `${box.socket}.proxy`);
+  const c = await connectWhenReady({ path: `${box.socket}.proxy`, reconnect: { initialDelayMs: 20, maxDelayMs: 100 } });
+  t.after(() => c.close());
+  const sub = await c.subscribe('entity:artist/same');
+  const instance = sub.instance;
+  assert.ok(instance && c.instance === instance);
+  const seen = [];
+  sub.on('change', (s) => seen.push(s.version));
+  await c.follow('artist', 'same', { await: true });
+  await waitFor(() => sub.state('artist', 'same')?.confirmed === true, 'the follow');
+  const reconnected = new Promise((resolve) => c.once('reconnect', resolve));
+  p.drop();
+  await reconnected;
+  assert.equal(sub.instance, instance);
+  await c.unfollow('artist', 'same', { await: true });
+  await waitFor(() => sub.state('artist', 'same')?.confirmed === false, 'the unfollow');
+  assert.deepEqual(seen, [...new Set(seen)].sort((a, b) => a - b), `a state delivered twice: ${seen}`);
 });

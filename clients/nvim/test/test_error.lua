@@ -49,4 +49,21 @@ H.test('follow with await gets -32002 and the button rolls back', function()
   H.eq(-32002, nm.state('artist', 'banksy').error.code, 'error of the held state')
 end)
 
+H.test('an intent refused 401 waits for credentials: the button says sign in', function()
+  local srv = H.start_server(H.tmpdir(), { '--simulate', 'failure=1,status=401' })
+  nm.setup({ socket = srv.socket, spawn = false })
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'Locked' })
+  nm.button(buf, 0, 'artist', 'locked')
+  nm.follow('artist', 'locked')
+  H.wait(5000, function()
+    return H.virt_text(buf, 0) == '[ Following… ] 🔑 sign in'
+  end, function()
+    return 'the sign-in marker (at ' .. H.virt_text(buf, 0) .. ')'
+  end)
+  H.ok(nm.needs_credentials(nm.state('artist', 'locked')), 'needs_credentials of the held state')
+  local stats = nm.request_sync('stats', {})
+  H.eq(1, stats.waitingForCredentials, 'stats.waitingForCredentials')
+end)
+
 H.finish()

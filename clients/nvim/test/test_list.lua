@@ -129,4 +129,19 @@ H.test(':NetmodelList following/artist', function()
   end, (items(buf))), 'items after the refresh')
 end)
 
+H.test('open_list with empty params {} loads the list', function()
+  local srv = H.start_server(H.tmpdir())
+  nm.setup({ socket = srv.socket, spawn = false })
+  for b in pairs(require('netmodel.list').views) do -- a view left open would be reused
+    vim.api.nvim_buf_delete(b, { force = true })
+  end
+  local buf = nm.open_list('following/artist', {})
+  H.wait(5000, function()
+    local first = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    return table.concat(first, '\n'):find('(empty)', 1, true) ~= nil
+  end, function()
+    return 'the empty list (buffer: ' .. vim.inspect(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) .. ')'
+  end)
+end)
+
 H.finish()

@@ -55,6 +55,9 @@ H.test('spawns again when the spawned server dies, and re-subscribes', function(
   H.wait(5000, function()
     return H.virt_text(buf, 0) == '[ Following ]'
   end, 'the button, subscribed again')
+  -- Its subscription would carry over into the next test's setup() and keep
+  -- that connection trying (as it should for a button).
+  vim.api.nvim_buf_delete(buf, { force = true })
 end)
 
 H.test('a server that cannot start is reported, and not restarted in a loop', function()

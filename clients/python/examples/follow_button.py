@@ -16,10 +16,11 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
+from typing import List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from netmodel_client import AsyncClient, EntityState, RPCError  # noqa: E402
+from netmodel_client import AsyncClient, EntityState, RPCError, State  # noqa: E402
 
 
 def render(state: EntityState) -> str:
@@ -37,7 +38,7 @@ def render(state: EntityState) -> str:
     return line + f"   (v{state.version})"
 
 
-async def main(kind: str, ident: str, serve_args: list) -> None:
+async def main(kind: str, ident: str, serve_args: List[str]) -> None:
     if "--state-dir" not in serve_args:  # don't touch the user's real follows by default
         serve_args += ["--state-dir", tempfile.mkdtemp(prefix="follow-button-")]
     async with await AsyncClient.spawn(None, *serve_args, timeout=60) as client:
@@ -45,9 +46,10 @@ async def main(kind: str, ident: str, serve_args: list) -> None:
         shown = sub.snapshot[0]
         print("Enter toggles, q quits.")
 
-        def show(state: EntityState) -> None:
+        def show(state: State) -> None:
             nonlocal shown
-            if state.version > shown.version:  # the reply and a notification may carry the same state
+            # An entity topic's states only; the reply and a notification may carry the same one.
+            if isinstance(state, EntityState) and state.version > shown.version:
                 shown = state
                 print(render(state), flush=True)
 
@@ -55,20 +57,16 @@ async def main(kind: str, ident: str, serve_args: list) -> None:
         sub.on_change(show)
 
         loop = asyncio.get_running_loop()
-        lines: asyncio.Queue = asyncio.Queue()
-        loop.add_reader(sys.stdin, lambda: lines.put_nowait(sys.stdin.readline()))
-        try:
-            while True:
-                line = await lines.get()
-                if not line or line.strip() == "q":
-                    break
-                try:
-                    # The reply is the optimistic state; the settled one arrives by notification.
-                    show(await client.set_follow_state(kind, ident, not shown.following))
-                except RPCError as e:
-                    print(f"error {e.code}: {e.message}", flush=True)
-        finally:
-            loop.remove_reader(sys.stdin)
+        while True:
+            # In a thread: a terminal and a pipe alike, and the loop goes on meanwhile.
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line or line.strip() == "q":
+                break
+            try:
+                # The reply is the optimistic state; the settled one arrives by notification.
+                show(await client.set_follow_state(kind, ident, not shown.following))
+            except RPCError as e:
+                print(f"error {e.code}: {e.message}", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ import json
 import logging
 import os
 import random
+import weakref
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
 from ._trust import open_checked
-from .errors import ConnectionLost, RPCError
+from .errors import SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
 from .state import EntityState, ListState, State, params_key
 
 log = logging.getLogger("netmodel_client")
@@ -40,12 +41,13 @@ class Reconnect:
     """How a socket client reconnects after its connection drops: the first try after
     ``initial_delay`` s, each next wait ``factor`` times longer up to ``max_delay`` s
     (each wait jittered down by up to half), at most ``max_attempts`` tries (``None``:
-    forever). The defaults try for about two minutes."""
+    forever, the default: a server restart may take its time, and the other clients
+    never give up either)."""
 
     initial_delay: float = 0.1
     max_delay: float = 5.0
     factor: float = 2.0
-    max_attempts: Optional[int] = 30
+    max_attempts: Optional[int] = None
 
     def delays(self) -> Iterator[float]:
         delay, attempt = self.initial_delay, 0
@@ -127,11 +129,16 @@ class Subscription:
     and the new snapshot is delivered as changes, so iteration and callbacks just go on.
 
     ``on_change(callback)`` calls ``callback(state)`` for every new state, on the event
-    loop's thread; a callback that returns a coroutine is run as a task.
+    loop's thread. A callback that returns a coroutine has its coroutines run one at a
+    time, in order; while one runs, only the newest state per entity and per list waits
+    (older waiting ones are dropped), so the last one to finish drew the newest state.
+
+    ``async with await client.subscribe(…) as sub:`` unsubscribes on leaving the block.
     """
 
     def __init__(self, client: "AsyncClient", name: str, snapshot: List[Any], topics: List[Dict[str, Any]]) -> None:
         self._client = client
+        self._names = [name]  # [current server name], shared with the finalizer (which must not hold self)
         self.name = name
         self.topics = topics
         self.snapshot: List[Any] = snapshot
@@ -139,10 +146,16 @@ class Subscription:
         self._lists: Dict[Tuple[str, str], ListState] = {}
         self._queue: "collections.OrderedDict[Tuple[str, ...], State]" = collections.OrderedDict()
         self._callbacks: List[Callback] = []
+        self._runners: Dict[int, _CallbackRunner] = {}  # by id(callback)
+        # States for the callbacks, held until the code awaiting subscribe() has run: the
+        # reader goes on with the lines after the answer before that code can add one.
+        self._held: Optional[List[State]] = None
         self._wakeup = asyncio.Event()
         self._closed = False
         self._error: Optional[BaseException] = None
         self.last_seq = 0
+        #: The server process's ``instance`` id when last subscribed (``None`` if not named).
+        self.instance: Optional[str] = None
         for s in snapshot:
             if isinstance(s, EntityState):
                 self._latest[s.key] = s
@@ -174,6 +187,9 @@ class Subscription:
     def on_change(self, callback: Callback) -> Callback:
         """Call ``callback(state)`` on every new state (usable as a decorator)."""
         self._callbacks.append(callback)
+        if not self._closed:
+            kept: "set[Subscription]" = getattr(self._client, "_kept", set())
+            kept.add(self)  # its callbacks are how it is used: no finalizer
         return callback
 
     def remove_callback(self, callback: Callback) -> None:
@@ -181,6 +197,16 @@ class Subscription:
 
     async def unsubscribe(self) -> None:
         await self._client.unsubscribe(self)
+
+    async def __aenter__(self) -> "Subscription":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if not self._closed:
+            try:
+                await self.unsubscribe()
+            except ConnectionError:
+                pass  # no connection: the server ended it with the connection
 
     # -- called by the client's reader --------------------------------------------------
 
@@ -196,23 +222,42 @@ class Subscription:
         latest[state.key] = state
         self._queue[_queue_key(state)] = state
         self._wakeup.set()
-        for cb in list(self._callbacks):
-            _invoke(cb, state)
+        if self._held is not None:
+            self._held.append(state)
+        else:
+            self._call_back(state)
 
-    def _restart(self, name: str, snapshot: List[Any]) -> None:
-        """Subscribed again after a reconnect. The server may be a new process whose
-        versions start over, so forget the versions seen and deliver its snapshot."""
-        self.name = name
+    def _call_back(self, state: State) -> None:
+        for cb in list(self._callbacks):
+            res = _invoke(cb, state, run_awaitable=False)
+            if res is not None:
+                self._runners.setdefault(id(cb), _CallbackRunner()).submit(_queue_key(state), res)
+
+    def _release(self) -> None:
+        """Callbacks get the states held since the subscribe answer."""
+        held, self._held = self._held or [], None
+        for state in held:
+            self._call_back(state)
+
+    def _restart(self, name: str, snapshot: List[Any], instance: Optional[str] = None) -> None:
+        """Subscribed again after a reconnect. The same server process (same
+        ``instance``) goes on with its versions: the snapshot passes the version filter.
+        Another process (a restart, or a server that names no instance) may count
+        differently, so the versions seen are forgotten and its snapshot delivered."""
+        self.name = self._names[0] = name
         self.snapshot = snapshot
         self.last_seq = 0
-        self._latest = {}
-        self._lists = {}
+        if instance is None or instance != self.instance:
+            self._latest = {}
+            self._lists = {}
+        self.instance = instance
         for s in snapshot:
             if isinstance(s, (EntityState, ListState)):
                 self._deliver(s)
 
     def _close(self, error: Optional[BaseException] = None) -> None:
         if not self._closed:
+            getattr(self._client, "_kept", set()).discard(self)
             self._closed = True
             self._error = error
             self._wakeup.set()
@@ -240,14 +285,63 @@ class Subscription:
         )
 
 
-def _invoke(callback: Callable[..., Any], *args: Any) -> None:
-    """Call a user callback; run it as a task if it returns a coroutine; log its errors."""
+def _unsubscribe_abandoned(client_ref: "weakref.ref[AsyncClient]", names: List[str]) -> None:
+    """A Subscription was garbage-collected without unsubscribe(): end it on the
+    server. Runs wherever the collector does, so the send goes through the loop."""
+    client = client_ref()
+    if client is None or client._closing or client._loop.is_closed():
+        return
+    try:
+        client._loop.call_soon_threadsafe(client._drop_abandoned, names[0])
+    except RuntimeError:  # the loop closed meanwhile
+        pass
+
+
+def _invoke(callback: Callable[..., Any], *args: Any, run_awaitable: bool = True) -> Optional[Awaitable[Any]]:
+    """Call a user callback and log its errors. An awaitable it returns is run as a
+    task, or with ``run_awaitable=False`` returned to the caller to run."""
     try:
         res = callback(*args)
         if inspect.isawaitable(res):
+            if not run_awaitable:
+                return res
             asyncio.ensure_future(res).add_done_callback(_log_task_error)
     except Exception:
         log.exception("netmodel callback %r failed", callback)
+    return None
+
+
+def _discard(awaitable: Awaitable[Any]) -> None:
+    close = getattr(awaitable, "close", None)  # a coroutine never started: no "never awaited" warning
+    if close is not None:
+        close()
+
+
+class _CallbackRunner:
+    """The coroutines of one async ``on_change`` callback, run one at a time. Those
+    waiting are kept per entity/list key, the newest replacing an older one (as the
+    server coalesces), so a flood leaves at most one waiting per key and a slow callback
+    cannot finish after a newer state's."""
+
+    def __init__(self) -> None:
+        self._waiting: "collections.OrderedDict[Tuple[str, ...], Awaitable[Any]]" = collections.OrderedDict()
+        self._task: Optional["asyncio.Future[None]"] = None
+
+    def submit(self, key: Tuple[str, ...], awaitable: Awaitable[Any]) -> None:
+        older = self._waiting.pop(key, None)
+        if older is not None:
+            _discard(older)
+        self._waiting[key] = awaitable
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            _, awaitable = self._waiting.popitem(last=False)
+            try:
+                await awaitable
+            except Exception:
+                log.exception("netmodel on_change callback failed")
 
 
 def _log_task_error(task: "asyncio.Future[Any]") -> None:
@@ -286,7 +380,18 @@ class AsyncClient:
         self._on_disconnect: List[Callable[[ConnectionLost], Any]] = []
         self._next_id = 0
         self._pending: Dict[int, Tuple["asyncio.Future[Any]", Optional[Callable[[Any], Any]], str]] = {}
-        self._subs: Dict[str, Subscription] = {}
+        # Weak: a subscription nobody holds (no reference, no on_change callback) is
+        # unsubscribed by its finalizer. Those with callbacks are held in _kept.
+        self._subs: "weakref.WeakValueDictionary[str, Subscription]" = weakref.WeakValueDictionary()
+        self._kept: "set[Subscription]" = set()
+        self._loop = asyncio.get_running_loop()
+        self._abandoned: "set[int]" = set()  # ids of subscribes given up before their answer
+        # Notifications for a subscription not known yet (its answer still to come).
+        self._early: Dict[str, "collections.OrderedDict[Tuple[str, ...], Tuple[State, int]]"] = {}
+        #: The server process's ``instance`` id (``initialize``, ``subscribe``, ``stats``):
+        #: a new one after a reconnect means the server restarted. ``None`` until seen.
+        self.instance: Optional[str] = None
+        self._configured: Optional[Dict[str, Any]] = None  # sent again after a reconnect
         self._closing = False
         self._lost: Optional[ConnectionError] = None
         self._reader_task = asyncio.ensure_future(self._read_loop(reader))
@@ -420,39 +525,45 @@ class AsyncClient:
             msg["params"] = params
         await self._send(msg)
 
-    async def initialize(self) -> Dict[str, Any]:
-        return await self.call("initialize", {})
+    async def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        result: Dict[str, Any] = await self.call("initialize", {}, timeout=timeout)
+        self._saw_instance(result.get("serverInfo"))
+        return result
 
-    async def follow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return await self._state("follow", _ref(kind, id, await_))
+    async def follow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return await self._state("follow", _ref(kind, id, await_), timeout)
 
-    async def unfollow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return await self._state("unfollow", _ref(kind, id, await_))
+    async def unfollow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return await self._state("unfollow", _ref(kind, id, await_), timeout)
 
-    async def set_follow_state(self, kind: str, id: str, following: bool, await_: bool = False) -> EntityState:
+    async def set_follow_state(
+        self, kind: str, id: str, following: bool, await_: bool = False, *, timeout: Any = _UNSET
+    ) -> EntityState:
         params = _ref(kind, id, await_)
         params["following"] = following
-        return await self._state("setFollowState", params)
+        return await self._state("setFollowState", params, timeout)
 
     async def get_follow_state(
-        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None
+        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None, *, timeout: Any = _UNSET
     ) -> EntityState:
         params: Dict[str, Any] = {"kind": kind, "id": id}
         if refresh:
             params["refresh"] = True
         if max_age_ms is not None:
             params["maxAgeMs"] = max_age_ms
-        return await self._state("getFollowState", params)
+        return await self._state("getFollowState", params, timeout)
 
-    async def get_entity(self, kind: str, id: str, refresh: bool = False) -> EntityState:
+    async def get_entity(self, kind: str, id: str, refresh: bool = False, *, timeout: Any = _UNSET) -> EntityState:
         """The entity's state with its ``attributes``, loading them (and the follow state,
         if unknown) where the kind has a detail endpoint; ``refresh`` loads them again."""
         params: Dict[str, Any] = {"kind": kind, "id": id}
         if refresh:
             params["refresh"] = True
-        return await self._state("getEntity", params)
+        return await self._state("getEntity", params, timeout)
 
-    async def fetch_list(self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first") -> ListState:
+    async def fetch_list(
+        self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first", *, timeout: Any = _UNSET
+    ) -> ListState:
         """Load a page of a list and return its state once the page is in.
 
         ``page``: ``"first"`` (answers at once from a loaded list that is not out of
@@ -465,30 +576,40 @@ class AsyncClient:
             req["params"] = dict(params)
         if page != "first":
             req["page"] = page
-        return ListState.from_json(await self.call("fetchList", req))
+        return ListState.from_json(await self.call("fetchList", req, timeout=timeout))
 
-    async def set_interface_state(self, items: Iterable[EntityRefLike], state: InterfaceState) -> int:
+    async def set_interface_state(
+        self, items: Iterable[EntityRefLike], state: InterfaceState, *, timeout: Any = _UNSET
+    ) -> int:
         """Tell the server how near the screen ``items`` are — ``"visible"``,
         ``"display"``, ``"preload"`` or ``"none"`` — so it loads their states (and
         attributes) before they are shown, and drops work for items set to ``none``.
         Items are ``(kind, id)`` tuples, ``{"kind", "id"}`` dicts, or EntityStates /
         ListItems. Returns how many items the server took."""
-        result = await self.call("setInterfaceState", {"items": [_entity_ref(i) for i in items], "state": state})
+        refs = [_entity_ref(i) for i in items]
+        result = await self.call("setInterfaceState", {"items": refs, "state": state}, timeout=timeout)
         return int(result["accepted"])
 
-    async def stats(self) -> Dict[str, Any]:
-        return await self.call("stats")
+    async def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        result: Dict[str, Any] = await self.call("stats", timeout=timeout)
+        self._saw_instance(result)
+        return result
 
-    async def configure(self, environment: Optional[str] = None, auth_token: Any = _UNSET) -> Dict[str, Any]:
+    async def configure(
+        self, environment: Optional[str] = None, auth_token: Any = _UNSET, *, timeout: Any = _UNSET
+    ) -> Dict[str, Any]:
         """Set the backend environment and/or token; ``auth_token=None`` forgets the token."""
         params: Dict[str, Any] = {}
         if environment is not None:
             params["environment"] = environment
         if auth_token is not _UNSET:
             params["authToken"] = auth_token
-        return await self.call("configure", params)
+        result: Dict[str, Any] = await self.call("configure", params, timeout=timeout)
+        # A restarted server has forgotten it: sent again after a reconnect.
+        self._configured = {**(self._configured or {}), **params}
+        return result
 
-    async def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> Subscription:
+    async def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> Subscription:
         """Subscribe to topics: dicts, or shorthands (``"entity:KIND/ID"``,
         ``"list:NAME"``; see :func:`topic`)."""
         if isinstance(topics, (dict, str)):
@@ -499,26 +620,33 @@ class AsyncClient:
             # Runs in the reader, before any later notification is dispatched.
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
+            sub.instance = self._saw_instance(result)
+            sub._held = []  # released by subscribe(), once its caller has run
             self._subs[sub.name] = sub
+            weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
+            self._deliver_early(sub)
             return sub
 
-        return await self._request("subscribe", params, on_result=register)
+        sub: Subscription = await self._request("subscribe", params, on_result=register, timeout=timeout)
+        self._loop.call_soon(sub._release)  # after the caller's step, which this return continues
+        return sub
 
-    async def unsubscribe(self, subscription: Union[Subscription, str]) -> None:
+    async def unsubscribe(self, subscription: Union[Subscription, str], *, timeout: Any = _UNSET) -> None:
         sub = subscription if isinstance(subscription, Subscription) else self._subs.get(subscription)
         name = sub.name if sub is not None else subscription
         try:
-            await self.call("unsubscribe", {"subscription": name})
+            await self.call("unsubscribe", {"subscription": name}, timeout=timeout)
         finally:
             if sub is not None:  # also while reconnecting: it is then not subscribed again
                 if self._subs.get(sub.name) is sub:
                     del self._subs[sub.name]
+                self._kept.discard(sub)
                 sub._close()
 
     # -- plumbing -----------------------------------------------------------------------
 
-    async def _state(self, method: str, params: Dict[str, Any]) -> EntityState:
-        return EntityState.from_json(await self.call(method, params))
+    async def _state(self, method: str, params: Dict[str, Any], timeout: Any) -> EntityState:
+        return EntityState.from_json(await self.call(method, params, timeout=timeout))
 
     async def _request(
         self,
@@ -536,13 +664,14 @@ class AsyncClient:
             self._check_open()
         self._next_id += 1
         rid = self._next_id
-        fut: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (fut, on_result, method)
         msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
+        line = self._encode(msg)  # raises here, before anything is sent or awaited
+        fut: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        self._pending[rid] = (fut, on_result, method)
         try:
-            await self._send(msg, internal)
+            await self._send_line(line, internal)
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
@@ -550,6 +679,9 @@ class AsyncClient:
             # Cancelled or timed out while the server still works on it: tell it.
             if self._pending.pop(rid, None) is not None and self._lost is None:
                 self._send_nowait({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
+                if method == "subscribe":
+                    # Its answer may still come: that subscription is unsubscribed then.
+                    self._abandoned.add(rid)
             raise
 
     def _check_open(self) -> None:
@@ -560,13 +692,28 @@ class AsyncClient:
 
     @staticmethod
     def _encode(msg: Dict[str, Any]) -> bytes:
-        return (json.dumps(msg, separators=(",", ":")) + "\n").encode("utf-8")
+        """The message as one line of UTF-8 JSON. What the server could not parse is
+        refused here: its error would carry ``id: null``, matching no request."""
+        try:
+            text = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            return (text + "\n").encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate, e.g. from os.fsdecode
+            bad = e.object[e.start : e.end] if isinstance(e.object, str) else ""
+            raise ValueError(
+                f"netmodel {msg.get('method')!r}: params hold a string that is not valid Unicode "
+                f"(lone surrogate {bad!r}), which JSON cannot carry"
+            ) from None
+        except ValueError as e:  # NaN or infinity: not JSON
+            raise ValueError(f"netmodel {msg.get('method')!r}: params are not JSON: {e}") from None
 
     async def _send(self, msg: Dict[str, Any], internal: bool = False) -> None:
+        await self._send_line(self._encode(msg), internal)
+
+    async def _send_line(self, line: bytes, internal: bool = False) -> None:
         if self._lost is not None and not internal:
             raise ConnectionLost(str(self._lost))
         try:
-            self._writer.write(self._encode(msg))
+            self._writer.write(line)
             await self._writer.drain()
         except (OSError, RuntimeError) as e:
             raise ConnectionLost(f"netmodel connection lost while writing: {e}") from e
@@ -612,20 +759,46 @@ class AsyncClient:
                 )
             elif method == "stateChanged":
                 params = msg.get("params") or {}
-                sub = self._subs.get(params.get("subscription"))
+                name = params.get("subscription")
+                sub = self._subs.get(name) if isinstance(name, str) else None
                 state = _parse_state(params.get("state"))
-                if sub is not None and isinstance(state, (EntityState, ListState)):
-                    sub._deliver(state, int(params.get("seq") or 0))
+                if not isinstance(state, (EntityState, ListState)):
+                    return
+                seq = int(params.get("seq") or 0)
+                if sub is not None:
+                    sub._deliver(state, seq)
+                elif isinstance(name, str) and any(m == "subscribe" for _, _, m in self._pending.values()):
+                    # The server writes a turn's notifications before its replies: this
+                    # may be for a subscription whose answer is next. Newest per key waits.
+                    self._early.setdefault(name, collections.OrderedDict())[_queue_key(state)] = (state, seq)
             return
-        entry = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
+        self._dispatch_reply(msg, msg.get("id"))
+        if self._early and not any(m == "subscribe" for _, _, m in self._pending.values()):
+            self._early.clear()  # no answer is left to claim them (an abandoned subscribe's)
+
+    def _dispatch_reply(self, msg: Dict[str, Any], rid: Any) -> None:
+        if rid is None and isinstance(msg.get("error"), dict):
+            self._fail_unmatched(msg["error"])
+            return
+        entry = self._pending.pop(rid, None)
         if entry is None:
+            if rid in self._abandoned:
+                self._abandoned.discard(rid)
+                name = (msg.get("result") or {}).get("subscription") if isinstance(msg.get("result"), dict) else None
+                if name is not None:  # subscribed after all, for nobody: end it
+                    self._send_nowait(self._unsubscribe_message(name))
+                return
             log.debug("netmodel reply to no pending request: %.200r", msg)
             return
-        fut, on_result, _ = entry
+        fut, on_result, method = entry
         if fut.done():
             return
         if "error" in msg:
-            fut.set_exception(RPCError.from_json(msg["error"]))
+            error = RPCError.from_json(msg["error"])
+            if self._closing and error.code == SERVER_SHUTTING_DOWN and method != "shutdown":
+                fut.set_exception(ConnectionError(f"netmodel client closed before {method!r} was answered"))
+            else:
+                fut.set_exception(error)
             return
         result = msg.get("result")
         if on_result is not None:
@@ -636,7 +809,40 @@ class AsyncClient:
                 return
         fut.set_result(result)
 
+    def _fail_unmatched(self, error: Dict[str, Any]) -> None:
+        """An error with ``id: null`` (a line the server could not parse or read as a
+        request) may belong to any request not answered yet: fail them all rather
+        than leave one waiting for good."""
+        pending, self._pending = self._pending, {}
+        log.warning("netmodel answered a request it could not read: %.200r", error)
+        for fut, _, _ in pending.values():
+            if not fut.done():
+                fut.set_exception(RPCError.from_json(error))
+
+    def _deliver_early(self, sub: "Subscription") -> None:
+        """Notifications that came before the subscribe answer naming them."""
+        for state, seq in self._early.pop(sub.name, {}).values():
+            sub._deliver(state, seq)
+
+    def _saw_instance(self, result: Any) -> Optional[str]:
+        instance = result.get("instance") if isinstance(result, dict) else None
+        if isinstance(instance, str):
+            self.instance = instance
+            return instance
+        return None
+
+    def _drop_abandoned(self, name: str) -> None:
+        if self._lost is None and not self._closing and name not in self._subs:
+            self._send_nowait(self._unsubscribe_message(name))
+
+    def _unsubscribe_message(self, name: str) -> Dict[str, Any]:
+        # An id of its own, answered to no one (logged at debug).
+        self._next_id += 1
+        return {"jsonrpc": "2.0", "id": self._next_id, "method": "unsubscribe", "params": {"subscription": name}}
+
     def _connection_lost(self, error: Optional[BaseException]) -> None:
+        self._early.clear()
+        self._abandoned.clear()  # the server ended their subscriptions with the connection
         first = self._lost is None
         if first:
             text = "netmodel connection closed" if self._closing else "netmodel connection lost"
@@ -662,13 +868,15 @@ class AsyncClient:
             self._reconnect_task = asyncio.ensure_future(self._reconnect(self._reconnect_policy))
 
     def _close_subs(self, error: Optional[BaseException]) -> None:
-        subs, self._subs = self._subs, {}
-        for sub in subs.values():
+        subs, self._subs = list(self._subs.values()), weakref.WeakValueDictionary()
+        self._kept.clear()
+        for sub in subs:
             sub._close(error)
 
     async def _reconnect(self, policy: Reconnect) -> None:
         """Connect again with backoff, subscribe again, then let users in again."""
         subs = list(self._subs.values())
+        assert self.path is not None  # only socket clients reconnect
         attempts = 0
         for delay in policy.delays():
             attempts += 1
@@ -704,21 +912,30 @@ class AsyncClient:
         )
         log.warning("%s", self._lost)
         self._reconnect_task = None
-        self._subs = {}
+        self._subs = weakref.WeakValueDictionary()
+        self._kept.clear()
         for sub in subs:
             sub._close(ConnectionLost(str(self._lost)))
 
     async def _resubscribe(self, subs: List[Subscription]) -> None:
-        """Subscribe each live subscription again; route the new ids to the same objects."""
-        self._subs = {}
+        """Configure the new connection as the old one was, then subscribe each live
+        subscription again, routing the new ids to the same objects."""
+        self._subs = weakref.WeakValueDictionary()
+        if self._configured:
+            try:
+                await self._request("configure", dict(self._configured), internal=True)
+            except RPCError as e:  # e.g. an environment the new server lacks: go on with its own
+                log.warning("netmodel reconnect to %s: configure refused: %s", self.path, e)
         for sub in subs:
             if sub.closed:  # unsubscribed meanwhile
                 continue
 
             def register(result: Any, sub: Subscription = sub) -> None:
-                # In the reader, before any notification for the new id.
-                sub._restart(result["subscription"], [_parse_state(s) for s in result.get("snapshot", [])])
+                # In the reader, before any later notification for the new id.
+                snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
+                sub._restart(result["subscription"], snapshot, self._saw_instance(result))
                 self._subs[sub.name] = sub
+                self._deliver_early(sub)
 
             try:
                 await self._request("subscribe", {"topics": sub.topics}, on_result=register, internal=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Type
+from typing import TYPE_CHECKING, Any, Dict, Optional, Type
+
+if TYPE_CHECKING:
+    from .state import EntityState
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -42,7 +45,7 @@ class RPCError(Exception):
         self.data = data
 
     @property
-    def state(self):
+    def state(self) -> "Optional[EntityState]":
         """The EntityState in ``data.state``: for a failed ``await: true`` mutation the
         rolled-back state, for a failed ``getEntity`` the state with the failure."""
         from .state import EntityState

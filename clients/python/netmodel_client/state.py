@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple, Union
 
+from .errors import UNAUTHORIZED
+
 
 @dataclass(frozen=True)
 class StateError:
@@ -48,6 +50,13 @@ class EntityState:
     @property
     def key(self) -> Tuple[str, str]:
         return (self.kind, self.id)
+
+    @property
+    def needs_credentials(self) -> bool:
+        """The intent waits for credentials: the backend answered 401/403 (-32003) and
+        the server keeps it pending, to send it again after ``configure(auth_token=…)``
+        (a UI says "sign in to follow")."""
+        return self.pending and self.error is not None and self.error.code == UNAUTHORIZED
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "EntityState":

@@ -13,6 +13,13 @@ from .state import EntityState, ListState, State
 T = TypeVar("T")
 
 
+def _close_coroutine(coro: Awaitable[Any]) -> None:
+    """Drop a coroutine never run, without the "never awaited" warning."""
+    close = getattr(coro, "close", None)
+    if close is not None:
+        close()
+
+
 class SyncSubscription:
     """Blocking view of a :class:`Subscription`: iterate it, or ``get(timeout)``.
     Callbacks given to :meth:`on_change` run on the client's background thread."""
@@ -52,12 +59,23 @@ class SyncSubscription:
         unsubscribed, ``TimeoutError`` after ``timeout`` s."""
 
         async def next_state() -> Optional[State]:
+            # The timeout runs on the loop, where a state is dequeued and handed over in
+            # one step: a future cancelled from this thread may hold one dequeued already.
+            # (Not wait_for: before Python 3.12 it can drop a result that came as it expired.)
+            task = asyncio.ensure_future(self._sub.__anext__())
+            done, _ = await asyncio.wait({task}, timeout=timeout)
+            if not done:
+                task.cancel()  # it is parked at an await, before any dequeue
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    raise TimeoutError(f"no new state within {timeout} s") from None
             try:
-                return await self._sub.__anext__()
+                return task.result()
             except StopAsyncIteration:
                 return None  # a coroutine may not raise StopIteration
 
-        state = self._client._run(next_state(), timeout)
+        state = self._client._run(next_state(), None)
         if state is None:
             raise StopIteration
         return state
@@ -79,6 +97,10 @@ class Client:
 
     def __init__(self, factory: Callable[[], Awaitable[AsyncClient]], timeout: Optional[float] = None) -> None:
         self.timeout = timeout
+        # Guards _closed and _inflight: close() and calls may run on any threads.
+        self._lock = threading.Lock()
+        self._closed = False
+        self._inflight: "set[concurrent.futures.Future[Any]]" = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="netmodel-client", daemon=True)
         self._thread.start()
@@ -101,16 +123,42 @@ class Client:
     def _run(self, coro: Awaitable[T], timeout: Any = _UNSET) -> T:
         if timeout is _UNSET:
             timeout = self.timeout
-        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        if threading.current_thread() is self._thread:
+            # The loop would wait for itself, and every other thread's calls behind it.
+            _close_coroutine(coro)
+            raise RuntimeError(
+                "netmodel Client method called on the client's own thread (from an on_change, "
+                "on_reconnect or on_disconnect callback), where it can never return: hand the "
+                "call to another thread, or use AsyncClient, whose callbacks may await calls"
+            )
+        with self._lock:
+            if self._closed:
+                _close_coroutine(coro)
+                raise ConnectionError("netmodel client is closed")
+            fut: "concurrent.futures.Future[T]" = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+            self._inflight.add(fut)
         try:
             return fut.result(timeout)
         except concurrent.futures.TimeoutError:
             fut.cancel()  # cancels the request, which sends $/cancelRequest
             raise TimeoutError(f"netmodel call timed out after {timeout} s") from None
+        except concurrent.futures.CancelledError:
+            if self._closed:  # cut off by close(): see _stop_loop
+                raise ConnectionError("netmodel client closed before the call completed") from None
+            raise
+        finally:
+            with self._lock:
+                self._inflight.discard(fut)
 
     def _stop_loop(self) -> None:
+        with self._lock:
+            self._closed = True
+            inflight = list(self._inflight)
         if self._loop.is_closed():
             return
+        # A call whose coroutine was queued as the loop stopped would wait forever.
+        for fut in inflight:
+            fut.cancel()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         if not self._thread.is_alive():
@@ -145,52 +193,74 @@ class Client:
         self.close()
 
     def close(self, timeout: float = 5.0) -> None:
-        if self._loop.is_closed():
-            return
+        """Close the connection (see :meth:`AsyncClient.close`). Calls made meanwhile or
+        later, from any thread, raise ``ConnectionError``."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("netmodel Client.close() called from a callback on the client's own thread")
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True  # new calls fail from here on; those under way end with the connection
         try:
-            self._run(self._client.close(timeout), timeout + 5)
+            fut = asyncio.run_coroutine_threadsafe(self._client.close(timeout), self._loop)
+            try:
+                fut.result(timeout + 5)
+            except concurrent.futures.TimeoutError:
+                fut.cancel()
         finally:
             self._stop_loop()
 
-    def call(self, method: str, params: Any = None) -> Any:
-        return self._run(self._client.call(method, params))
+    # Each method takes ``timeout`` (seconds; ``None`` waits forever), else the client's.
 
-    def initialize(self) -> Dict[str, Any]:
-        return self._run(self._client.initialize())
+    def call(self, method: str, params: Any = None, *, timeout: Any = _UNSET) -> Any:
+        return self._run(self._client.call(method, params, timeout=None), timeout)
 
-    def follow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return self._run(self._client.follow(kind, id, await_))
+    def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        return self._run(self._client.initialize(timeout=None), timeout)
 
-    def unfollow(self, kind: str, id: str, await_: bool = False) -> EntityState:
-        return self._run(self._client.unfollow(kind, id, await_))
+    def follow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return self._run(self._client.follow(kind, id, await_, timeout=None), timeout)
 
-    def set_follow_state(self, kind: str, id: str, following: bool, await_: bool = False) -> EntityState:
-        return self._run(self._client.set_follow_state(kind, id, following, await_))
+    def unfollow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return self._run(self._client.unfollow(kind, id, await_, timeout=None), timeout)
+
+    def set_follow_state(
+        self, kind: str, id: str, following: bool, await_: bool = False, *, timeout: Any = _UNSET
+    ) -> EntityState:
+        return self._run(self._client.set_follow_state(kind, id, following, await_, timeout=None), timeout)
 
     def get_follow_state(
-        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None
+        self, kind: str, id: str, refresh: bool = False, max_age_ms: Optional[int] = None, *, timeout: Any = _UNSET
     ) -> EntityState:
-        return self._run(self._client.get_follow_state(kind, id, refresh, max_age_ms))
+        return self._run(self._client.get_follow_state(kind, id, refresh, max_age_ms, timeout=None), timeout)
 
-    def get_entity(self, kind: str, id: str, refresh: bool = False) -> EntityState:
-        return self._run(self._client.get_entity(kind, id, refresh))
+    def get_entity(self, kind: str, id: str, refresh: bool = False, *, timeout: Any = _UNSET) -> EntityState:
+        return self._run(self._client.get_entity(kind, id, refresh, timeout=None), timeout)
 
-    def fetch_list(self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first") -> ListState:
-        return self._run(self._client.fetch_list(list, params, page))
+    def fetch_list(
+        self, list: str, params: Optional[Dict[str, Any]] = None, page: Page = "first", *, timeout: Any = _UNSET
+    ) -> ListState:
+        return self._run(self._client.fetch_list(list, params, page, timeout=None), timeout)
 
-    def set_interface_state(self, items: Iterable[EntityRefLike], state: InterfaceState) -> int:
-        return self._run(self._client.set_interface_state(list(items), state))
+    def set_interface_state(
+        self, items: Iterable[EntityRefLike], state: InterfaceState, *, timeout: Any = _UNSET
+    ) -> int:
+        return self._run(self._client.set_interface_state(list(items), state, timeout=None), timeout)
 
-    def stats(self) -> Dict[str, Any]:
-        return self._run(self._client.stats())
+    def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+        return self._run(self._client.stats(timeout=None), timeout)
 
-    def configure(self, environment: Optional[str] = None, auth_token: Any = _UNSET) -> Dict[str, Any]:
-        return self._run(self._client.configure(environment, auth_token))
+    def configure(
+        self, environment: Optional[str] = None, auth_token: Any = _UNSET, *, timeout: Any = _UNSET
+    ) -> Dict[str, Any]:
+        return self._run(self._client.configure(environment, auth_token, timeout=None), timeout)
 
-    def subscribe(self, topics: Union[Topic, Iterable[Topic]]) -> SyncSubscription:
-        return SyncSubscription(self, self._run(self._client.subscribe(topics)))
+    def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> SyncSubscription:
+        return SyncSubscription(self, self._run(self._client.subscribe(topics, timeout=None), timeout))
 
-    def unsubscribe(self, subscription: Union[SyncSubscription, Subscription, str]) -> None:
+    def unsubscribe(
+        self, subscription: Union[SyncSubscription, Subscription, str], *, timeout: Any = _UNSET
+    ) -> None:
         if isinstance(subscription, SyncSubscription):
             subscription = subscription._sub
-        self._run(self._client.unsubscribe(subscription))
+        self._run(self._client.unsubscribe(subscription, timeout=None), timeout)

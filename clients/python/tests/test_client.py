@@ -356,6 +356,7 @@ def test_reconnect_after_server_restart(server, sig):
         try:
             lost, back = watch_connection(first)
             sub = await first.subscribe("entity:artist/banksy")
+            instance_before = sub.instance
             await next_matching(sub, lambda s: s.confirmed is False)
             for _ in range(2):  # raise the version, so the new server's versions are lower
                 await first.follow("artist", "banksy", await_=True)
@@ -375,7 +376,8 @@ def test_reconnect_after_server_restart(server, sig):
             async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as second:
                 await second.follow("artist", "banksy")
             s = await next_matching(sub, lambda s: s.following is True and s.confirmed is True)
-            assert s.version > last.version  # versions never go backwards across a restart
+            assert s.version > last.version  # versions go on across a restart on one state folder
+            assert sub.instance == first.instance and sub.instance not in (None, instance_before)
             assert (await first.get_follow_state("artist", "banksy")).following is True
         finally:
             await first.close()
@@ -440,6 +442,8 @@ def test_pending_request_at_drop_raises_connection_lost(server):
 
 
 def test_no_reconnect_when_disabled_or_given_up(server):
+    assert Reconnect().max_attempts is None  # by default it never gives up (as Node and Neovim)
+
     async def main():
         server.start()
         off = await AsyncClient.connect(server.path, timeout=T, reconnect=False)

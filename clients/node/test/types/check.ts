@@ -83,6 +83,14 @@ async function subscriptions(nm: NetmodelClient): Promise<void> {
   } catch (e) {
     if (e instanceof UnknownKindOrList) void e.data?.list;
   }
+  // Entity topics only: EntityStates, typed as such (list topics only: ListStates).
+  const button = await nm.subscribe('entity:artist/banksy');
+  button.on('change', (s) => void [s.following, s.pending]);
+  for await (const s of button) void s.confirmed;
+  const lists = await nm.subscribe([topic.list('following/artist'), 'list:following/gene']);
+  lists.on('change', (l) => void l.items.length);
+  // @ts-expect-error: a list subscription delivers ListStates
+  lists.on('change', (l) => void l.following);
   void [params, held, fromStore, entityFromStore, bad, notAlways];
 }
 

@@ -11,10 +11,12 @@ vim.cmd([[
   highlight default link NetmodelFollowing String
   highlight default link NetmodelPending Comment
   highlight default link NetmodelError ErrorMsg
+  highlight default link NetmodelSignIn WarningMsg
 ]])
 
--- virt_text chunks for an EntityState (or a list item, which has no pending/error).
-function M.label(state)
+-- virt_text chunks for an EntityState (or a list item, which has no pending/error);
+-- err: why the button gets no states (no server, a refused subscription), or nil.
+function M.label(state, err)
   local chunks
   if state == nil or (state.following == nil and not state.error) then
     chunks = { { '[ … ]', 'NetmodelPending' } } -- not fetched yet
@@ -26,9 +28,14 @@ function M.label(state)
   else
     chunks = { { '[ Follow ]', 'NetmodelFollow' } }
   end
-  if state and state.error then
-    -- after a rollback the server keeps the error until the next success
-    table.insert(chunks, { ' ✗ ' .. state.error.message, 'NetmodelError' })
+  if not err and nm.needs_credentials(state) then
+    -- kept pending, not rolled back: it goes through once a token is configured
+    table.insert(chunks, { ' 🔑 sign in', 'NetmodelSignIn' })
+    return chunks
+  end
+  err = err or (state and state.error) -- after a rollback the server keeps it until the next success
+  if err then
+    table.insert(chunks, { ' ✗ ' .. tostring(err.message), 'NetmodelError' })
   end
   return chunks
 end
@@ -43,7 +50,7 @@ local function render(b)
   if pos[1] then -- the mark moves with edits; keep it where it is now
     api.nvim_buf_set_extmark(b.bufnr, M.ns, pos[1], pos[2], {
       id = b.mark,
-      virt_text = M.label(b.state),
+      virt_text = M.label(b.state, b.error),
       virt_text_pos = 'eol',
     })
   end
@@ -68,10 +75,15 @@ function M.new(bufnr, line, kind, id)
       api.nvim_buf_del_extmark(bufnr, M.ns, mark)
     end
   end
+  -- Errors show on the button (one notice per button would flood): no server yet,
+  -- which it keeps trying, or a subscription the server refused.
   b.sub = nm.subscribe({ type = 'entity', kind = kind, id = id }, function(state)
-    b.state = state
+    b.state, b.error = state, nil
     render(b)
-  end, nm.report)
+  end, function(err)
+    b.error = err
+    render(b)
+  end)
 
   if not buttons[bufnr] then
     buttons[bufnr] = {}

@@ -19,15 +19,25 @@ local subs = {} -- subscriptions made here: handle -> true; they survive reconne
 local by_name = {} -- the server's subscription name -> handle, for this connection
 local known = {} -- "kind/id" -> newest EntityState seen, for toggle
 
--- Versions grow per server process: a restarted server starts again at 0, so a
--- version is only compared with one seen on the same connection (conn.gen).
+local instance -- the server process's id (subscribe answers), nil until known on this connection
+local early = {} -- subscription name -> key -> state, come before that subscribe's answer
+local subscribing = 0 -- subscribe requests waiting for their answer
+
+-- Versions grow per server process, and a restart on another state folder (or an
+-- older server) may count lower: a version is only compared with one seen from the
+-- same process (its instance id; else the same connection). An equal version is the
+-- same state seen twice (a reply and a notification): dropped.
+local function era()
+  return instance or ('connection ' .. conn.gen)
+end
+
 local function newer(held, key, state)
   local h = held[key]
   local version = state.version or 0
-  if h and h.gen == conn.gen and version < h.version then
+  if h and h.era == era() and version <= h.version then
     return false
   end
-  held[key] = { gen = conn.gen, version = version }
+  held[key] = { era = era(), version = version }
   return true
 end
 M._newer = newer -- for the list buffer
@@ -55,7 +65,22 @@ end
 
 local function send_subscribe(sub)
   sub.name = nil
+  local c = conn
+  subscribing = subscribing + 1
   conn:request('subscribe', { topics = sub.topics }, function(err, res)
+    if c ~= conn then
+      return -- an old connection's answer (setup() replaced it): the new one subscribes
+    end
+    subscribing = subscribing - 1
+    local held_early = res and early[res.subscription]
+    if subscribing == 0 then
+      early = {} -- no answer is left to claim them
+    elseif res then
+      early[res.subscription] = nil
+    end
+    if res and type(res.instance) == 'string' then
+      instance = res.instance
+    end
     if sub.closed then
       if res then
         conn:request('unsubscribe', { subscription = res.subscription })
@@ -68,7 +93,11 @@ local function send_subscribe(sub)
     else
       sub.name, sub.error = res.subscription, nil
       by_name[res.subscription] = sub
+      sub.instance = res.instance
       for _, state in ipairs(res.snapshot or {}) do
+        deliver(sub, state)
+      end
+      for _, state in pairs(held_early or {}) do
         deliver(sub, state)
       end
     end
@@ -80,14 +109,36 @@ local function on_notification(method, params)
     local sub = by_name[params.subscription]
     if sub and params.state then
       deliver(sub, params.state)
+    elseif params.state and subscribing > 0 and type(params.subscription) == 'string' then
+      -- The server writes a turn's notifications before its replies: this may be for
+      -- the subscription whose answer comes next. The newest per key waits.
+      early[params.subscription] = early[params.subscription] or {}
+      early[params.subscription][key_of(params.state)] = params.state
     end
   end
 end
 
+local down_reported = false -- subscriptions were told the server is unreachable
+
 local function on_connect()
-  by_name = {}
+  by_name, down_reported, early, subscribing, instance = {}, false, {}, 0, nil
   for sub in pairs(subs) do
     send_subscribe(sub)
+  end
+end
+
+-- No server could be reached: each subscription is told once (a button shows it),
+-- and the connection keeps trying while there are any (rpc: opts.wanted).
+local function on_down(why)
+  if down_reported then
+    return
+  end
+  down_reported = true
+  for sub in pairs(subs) do
+    sub.error = { code = rpc.NOT_CONNECTED, message = why }
+    if sub.on_error then
+      sub.on_error(sub.error)
+    end
   end
 end
 
@@ -114,8 +165,16 @@ function M.setup(opts)
     on_connect = on_connect,
     on_notification = on_notification,
     on_lost = on_lost,
+    on_down = on_down,
+    wanted = function()
+      return next(subs) ~= nil
+    end,
   })
-  known, known_versions, by_name = {}, {}, {}
+  known, known_versions, by_name, down_reported = {}, {}, {}, false
+  early, subscribing, instance = {}, 0, nil
+  if next(subs) ~= nil then
+    conn:connect() -- buttons and subscriptions carry over: subscribe them on the new connection
+  end
   if not M._autocmd then
     M._autocmd = vim.api.nvim_create_autocmd('VimLeavePre', {
       callback = function()
@@ -201,6 +260,12 @@ function M.set_following(kind, id, following, opts, callback)
   end
   local params = { kind = kind, id = id, following = following, await = opts and opts.await or nil }
   mutate('setFollowState', params, callback)
+end
+
+-- Whether an entity state's intent waits for credentials: pending with -32003 (the
+-- backend answered 401/403); the server sends it again after configure {authToken}.
+function M.needs_credentials(state)
+  return type(state) == 'table' and state.pending == true and type(state.error) == 'table' and state.error.code == -32003
 end
 
 -- The newest state seen of an entity, or nil.

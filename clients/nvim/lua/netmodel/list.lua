@@ -70,10 +70,10 @@ function M.fetch(view, page)
     end
     if err then
       view.error = err
-      render(view)
     else
-      on_state(view, state)
+      on_state(view, state) -- may be dropped: the notification of that state came first
     end
+    render(view) -- no longer fetching, whichever way
   end)
 end
 
@@ -87,7 +87,9 @@ end
 
 -- Opens (or shows again) the buffer of a list; params default to {}.
 function M.open(list, params)
-  params = params or vim.empty_dict()
+  if params == nil or (type(params) == 'table' and next(params) == nil) then
+    params = vim.empty_dict() -- a bare {} would be sent as [], which the server refuses
+  end
   for buf, view in pairs(M.views) do
     if view.list == list and vim.deep_equal(view.params, params) then
       api.nvim_set_current_buf(buf)

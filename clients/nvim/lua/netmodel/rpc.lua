@@ -44,16 +44,90 @@ local function close(h)
   end
 end
 
+-- The JSON Pointer of the first string (value or key) in v that is not valid
+-- UTF-8, or nil. The server cannot parse such a line: its error would carry
+-- `id: null`, which no callback could be matched with.
+local function utf8_ok(s)
+  if not s:find('[\128-\255]') then
+    return true
+  end
+  local i, n = 1, #s
+  while i <= n do
+    local c = s:byte(i)
+    local len, cp, min
+    if c < 0x80 then
+      len, cp, min = 1, c, 0
+    elseif c >= 0xC2 and c <= 0xDF then
+      len, cp, min = 2, c - 0xC0, 0x80
+    elseif c >= 0xE0 and c <= 0xEF then
+      len, cp, min = 3, c - 0xE0, 0x800
+    elseif c >= 0xF0 and c <= 0xF4 then
+      len, cp, min = 4, c - 0xF0, 0x10000
+    else
+      return false
+    end
+    for j = i + 1, i + len - 1 do
+      local cc = s:byte(j)
+      if not cc or cc < 0x80 or cc > 0xBF then
+        return false
+      end
+      cp = cp * 64 + (cc - 0x80)
+    end
+    if cp < min or cp > 0x10FFFF or (cp >= 0xD800 and cp <= 0xDFFF) then
+      return false
+    end
+    i = i + len
+  end
+  return true
+end
+
+local function bad_utf8(v, path)
+  if type(v) == 'string' then
+    return not utf8_ok(v) and path or nil
+  elseif type(v) == 'table' then
+    for k, x in pairs(v) do
+      local p = path .. '/' .. tostring(k)
+      if type(k) == 'string' and not utf8_ok(k) then
+        return p
+      end
+      local bad = bad_utf8(x, p)
+      if bad then
+        return bad
+      end
+    end
+  end
+end
+M._bad_utf8 = bad_utf8
+
+local function check(method, params)
+  local bad = bad_utf8(params, '')
+  if bad then
+    error(('netmodel: %s: params%s is not valid UTF-8, which the server cannot read'):format(method, bad), 0)
+  end
+end
+
+-- Raises at once for params the server could not read.
 function Conn:request(method, params, callback)
+  check(method, params)
   self.next_id = self.next_id + 1
   local id = self.next_id
-  self.pending[id] = callback or function() end
+  callback = callback or function() end
+  if self.stopped then -- stop() ended this connection for good: answer rather than wait
+    vim.schedule(function()
+      callback({ code = M.NOT_CONNECTED, message = 'netmodel was stopped (call setup() to connect again)' }, nil)
+    end)
+    return id
+  end
+  self.pending[id] = callback
   self:_send({ jsonrpc = '2.0', id = id, method = method, params = params })
   return id
 end
 
 function Conn:notify(method, params)
-  self:_send({ jsonrpc = '2.0', method = method, params = params })
+  check(method, params)
+  if not self.stopped then
+    self:_send({ jsonrpc = '2.0', method = method, params = params })
+  end
 end
 
 -- Forget the callback and ask the server to stop working on the request.
@@ -249,6 +323,14 @@ function Conn:_dispatch(line)
     if cb then
       cb(msg.error, msg.result)
     end
+  elseif type(msg.error) == 'table' then
+    -- `id: null`: a line the server could not read, which may be any waiting
+    -- request's; each fails with the error rather than wait for good.
+    local pending = self.pending
+    self.pending = {}
+    for _, cb in pairs(pending) do
+      cb(msg.error, nil)
+    end
   end
 end
 
@@ -295,7 +377,11 @@ end
 -- No server could be reached or started.
 function Conn:_down(why)
   self:_fail_all({ code = M.NOT_CONNECTED, message = why })
-  if self.ever_answered then
+  if self.opts.on_down then
+    self.opts.on_down(why)
+  end
+  -- Subscriptions (buttons, lists) want their server, also one not started yet.
+  if self.ever_answered or (self.opts.wanted and self.opts.wanted()) then
     self.status = 'waiting' -- subscriptions want their server back: keep trying
     self:_retry()
   else
