@@ -118,6 +118,9 @@ public final class EventLoop {
     pendingTasks.append(task)
   }
 
+  /// Whether the next iteration will not wait for I/O (tasks are queued).
+  public var hasQueuedTasks: Bool { !pendingTasks.isEmpty }
+
   /// Wakes a waiting loop from another thread. The only thread-safe method.
   public func wakeUp() { wakeFD.signal() }
 

@@ -173,6 +173,27 @@ final class Fixture {
     #expect(lineBytes == #"{"jsonrpc":"2.0","id":1,"result":null}"# + "\n")
   }
 
+  /// Output made after this iteration's flush (a hook that runs later) must not wait
+  /// for the next event: the loop runs once more instead of sleeping.
+  @Test func outputQueuedAfterTheFlushDoesNotWaitForTheNextEvent() throws {
+    let fixture = try Fixture()
+    let peer = try fixture.peer()
+    try peer.send(#"{"jsonrpc":"2.0","id":1,"method":"hold"}"#)
+    #expect(try peer.drain().isEmpty)
+    var fired = false
+    fixture.loop.addBeforeSleepHook {
+      guard !fired, let held = fixture.held.first else { return }
+      fired = true
+      held.succeed(.string("late"))
+    }
+    try fixture.loop.runOnce(wait: false)
+    #expect(fired)
+    #expect(fixture.loop.hasQueuedTasks, "the loop would sleep with a reply queued")
+    // Returns at once when a task is queued; without one it would sleep forever.
+    if fixture.loop.hasQueuedTasks { try fixture.loop.runOnce(wait: true) }
+    #expect(try peer.receive().first?["result"]?.string == "late")
+  }
+
   @Test func aPeerThatStopsReadingDoesNotDelayAnother() throws {
     let fixture = try Fixture()
     let stalled = try fixture.peer()
