@@ -58,10 +58,9 @@ public final class Outbox: IntentLog {
     self.loop = loop
     self.folder = folder
     folder.removeStaleTemporaries()
-    let path = folder.file(Outbox.fileName)
     guard let existing = try folder.read(Outbox.fileName) else {
       // First start: an empty log, made durable by syncing the folder that names it.
-      fd = try FileDescriptor.open(path, .writeOnly, options: [.create, .append], permissions: 0o600)
+      fd = try folder.open(Outbox.fileName, .writeOnly, options: [.create, .append])
       try FileSystem.syncFolder(folder.path)
       return
     }
@@ -80,7 +79,7 @@ public final class Outbox: IntentLog {
     let isCompact = replay.skipped == 0 && !replay.tornTail && replay.lines == live.count
     if !isCompact { try compact() }
     // compact() reopened the log; otherwise open it for appending now.
-    if fd == nil { fd = try FileDescriptor.open(path, .writeOnly, options: [.append]) }
+    if fd == nil { fd = try folder.open(Outbox.fileName, .writeOnly, options: [.append]) }
   }
 
   deinit { fd?.close() }
@@ -122,7 +121,7 @@ public final class Outbox: IntentLog {
     do throws(Errno) {
       // Only a failed reopen after compaction leaves no descriptor.
       if self.fd == nil {
-        self.fd = try FileDescriptor.open(folder.file(Outbox.fileName), .writeOnly, options: [.append])
+        self.fd = try folder.open(Outbox.fileName, .writeOnly, options: [.append])
       }
       let fd = self.fd!
       if mayHaveTornTail { buffer.insert(UInt8(ascii: "\n"), at: 0) }
@@ -163,7 +162,7 @@ public final class Outbox: IntentLog {
     // The old descriptor points at the replaced file: appends must go to the new one.
     fd?.close()
     fd = nil
-    fd = try FileDescriptor.open(folder.file(Outbox.fileName), .writeOnly, options: [.append])
+    fd = try folder.open(Outbox.fileName, .writeOnly, options: [.append])
     lineCount = intents.count
     compactionCount += 1
     buffer.removeAll()
