@@ -83,6 +83,12 @@ extension FileDescriptor {
     _ = try retryingInterrupts("fsync") { Glibc.fsync(rawValue) }
   }
 
+  /// Cuts the file to `size` bytes: shrinking needs no free space, so it undoes an
+  /// append that a full disk interrupted. The corresponding C function is `ftruncate`.
+  public func truncate(toSize size: Int) throws(Errno) {
+    _ = try retryingInterrupts("ftruncate") { ftruncate(rawValue, off_t(size)) }
+  }
+
   /// The size in bytes of the file. The corresponding C function is `fstat`.
   public func fileSize() throws(Errno) -> Int {
     var info = stat()
