@@ -100,7 +100,9 @@ public final class Outbox: IntentLog {
     }
     // Already compact (one line per live intent, nothing to skip): keep it, which
     // saves two fsyncs on every start.
-    let isCompact = replay.skipped == 0 && !replay.tornTail && replay.lines == live.count
+    // Untagged lines are rewritten with this start's environment, which they belong
+    // to: a later start in another one must not take them for its own.
+    let isCompact = replay.skipped == 0 && !replay.tornTail && replay.lines == live.count && replay.untagged == 0
     if !isCompact { try compact() }
     // compact() reopened the log; otherwise open it for appending now.
     if fd == nil { try openForAppending() }
@@ -285,6 +287,8 @@ public final class Outbox: IntentLog {
     var skipped = 0
     /// Whether the file ended in a line without its newline or unreadable.
     var tornTail = false
+    /// Records that name no environment although the log now has one.
+    var untagged = 0
   }
 
   /// Reads a log; lines that name no environment belong to `environment`.
@@ -310,6 +314,7 @@ public final class Outbox: IntentLog {
         continue
       }
       lastWasBad = false
+      if lineEnvironment == nil && environment != nil { result.untagged += 1 }
       let slot = Slot(environment: lineEnvironment ?? environment, key: key)
       if let wanted {
         result.live[slot] = (wanted, UInt64(result.lines - 1))

@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import signal
 import sys
 import time
@@ -199,3 +201,46 @@ def test_a_configuration_without_the_kind_keeps_its_intents_for_one_with_it(arts
     third = serve({"local": api.url})
     assert rpcio.wait_for(lambda: "banksy" in api.control("GET", "follows").get("artist", []), 10)
     assert rpcio.wait_for(lambda: third.conn.result("stats")["outbox"] == 0, 5)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a tmpfs")
+def test_a_full_disk_answers_an_error_and_a_kill_loses_nothing_acknowledged(artsy, serve, runtime):
+    state = runtime.root / "state-intents"
+    state.mkdir(mode=0o700)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(state)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        api = artsy()
+        api.faults({"method": "POST", "hang": True, "times": None})
+        server = serve({"local": api.url})
+        c = server.conn
+        # Appends within the file's last page need no space: fill that page almost up, so
+        # that the next line needs a new one.
+        assert c.result("follow", {"kind": "artist", "id": "banksy"})["pending"] is True
+        ids, size = [], (state / "outbox.log").stat().st_size
+        while True:
+            ids.append(f"{len(ids):03d}" + "x" * 250)
+            assert c.result("follow", {"kind": "artist", "id": ids[-1]})["pending"] is True
+            grown, size = (state / "outbox.log").stat().st_size - size, (state / "outbox.log").stat().st_size
+            if size + grown > 4096:
+                break
+        ids.append(f"{len(ids):03d}" + "x" * 250)
+        filler = os.open(state / "filler", os.O_WRONLY | os.O_CREAT, 0o600)  # the disk fills up
+        try:
+            while os.write(filler, b"x" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(filler)
+        reply = c.call("follow", {"kind": "artist", "id": ids[-1]})
+        assert reply.get("error", {}).get("code") == UNAVAILABLE, reply
+        assert "No space left on device" in reply["error"]["message"], reply
+        kill9(server)
+        (state / "filler").unlink()
+        again = serve({"local": api.url})
+        assert again.conn.result("stats")["outbox"] == len(ids)  # banksy and all but the last
+        assert [line["i"] for line in outbox_lines(runtime)] == ["banksy", *ids[:-1]]
+        again.stop()
+    finally:
+        subprocess.run(["umount", "-l", str(state)])
