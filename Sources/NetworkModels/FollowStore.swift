@@ -103,6 +103,9 @@ public final class FollowStore {
   private var waitingForCredentials: Set<EntityKey> = []
   /// Entities whose last read was refused for want of credentials: read again then.
   private var readsWaitingForCredentials: Set<EntityKey> = []
+  /// Bumped when another environment becomes active: answers to calls made in the
+  /// old one are not about this one's entities, and are dropped.
+  private var environmentEpoch = 0
 
   public init(
     loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
@@ -143,11 +146,24 @@ public final class FollowStore {
   public var entityCount: Int { records.count }
 
   /// Sends again what was wanted but not confirmed when the process last stopped.
+  /// An intent of a kind this backend does not have (a configuration that lost it) is
+  /// not sent and stays in the log untouched, for a start whose configuration has the
+  /// kind again: the user asked for it, and only the user may replace it.
   public func replayIntents() {
     guard let intentLog else { return }
+    var kept: [String: Int] = [:]
     for (key, wanted) in intentLog.unsettledIntents() {
+      if backend.underlying.kindProblem(key.kind) != nil {
+        kept[key.kind, default: 0] += 1
+        continue
+      }
       Log.info("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
       _ = setFollowing(key, wanted, force: true)
+    }
+    for (kind, count) in kept.sorted(by: { $0.key < $1.key }) {
+      Log.warn(
+        "the outbox holds \(count) pending intent(s) of kind \(kind), which this configuration does not describe; "
+          + "they are kept, not sent, until a configuration with \(kind) delivers them")
     }
   }
 
@@ -228,8 +244,10 @@ public final class FollowStore {
     work.inFlight = wanted
     counters.backendCalls += 1
     counters.backendMutations += 1
+    let epoch = environmentEpoch
     backend.setFollowing(key, wanted) { [weak self] result in
-      self?.mutationReturned(key, sent: wanted, result)
+      guard let self, self.environmentEpoch == epoch else { return }
+      self.mutationReturned(key, sent: wanted, result)
     }
   }
 
@@ -316,6 +334,54 @@ public final class FollowStore {
     for key in reads.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) { fetch(key) }
   }
 
+  /// The intent of `key` could not be made durable (a full disk), so it was never
+  /// accepted: the entity goes back to the intent on disk (`durable`; nil for none),
+  /// showing `failure`, and callers awaiting the unsaved intent are answered with it.
+  public func intentNotSaved(_ key: EntityKey, durable: Bool?, failure: FollowFailure) {
+    guard let work = activities[key], work.wanted != nil else { return }
+    guard let durable else { return finishMutation(key, work, failure: failure) }
+    work.wanted = durable
+    records[key, default: Record()].following = durable
+    errors[key] = failure
+    readErrors.remove(key)
+    changed(key)
+    let current = state(key)
+    let waiters = work.settleWaiters
+    work.settleWaiters = []
+    for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+    guard work.inFlight == nil, work.retryTimer == nil, !waitingForCredentials.contains(key) else { return }
+    if records[key]?.confirmed == durable { settle(key, work) } else { send(key, work) }
+  }
+
+  /// Another environment is active (the intent log already lists its intents): what
+  /// was known in the old one says nothing here. Every entity's state becomes unknown
+  /// (with a new version, so subscribers see it) and is read again here when asked;
+  /// calls under way in the old environment are dropped unheard, their intents stay in
+  /// the log for it, callers awaiting them are answered with `awaitFailure`, waiting
+  /// reads are read again here, and this environment's own intents are sent.
+  public func environmentChanged(awaitFailure: FollowFailure) {
+    environmentEpoch += 1
+    let old = activities
+    activities.removeAll()
+    errors.removeAll()
+    readErrors.removeAll()
+    attributes.removeAll()
+    waitingForCredentials.removeAll()
+    readsWaitingForCredentials.removeAll()
+    for key in records.keys.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
+      records[key]!.bits = 0
+      records[key]!.confirmedAt = 0
+      changed(key)
+    }
+    for (key, work) in old.sorted(by: { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }) {
+      if let timer = work.retryTimer { loop.cancel(timer) }
+      let current = state(key)
+      for waiter in work.settleWaiters { waiter(.failure(SettleFailure(failure: awaitFailure, state: current))) }
+      for waiter in work.readWaiters { read(key, refresh: true, maxAgeMs: 0, completion: waiter) }
+    }
+    replayIntents()
+  }
+
   /// Intents refused for want of credentials, waiting for `credentialsChanged()`.
   public var waitingForCredentialsCount: Int { waitingForCredentials.count }
 
@@ -400,8 +466,10 @@ public final class FollowStore {
     work.readStartedAt = work.mutationSerial
     counters.backendCalls += 1
     counters.backendReads += 1
+    let epoch = environmentEpoch
     backend.fetchFollowing(key) { [weak self] result in
-      self?.readReturned(key, result)
+      guard let self, self.environmentEpoch == epoch else { return }
+      self.readReturned(key, result)
     }
   }
 

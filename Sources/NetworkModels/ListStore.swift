@@ -158,7 +158,17 @@ public final class ListStore {
   /// A follow or unfollow was confirmed: lists that depend on its kind are out of
   /// date; those someone listens to are fetched again.
   public func mutationConfirmed(_ key: EntityKey) {
-    for (listKey, entry) in entries where entry.description.dependsOn.contains(key.kind) && entry.phase != .idle {
+    invalidate { $0.description.dependsOn.contains(key.kind) }
+  }
+
+  /// Another environment is active: every loaded list is out of date; those someone
+  /// listens to are fetched again, there.
+  public func environmentChanged() {
+    invalidate { _ in true }
+  }
+
+  private func invalidate(where isAffected: (Entry) -> Bool) {
+    for (listKey, entry) in entries where isAffected(entry) && entry.phase != .idle {
       counters.invalidations += 1
       entry.stale = true
       if entry.loading == nil, hasSubscribers?(listKey) == true {

@@ -337,8 +337,8 @@ public final class LocalBackend: FollowBackend {
   /// `O_TRUNC` of open does what `ftruncate(fd, 0)` would); creates it when missing.
   private func openJournal(truncating: Bool = false) throws(Errno) -> FileDescriptor {
     do {
-      return try FileDescriptor.open(
-        folder.file(LocalBackend.journalName), .writeOnly, options: truncating ? [.append, .truncate] : [.append])
+      return try folder.open(
+        LocalBackend.journalName, .writeOnly, options: truncating ? [.append, .truncate] : [.append])
     } catch  where error.code == Errno.noEntry {
       return try createJournal()
     }
@@ -347,8 +347,7 @@ public final class LocalBackend: FollowBackend {
   /// Creates the journal (or opens it if it exists) and syncs the folder, so the file
   /// survives a crash as soon as its content does.
   private func createJournal() throws(Errno) -> FileDescriptor {
-    let fd = try FileDescriptor.open(
-      folder.file(LocalBackend.journalName), .writeOnly, options: [.create, .append], permissions: 0o600)
+    let fd = try folder.open(LocalBackend.journalName, .writeOnly, options: [.create, .append])
     do {
       try FileSystem.syncFolder(folder.path)
     } catch {

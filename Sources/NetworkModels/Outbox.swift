@@ -8,10 +8,18 @@ import Posix
 ///     {"k":"artist","i":"banksy","w":true}
 ///     {"k":"artist","i":"banksy","w":null}      ← settled: no longer replayed
 ///
+/// With environments (the REST backend), each line also names the environment the
+/// intent was made in (`"e":"production"`): an intent is sent only while its
+/// environment is the active one (`switchEnvironment(to:)`), and waits in the log
+/// otherwise. A line without `"e"` (the local backend, or a log from before
+/// environments) belongs to the environment of the start that reads it.
+///
 /// `record` only buffers. `commit()` writes everything buffered with one `write` and
 /// one `fsync` (group commit); the service calls it once per loop iteration, before
 /// that iteration's replies are flushed, so a reply is never seen before its intent
-/// is on disk.
+/// is on disk. When the commit fails (a full disk), its records are taken back: the
+/// file is cut back to its last durable length, the intents go back to what is on
+/// disk, and the caller learns which ones, to answer their mutations with an error.
 ///
 /// On start the log is replayed (the last line per entity wins, settled entities
 /// drop out, an incomplete or unreadable line is skipped) and, unless it holds
@@ -29,11 +37,25 @@ public final class Outbox: IntentLog {
   private let loop: EventLoop
   public let folder: StateFolder
   private var fd: FileDescriptor?
+  /// The length of the file up to the last durable record.
+  private var durableSize = 0
 
+  /// An intent's place: its entity in the environment it was made in (nil: the log
+  /// does not name environments).
+  struct Slot: Hashable {
+    var environment: String?
+    var key: EntityKey
+  }
+
+  /// The environment records are made in and intents are listed for.
+  public private(set) var environment: String?
   /// Unsettled intents, with the sequence number of their last record: intents are
   /// listed (and compacted) in the order they were last changed.
-  private var live: [EntityKey: (wanted: Bool, sequence: UInt64)] = [:]
+  private var live: [Slot: (wanted: Bool, sequence: UInt64)] = [:]
   private var nextSequence: UInt64 = 0
+  /// For each slot recorded since the last durable commit, its intent on disk (nil:
+  /// none): what a failed commit goes back to.
+  private var onDisk: [Slot: Bool?] = [:]
 
   /// Encoded lines recorded since the last successful commit.
   private var buffer: [UInt8] = []
@@ -52,20 +74,21 @@ public final class Outbox: IntentLog {
   /// The failure of the last commit or compaction, nil once one succeeds.
   public private(set) var lastError: Errno?
 
-  /// Opens (creating when needed) the outbox in `folder` and replays it.
-  /// Throws when the file cannot be read, rewritten or opened for appending.
-  public init(loop: EventLoop, folder: StateFolder) throws(Errno) {
+  /// Opens (creating when needed) the outbox in `folder` and replays it; records are
+  /// made in `environment` (nil: lines name none). Throws when the file cannot be
+  /// read, rewritten or opened for appending.
+  public init(loop: EventLoop, folder: StateFolder, environment: String? = nil) throws(Errno) {
     self.loop = loop
     self.folder = folder
+    self.environment = environment
     folder.removeStaleTemporaries()
-    let path = folder.file(Outbox.fileName)
     guard let existing = try folder.read(Outbox.fileName) else {
       // First start: an empty log, made durable by syncing the folder that names it.
-      fd = try FileDescriptor.open(path, .writeOnly, options: [.create, .append], permissions: 0o600)
+      fd = try folder.open(Outbox.fileName, .writeOnly, options: [.create, .append])
       try FileSystem.syncFolder(folder.path)
       return
     }
-    let replay = Outbox.replay(existing)
+    let replay = Outbox.replay(existing, environment: environment)
     live = replay.live
     nextSequence = UInt64(replay.lines)
     lineCount = replay.lines
@@ -77,10 +100,23 @@ public final class Outbox: IntentLog {
     }
     // Already compact (one line per live intent, nothing to skip): keep it, which
     // saves two fsyncs on every start.
-    let isCompact = replay.skipped == 0 && !replay.tornTail && replay.lines == live.count
+    // Untagged lines are rewritten with this start's environment, which they belong
+    // to: a later start in another one must not take them for its own.
+    let isCompact = replay.skipped == 0 && !replay.tornTail && replay.lines == live.count && replay.untagged == 0
     if !isCompact { try compact() }
     // compact() reopened the log; otherwise open it for appending now.
-    if fd == nil { fd = try FileDescriptor.open(path, .writeOnly, options: [.append]) }
+    if fd == nil { try openForAppending() }
+  }
+
+  private func openForAppending() throws(Errno) {
+    let opened = try folder.open(Outbox.fileName, .writeOnly, options: [.append])
+    do {
+      durableSize = try opened.fileSize()
+    } catch {
+      opened.close()
+      throw error
+    }
+    fd = opened
   }
 
   deinit { fd?.close() }
@@ -88,58 +124,84 @@ public final class Outbox: IntentLog {
   // MARK: IntentLog
 
   public func record(_ key: EntityKey, wanted: Bool?) {
+    let slot = Slot(environment: environment, key: key)
+    let before = live[slot]?.wanted
     if let wanted {
-      if live[key]?.wanted == wanted { return }
-      live[key] = (wanted, nextSequence)
+      if before == wanted { return }
+      live[slot] = (wanted, nextSequence)
     } else {
-      if live.removeValue(forKey: key) == nil { return }
+      if live.removeValue(forKey: slot) == nil { return }
     }
+    if onDisk.index(forKey: slot) == nil { onDisk[slot] = before }
     nextSequence += 1
-    Outbox.appendLine(key: key, wanted: wanted, to: &buffer)
+    Outbox.appendLine(slot, wanted: wanted, to: &buffer)
     bufferedLines += 1
   }
 
-  /// Unsettled intents in the order they were last changed. Right after start, that
-  /// is what was pending when the process last stopped.
+  /// Unsettled intents of the active environment in the order they were last
+  /// changed. Right after start, that is what was pending when the process last stopped.
   public func unsettledIntents() -> [(EntityKey, Bool)] {
-    live.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key, $0.value.wanted) }
+    live.filter { $0.key.environment == environment }.sorted { $0.value.sequence < $1.value.sequence }
+      .map { ($0.key.key, $0.value.wanted) }
   }
 
+  /// Unsettled intents, every environment's.
   public var count: Int { live.count }
+
+  /// Makes `name` the environment that records are made in and intents are listed
+  /// for; the intents of the others stay in the log, waiting for theirs.
+  public func switchEnvironment(to name: String) {
+    environment = name
+  }
 
   // MARK: Group commit
 
   /// Whether records wait for `commit()`.
   public var needsCommit: Bool { bufferedLines > 0 }
 
+  /// Intents a failed commit took back: each entity's intent is again the one on
+  /// disk (`durable`, nil for none), in the environment it was recorded in.
+  public struct Unsaved: Error {
+    public var error: Errno
+    public var intents: [(key: EntityKey, durable: Bool?)]
+  }
+
   /// Makes every record since the last commit durable with one write and one fsync,
-  /// then compacts when the log has grown too long. On failure the error is logged
-  /// and kept in `lastError`, the records stay buffered and the next commit tries
-  /// again; returns whether everything recorded is durable now.
+  /// then compacts when the log has grown too long; returns whether everything
+  /// recorded is durable now. See `commitOrTakeBack()` for a failure.
   @discardableResult
   public func commit() -> Bool {
-    guard bufferedLines > 0 else { return true }
+    if case .failure = commitOrTakeBack() { return false }
+    return true
+  }
+
+  /// As `commit()`; when the write fails (a full disk, a file size limit), nothing of
+  /// it counts: the file is cut back to its durable length, the records are dropped,
+  /// every new intent among them goes back to the one on disk, and the failure lists
+  /// those of the active environment, whose mutations must not be acknowledged.
+  /// Settlements that were not saved are simply replayed once more after a crash.
+  public func commitOrTakeBack() -> Result<Void, Unsaved> {
+    guard bufferedLines > 0 else { return .success(()) }
     do throws(Errno) {
       // Only a failed reopen after compaction leaves no descriptor.
-      if self.fd == nil {
-        self.fd = try FileDescriptor.open(folder.file(Outbox.fileName), .writeOnly, options: [.append])
-      }
+      if self.fd == nil { try openForAppending() }
       let fd = self.fd!
       if mayHaveTornTail { buffer.insert(UInt8(ascii: "\n"), at: 0) }
       mayHaveTornTail = true
       try fd.writeAll(buffer)
       try fd.sync()
       mayHaveTornTail = false
+      durableSize += buffer.count
     } catch {
-      if buffer.first == UInt8(ascii: "\n") { buffer.removeFirst() }
       lastError = error
-      Log.error("outbox: could not save \(bufferedLines) intent(s): \(error)")
-      return false
+      Log.error("outbox: could not save \(bufferedLines) intent(s), answering their mutations with an error: \(error)")
+      return .failure(takeBack(error))
     }
     lineCount += bufferedLines
     commitCount += 1
     buffer.removeAll(keepingCapacity: buffer.count <= 64 * 1024)
     bufferedLines = 0
+    onDisk.removeAll()
     lastError = nil
     if lineCount > max(Outbox.compactionMinimumLines, Outbox.compactionFactor * live.count) {
       do {
@@ -150,35 +212,65 @@ public final class Outbox: IntentLog {
         Log.error("outbox: could not compact: \(error)")
       }
     }
-    return true
+    return .success(())
   }
 
-  /// Rewrites the log atomically with one line per live intent, and appends to the
-  /// new file from then on. Records not yet committed are made durable by it too.
+  private func takeBack(_ error: Errno) -> Unsaved {
+    // A partial write may have left whole lines of intents nobody was told about:
+    // shrinking needs no space, so cut them off. If even that fails, the next commit
+    // starts on a fresh line, and the next compaction drops what is left.
+    if let fd, (try? fd.truncate(toSize: durableSize)) != nil, (try? fd.sync()) != nil {
+      mayHaveTornTail = false
+    }
+    var unsaved: [(key: EntityKey, durable: Bool?)] = []
+    for (slot, durable) in onDisk {
+      guard let now = live[slot] else { continue }  // a settlement: replayed once more at worst
+      if let durable {
+        if now.wanted != durable { live[slot] = (durable, nextSequence) }
+        nextSequence += 1
+      } else {
+        live[slot] = nil
+      }
+      if slot.environment == environment { unsaved.append((slot.key, durable)) }
+    }
+    onDisk.removeAll()
+    buffer.removeAll()
+    bufferedLines = 0
+    return Unsaved(error: error, intents: unsaved.sorted { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) })
+  }
+
+  /// Rewrites the log atomically with one line per live intent (every environment's),
+  /// and appends to the new file from then on. Records not yet committed are made
+  /// durable by it too.
   public func compact() throws(Errno) {
     var bytes: [UInt8] = []
-    let intents = unsettledIntents()
-    for (key, wanted) in intents { Outbox.appendLine(key: key, wanted: wanted, to: &bytes) }
+    let slots = live.sorted { $0.value.sequence < $1.value.sequence }
+    for (slot, intent) in slots { Outbox.appendLine(slot, wanted: intent.wanted, to: &bytes) }
     try folder.replace(Outbox.fileName, with: bytes)
     // The old descriptor points at the replaced file: appends must go to the new one.
     fd?.close()
     fd = nil
-    fd = try FileDescriptor.open(folder.file(Outbox.fileName), .writeOnly, options: [.append])
-    lineCount = intents.count
-    compactionCount += 1
     buffer.removeAll()
     bufferedLines = 0
+    onDisk.removeAll()
     mayHaveTornTail = false
+    lineCount = slots.count
+    compactionCount += 1
     lastError = nil
+    try openForAppending()
   }
 
   // MARK: Format
 
-  static func appendLine(key: EntityKey, wanted: Bool?, to buffer: inout [UInt8]) {
+  static func appendLine(_ slot: Slot, wanted: Bool?, to buffer: inout [UInt8]) {
     buffer.append(contentsOf: #"{"k":"#.utf8)
-    appendJSONString(key.kind, to: &buffer)
+    appendJSONString(slot.key.kind, to: &buffer)
     buffer.append(contentsOf: #","i":"#.utf8)
-    appendJSONString(key.id, to: &buffer)
+    appendJSONString(slot.key.id, to: &buffer)
+    if let environment = slot.environment {
+      buffer.append(contentsOf: #","e":"#.utf8)
+      appendJSONString(environment, to: &buffer)
+    }
     switch wanted {
     case true?: buffer.append(contentsOf: #","w":true}"#.utf8)
     case false?: buffer.append(contentsOf: #","w":false}"#.utf8)
@@ -188,16 +280,19 @@ public final class Outbox: IntentLog {
   }
 
   struct Replay {
-    var live: [EntityKey: (wanted: Bool, sequence: UInt64)] = [:]
+    var live: [Slot: (wanted: Bool, sequence: UInt64)] = [:]
     /// Complete lines (ending in a newline), blank ones excluded.
     var lines = 0
     /// Complete lines that were not a record.
     var skipped = 0
     /// Whether the file ended in a line without its newline or unreadable.
     var tornTail = false
+    /// Records that name no environment although the log now has one.
+    var untagged = 0
   }
 
-  static func replay(_ bytes: [UInt8]) -> Replay {
+  /// Reads a log; lines that name no environment belong to `environment`.
+  static func replay(_ bytes: [UInt8], environment: String? = nil) -> Replay {
     var result = Replay()
     var start = 0
     var lastWasBad = false
@@ -213,16 +308,18 @@ public final class Outbox: IntentLog {
       if newline == start { continue }
       result.lines += 1
       let record = bytes[start..<newline].withUnsafeBytes { parseLine($0) }
-      guard let (key, wanted) = record else {
+      guard let (key, lineEnvironment, wanted) = record else {
         result.skipped += 1
         lastWasBad = true
         continue
       }
       lastWasBad = false
+      if lineEnvironment == nil && environment != nil { result.untagged += 1 }
+      let slot = Slot(environment: lineEnvironment ?? environment, key: key)
       if let wanted {
-        result.live[key] = (wanted, UInt64(result.lines - 1))
+        result.live[slot] = (wanted, UInt64(result.lines - 1))
       } else {
-        result.live[key] = nil
+        result.live[slot] = nil
       }
     }
     // An unreadable last line is a torn write too, not something to warn about.
@@ -233,12 +330,14 @@ public final class Outbox: IntentLog {
     return result
   }
 
-  static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (EntityKey, Bool?)? {
+  static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (EntityKey, String?, Bool?)? {
     guard let object = try? JSON.parse(bytes), object.isObject,
       let kind = object["k"]?.string, let id = object["i"]?.string, let w = object["w"]
     else { return nil }
-    if w.isNull { return (EntityKey(kind: kind, id: id), nil) }
+    let environment = object["e"]?.string
+    if object["e"] != nil && environment == nil { return nil }
+    if w.isNull { return (EntityKey(kind: kind, id: id), environment, nil) }
     guard let wanted = w.bool else { return nil }
-    return (EntityKey(kind: kind, id: id), wanted)
+    return (EntityKey(kind: kind, id: id), environment, wanted)
   }
 }

@@ -6,6 +6,11 @@ import Posix
 /// `$HOME/.local/state/netmodel`. Created with mode 0700 (parents too, as the XDG
 /// base directory specification asks); an existing folder's mode is never changed.
 ///
+/// Only regular files are used in it: a symbolic link, a FIFO or anything else where
+/// a state file should be makes the open fail with a message (see
+/// `FileDescriptor.openRegularFile`), so a link cannot send a write or a truncation
+/// elsewhere and a FIFO cannot hang the start.
+///
 /// Files in it are replaced atomically: written to a temporary file in the same
 /// folder, synced, renamed over the target, and the folder synced, so a crash leaves
 /// either the old or the new content, never a mix.
@@ -55,12 +60,26 @@ public struct StateFolder: Sendable, CustomStringConvertible {
   /// The path of the file `name` in this folder.
   public func file(_ name: String) -> String { StateFolder.joined(path, name) }
 
+  /// Opens the regular file `name` of this folder; see `FileDescriptor.openRegularFile`.
+  public func open(
+    _ name: String, _ access: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = []
+  ) throws(Errno) -> FileDescriptor {
+    try FileDescriptor.openRegularFile(file(name), access, options: options, permissions: 0o600)
+  }
+
   /// The content of `name`, or nil when there is no such file.
   public func read(_ name: String) throws(Errno) -> [UInt8]? {
+    let fd: FileDescriptor
     do {
-      return try FileSystem.readFile(file(name))
+      fd = try open(name, .readOnly)
     } catch  where error.code == Errno.noEntry {
       return nil
+    }
+    defer { fd.close() }
+    do {
+      return try fd.readToEnd()
+    } catch {
+      throw Errno(error.code, call: "read \(file(name))")
     }
   }
 
@@ -72,7 +91,7 @@ public struct StateFolder: Sendable, CustomStringConvertible {
   public func replace(_ name: String, with bytes: [UInt8]) throws(Errno) {
     let target = file(name)
     let temporary = file(StateFolder.temporaryName(for: name, pid: Process.id))
-    let fd = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .truncate], permissions: 0o600)
+    let fd = try open(StateFolder.temporaryName(for: name, pid: Process.id), .writeOnly, options: [.create, .truncate])
     do throws(Errno) {
       do {
         try fd.writeAll(bytes)
@@ -137,7 +156,7 @@ extension StateFolder {
   /// writing the same outbox and follows would lose each other's intents. The lock
   /// file holds the owner's pid, for the message the next one gets.
   public func lockExclusively() throws -> FileDescriptor {
-    let lock = try FileDescriptor.open(file("lock"), .readWrite, options: [.create], permissions: 0o600)
+    let lock = try open("lock", .readWrite, options: [.create])
     guard try lock.tryLockExclusive() else {
       let owner = (try? lock.readToEnd()).map { String(decoding: $0, as: UTF8.self) } ?? "?"
       lock.close()

@@ -25,6 +25,10 @@ extension FileDescriptor {
     public static let append = OpenOptions(rawValue: O_APPEND)
     /// Fail unless the path is a folder (`O_DIRECTORY`).
     public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+    /// Fail with ELOOP when the last component is a symbolic link (`O_NOFOLLOW`).
+    public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+    /// Never wait in `open` itself, as a FIFO without a peer would (`O_NONBLOCK`).
+    public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
   }
 
   /// Opens `path`; `permissions` apply only when the file is created (less the
@@ -42,10 +46,47 @@ extension FileDescriptor {
     return FileDescriptor(rawValue: fd)
   }
 
+  /// Opens `path` only when it is a regular file: never through a symbolic link (a
+  /// link planted there would make a write land in, or a truncation hit, whatever it
+  /// points to), and never waiting on a FIFO or a device, which could block `open`
+  /// before signals are even handled. Anything else fails with a message that names
+  /// what is there. `O_NONBLOCK` stays set, which changes nothing for a regular file.
+  public static func openRegularFile(
+    _ path: String, _ access: AccessMode, options: OpenOptions = [], permissions: mode_t = 0o600
+  ) throws(Errno) -> FileDescriptor {
+    let fd: FileDescriptor
+    do {
+      fd = try open(path, access, options: options.union([.noFollow, .nonBlocking]), permissions: permissions)
+    } catch {
+      // ELOOP (a link), ENXIO (a FIFO nobody reads), EISDIR…: say what is there.
+      if error.code != ENOENT, let what = FileSystem.nonRegularKind(path) {
+        throw FileSystem.notRegular(path, what, code: error.code)
+      }
+      throw error
+    }
+    var info = stat()
+    if fstat(fd.rawValue, &info) != 0 {
+      let error = Errno.current("fstat \(path)")
+      fd.close()
+      throw error
+    }
+    if (info.st_mode & S_IFMT) != S_IFREG {
+      fd.close()
+      throw FileSystem.notRegular(path, FileSystem.kindName(info.st_mode), code: EINVAL)
+    }
+    return fd
+  }
+
   /// Makes what was written durable: data and metadata reach the disk.
   /// The corresponding C function is `fsync`.
   public func sync() throws(Errno) {
     _ = try retryingInterrupts("fsync") { Glibc.fsync(rawValue) }
+  }
+
+  /// Cuts the file to `size` bytes: shrinking needs no free space, so it undoes an
+  /// append that a full disk interrupted. The corresponding C function is `ftruncate`.
+  public func truncate(toSize size: Int) throws(Errno) {
+    _ = try retryingInterrupts("ftruncate") { ftruncate(rawValue, off_t(size)) }
   }
 
   /// The size in bytes of the file. The corresponding C function is `fstat`.
@@ -82,6 +123,36 @@ public enum FileSystem {
   public static func exists(_ path: String) -> Bool {
     var info = stat()
     return lstat(path, &info) == 0
+  }
+
+  /// What is at `path` when it is there and not a regular file ("a symbolic link",
+  /// "a FIFO"…), without following a link; nil otherwise.
+  public static func nonRegularKind(_ path: String) -> String? {
+    var info = stat()
+    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG else { return nil }
+    return kindName(info.st_mode)
+  }
+
+  static func kindName(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFLNK: return "a symbolic link"
+    case S_IFIFO: return "a FIFO"
+    case S_IFSOCK: return "a socket"
+    case S_IFDIR: return "a folder"
+    case S_IFCHR, S_IFBLK: return "a device"
+    case S_IFREG: return "a regular file"
+    default: return "not a regular file"
+    }
+  }
+
+  static func notRegular(_ path: String, _ what: String, code: Int32) -> Errno {
+    Errno(code, call: "\(path) is \(what), not a regular file; netmodel uses only regular files there (remove it)")
+  }
+
+  /// Whether `path` is a socket (not following symbolic links).
+  public static func isSocket(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
   }
 
   /// Whether `path` is a folder (following symbolic links).

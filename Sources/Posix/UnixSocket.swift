@@ -9,6 +9,8 @@ public enum UnixSocket {
     case inUse(path: String)
     /// The socket's folder is not ours alone (see `PrivateFolder`); no socket was made.
     case notPrivate(PrivateFolder.Refusal, path: String)
+    /// Something that is not a socket is at the path: it is never removed.
+    case notASocket(what: String, path: String)
     case system(Errno, path: String)
 
     public var description: String {
@@ -16,6 +18,10 @@ public enum UnixSocket {
       case .inUse(let path):
         return "another netmodel server is already listening on \(path); stop it or choose --socket=PATH"
       case .notPrivate(let refusal, let path): return "refusing to listen on \(path): \(refusal)"
+      case .notASocket(let what, let path):
+        return
+          "refusing to listen on \(path): it is \(what), not a socket, and netmodel only ever replaces a socket "
+          + "left by a server that stopped; move it away or choose another --socket=PATH"
       case .system(let errno, let path): return "cannot listen on \(path): \(errno)"
       }
     }
@@ -25,7 +31,8 @@ public enum UnixSocket {
   /// socket mode 0600. The folder must be ours alone (`PrivateFolder`): in a folder
   /// others can write, they could swap in a socket of their own and hear our clients.
   /// A socket file that nobody answers on (left by a dead server) is replaced; one
-  /// with a live listener is never taken over.
+  /// with a live listener is never taken over, and anything else there (a regular
+  /// file, a link) is never removed.
   public static func listen(path: String, backlog: Int32 = 128) throws(ListenError) -> FileDescriptor {
     let folder = parentFolder(of: path)
     do { try makeFolder(folder, mode: 0o700) } catch { throw .system(error, path: folder) }
@@ -43,6 +50,10 @@ public enum UnixSocket {
     // that connects in that moment is refused by its credentials anyway.
     var result = nm_unix_bind(fd, path)
     if result != 0 && nm_errno() == EADDRINUSE {
+      if FileSystem.exists(path) && !FileSystem.isSocket(path) {
+        socket.close()
+        throw .notASocket(what: FileSystem.nonRegularKind(path) ?? "a regular file", path: path)
+      }
       if isAnswering(path: path) {
         socket.close()
         throw .inUse(path: path)
@@ -134,7 +145,8 @@ public enum UnixSocket {
   }
 }
 
-/// Removes a socket file. The corresponding C function is `unlink`.
+/// Removes a socket file; anything else put at its path meanwhile is left alone.
+/// The corresponding C function is `unlink`.
 public func unlinkSocket(_ path: String) {
-  unlink(path)
+  if FileSystem.isSocket(path) { unlink(path) }
 }

@@ -78,7 +78,14 @@ extension NetmodelService {
     throws(ResponseError)
   {
     guard awaitSettle else {
-      responder.succeed(store.setFollowing(key, following))
+      let state = store.setFollowing(key, following)
+      // The reply promises the intent: it waits for this turn's commit (even a repeat
+      // of a mutation earlier in this turn, whose record is not on disk yet either).
+      if let outbox, outbox.needsCommit {
+        repliesAwaitingCommit.append((responder, state))
+      } else {
+        responder.succeed(state)
+      }
       return
     }
     let token = ObjectIdentifier(responder)

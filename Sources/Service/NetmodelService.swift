@@ -33,6 +33,8 @@ public final class NetmodelService {
   let subscriptions = SubscriptionHub()
   /// Responders of `await: true` mutations not yet settled, by responder.
   var awaitedMutations: [ObjectIdentifier: (Responder, EntityKey)] = [:]
+  /// Replies of this turn's mutations, held until their intents are on disk.
+  var repliesAwaitingCommit: [(Responder, EntityState)] = []
   public var loop: EventLoop { server.loop }
   /// A new random id per process start: a client that sees another one after a
   /// reconnect knows the server restarted (versions still never go backwards on one
@@ -94,7 +96,7 @@ public final class NetmodelService {
     }
     server.addPreFlushHook { [weak self] in
       guard let self else { return }
-      if let outbox = self.outbox, outbox.needsCommit { outbox.commit() }
+      self.commitIntents()
       self.subscriptions.drainAll()
     }
   }
@@ -153,34 +155,76 @@ public final class NetmodelService {
     }
   }
 
+  /// Makes this turn's intents durable, then releases the replies that promise them.
+  /// A mutation whose intent could not be saved was never accepted: the entity goes
+  /// back to the intent on disk and the reply is -32001 (retryable), so nothing is
+  /// acknowledged that a crash could lose.
+  public func commitIntents() {
+    var notSaved: [EntityKey: FollowFailure] = [:]
+    if let outbox, outbox.needsCommit, case .failure(let unsaved) = outbox.commitOrTakeBack() {
+      let failure = FollowFailure(.unavailable, "could not save the intent: \(unsaved.error)")
+      for (key, durable) in unsaved.intents {
+        notSaved[key] = failure
+        store.intentNotSaved(key, durable: durable, failure: failure)
+      }
+    }
+    guard !repliesAwaitingCommit.isEmpty else { return }
+    let replies = repliesAwaitingCommit
+    repliesAwaitingCommit.removeAll()
+    for (responder, state) in replies {
+      if let failure = notSaved[state.key] {
+        responder.fail(failure.responseError(state: store.state(state.key)))
+      } else {
+        responder.succeed(state)
+      }
+    }
+  }
+
   private func registerConfigure() {
     server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
       let backend = self.store.backend.underlying as? ConfigurableBackend
       let previousEnvironment = self.configuration.environment
-      if let environment = try params.string("environment") {
+      let environment = try params.string("environment")
+      if let environment {
         if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
-        if let backend, !backend.selectEnvironment(environment) {
+        if let backend, !backend.environmentNames.contains(environment) {
           throw .invalidParams(
             "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
             path: "/environment")
         }
-        self.configuration.environment = environment
-      }
-      var credentialsChanged = false
-      if let environment = try params.string("environment"), environment != previousEnvironment {
-        credentialsChanged = true
       }
       if params.contains("authToken") {
         // null clears the token; a string sets it.
         self.configuration.authToken = try params.string("authToken")
         backend?.setAuthToken(self.configuration.authToken)
-        credentialsChanged = true
+        // Intents and reads refused for want of credentials go out again now.
+        if environment == nil || environment == previousEnvironment { self.store.credentialsChanged() }
       }
-      // Intents and reads refused for want of credentials go out again now.
-      if credentialsChanged { self.store.credentialsChanged() }
+      if let environment, environment != previousEnvironment {
+        self.configuration.environment = environment
+        if let backend {
+          _ = backend.selectEnvironment(environment)
+          self.switchEnvironment(from: previousEnvironment, to: environment)
+        }
+      }
       request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
     }
+  }
+
+  /// Intents and states belong to the environment they were made in or read from:
+  /// the old environment's pending intents stay in the outbox for it (sent when it is
+  /// active again, in this run or a later one), every cached state and list is dropped
+  /// and read again here, and this environment's waiting intents are sent.
+  private func switchEnvironment(from old: String, to new: String) {
+    Log.info("environment \(old) → \(new): \(old)'s pending intents wait for it; states are read again in \(new)")
+    outbox?.switchEnvironment(to: new)
+    store.environmentChanged(
+      awaitFailure: FollowFailure(
+        .unavailable,
+        "the environment changed to \(new); this intent stays pending for \(old) and is sent when \(old) is active again"
+      ))
+    lists.environmentChanged()
   }
 
   private func initializeResult() -> JSON {

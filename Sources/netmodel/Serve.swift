@@ -32,6 +32,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     var kindPolicies: [String: RetryPolicy] = [:]
     var local: LocalBackend?
     var backend: FollowBackend
+    // Intents are kept per environment when the backend has environments.
+    var environment: String?
     switch options.backend {
     case .local:
       local = try LocalBackend(loop: loop, folder: folder)
@@ -52,6 +54,7 @@ func serve(_ options: ServeOptions) -> Int32 {
           "--environment \(environment): the configuration has \(rest.environmentNames.joined(separator: ", "))")
         return 2
       }
+      environment = rest.environment
       policy = configuration.retry
       for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
       backend = rest
@@ -60,7 +63,7 @@ func serve(_ options: ServeOptions) -> Int32 {
       policy.whenExhausted = whenExhausted
       for kind in kindPolicies.keys { kindPolicies[kind]?.whenExhausted = whenExhausted }
     }
-    let outbox = try Outbox(loop: loop, folder: folder)
+    let outbox = try Outbox(loop: loop, folder: folder, environment: environment)
     let seed = options.seed ?? Process.monotonicNanoseconds()
     if let simulation = options.simulation {
       backend = SimulatedBackend(wrapping: backend, loop: loop, settings: simulation, seed: simulation.seed ?? seed)
@@ -95,7 +98,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     try loop.run()
     server.shutDown()
-    if outbox.needsCommit { outbox.commit() }
+    service.commitIntents()
     // A clean stop leaves everything in the snapshot, so the next start reads one file.
     do { try local?.compact() } catch { Log.warn("could not compact the local follows: \(error)") }
     return service.exitCode ?? 0

@@ -203,4 +203,25 @@ private func pairs(_ intents: [(EntityKey, Bool)]) -> [String] {
     #expect(!outbox.needsCommit)
     #expect(try temp.text(Outbox.fileName) == line("b", true))
   }
+  @Test func intentsAreListedForTheirEnvironmentAndKeptForTheOthers() throws {
+    let temp = try LocalBackendTestFolder()
+    // Untagged lines (an older log) belong to the environment of the start.
+    try temp.write(
+      Outbox.fileName,
+      line("old", true) + #"{"k":"artist","i":"p","e":"production","w":true}"# + "\n")
+    do {
+      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder, environment: "staging")
+      #expect(pairs(outbox.unsettledIntents()) == ["artist/old=true"])
+      outbox.record(key("s"), wanted: false)
+      outbox.switchEnvironment(to: "production")
+      #expect(pairs(outbox.unsettledIntents()) == ["artist/p=true"])
+      outbox.record(key("s"), wanted: true)
+      outbox.commit()
+      #expect(outbox.count == 4)
+    }
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder, environment: "production")
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/p=true", "artist/s=true"])
+    outbox.switchEnvironment(to: "staging")
+    #expect(pairs(outbox.unsettledIntents()) == ["artist/old=true", "artist/s=false"])
+  }
 }
