@@ -4,7 +4,7 @@
 import { spawn as spawnProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import { ConnectionLostError, RPCError } from './errors.js';
+import { ClientErrorCodes, ConnectionLostError, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
 import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
@@ -16,6 +16,11 @@ export class TimeoutError extends Error {
     super(message);
     this.name = 'TimeoutError';
     this.code = 'NETMODEL_TIMEOUT';
+  }
+
+  /** ClientErrorCodes.Timeout. */
+  get rpcCode() {
+    return ClientErrorCodes.Timeout;
   }
 }
 
@@ -51,6 +56,9 @@ export class NetmodelClient extends EventEmitter {
   #closed; // resolves once close() finished
   #abandoned = new Set(); // ids of subscribes given up before their answer (this connection)
   #early = new Map(); // subscription name → Map(state key → [state, seq]) come before its answer
+  #handles = []; // what holds Node's event loop open: the socket, or the child and its pipes
+  #held = null; // whether they are ref'd now (null: not set yet)
+  #holdQueued = false;
 
   /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
   constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
@@ -91,6 +99,7 @@ export class NetmodelClient extends EventEmitter {
     trackChild(child);
     const client = new NetmodelClient({ process: child, timeout });
     child.stdin.on('error', () => {}); // EPIPE once the child died; the read side reports it
+    client.#handles = [child, child.stdin, child.stdout, child.stderr].filter((h) => h && typeof h.unref === 'function');
     client.#attach(child.stdout, {
       write: (line) => child.stdin.write(line),
       end: () => child.stdin.end(),
@@ -226,6 +235,7 @@ export class NetmodelClient extends EventEmitter {
         const sub = new Subscription(this, result.subscription, list, result.snapshot ?? [], this.#sawInstance(result));
         this.#subs.set(sub.id, sub);
         this.#live.add(sub);
+        this._hold();
         this.#deliverEarly(sub);
         return sub;
       },
@@ -312,6 +322,7 @@ export class NetmodelClient extends EventEmitter {
       const cleanup = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        this._hold(); // answered, failed or given up: maybe nothing waits any more
       };
       let line;
       try {
@@ -320,6 +331,7 @@ export class NetmodelClient extends EventEmitter {
         return reject(error); // refused before anything is sent
       }
       this.#pending.set(id, { method, resolve, reject, onResult, cleanup, conn });
+      this._hold();
       if (timeout != null) {
         timer = setTimeout(() => giveUp(new TimeoutError(`netmodel ${method} timed out after ${timeout} ms`)), timeout);
       }
@@ -353,6 +365,8 @@ export class NetmodelClient extends EventEmitter {
 
   #attachSocket(socket) {
     socket.on('error', () => {}); // reported by 'close', handled in #lost
+    this.#handles = [socket];
+    this.#held = null;
     this.#attach(socket, {
       write: (line) => socket.write(line),
       end: () => socket.end(),
@@ -369,9 +383,30 @@ export class NetmodelClient extends EventEmitter {
     });
   }
 
+  /**
+   * Node's event loop is held open by the connection only while something waits on
+   * the client: a request, an iterator awaiting its next state, a 'change' listener on
+   * an open subscription (as a server's 'connection' listener does). Otherwise a script
+   * that is done exits without close(); a spawned server then exits on EOF on its stdin.
+   * Recomputed once per tick, after whatever changed it.
+   */
+  _hold() {
+    if (this.#holdQueued) return;
+    this.#holdQueued = true;
+    queueMicrotask(() => {
+      this.#holdQueued = false;
+      const busy = this.#pending.size > 0 || [...this.#live].some((sub) => sub._waitedOn());
+      if (busy === this.#held) return;
+      this.#held = busy;
+      for (const h of this.#handles) busy ? h.ref() : h.unref();
+      if (this.#reconnectTimer) busy ? this.#reconnectTimer.ref?.() : this.#reconnectTimer.unref?.();
+    });
+  }
+
   // Reads NDJSON lines from `readable`; `conn` writes to the same peer.
   #attach(readable, conn) {
     this.#conn = conn;
+    this._hold();
     let buffer = '';
     readable.setEncoding('utf8'); // keeps a UTF-8 sequence split across chunks whole
     readable.on('data', (chunk) => {
@@ -523,7 +558,10 @@ export class NetmodelClient extends EventEmitter {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       // Exponential backoff with jitter, so many clients of one restarted server spread out.
       const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-      await new Promise((resolve) => (this.#reconnectTimer = setTimeout(resolve, delay)));
+      await new Promise((resolve) => {
+        this.#reconnectTimer = setTimeout(resolve, delay);
+        if (!this.#held) this.#reconnectTimer.unref(); // nothing waits: no reason to stay
+      });
       if (this.#state !== 'reconnecting') return;
       let socket;
       try {

@@ -127,6 +127,8 @@ class Subscription:
     :class:`ConnectionLost` if the connection is lost for good. A socket client that
     reconnects subscribes again to ``topics``: ``name`` becomes the new server's id,
     and the new snapshot is delivered as changes, so iteration and callbacks just go on.
+    The first snapshot is delivered the same way: iteration and callbacks start with
+    the current state of each entity and list (also kept in :attr:`snapshot`).
 
     ``on_change(callback)`` calls ``callback(state)`` for every new state, on the event
     loop's thread. A callback that returns a coroutine has its coroutines run one at a
@@ -156,11 +158,13 @@ class Subscription:
         self.last_seq = 0
         #: The server process's ``instance`` id when last subscribed (``None`` if not named).
         self.instance: Optional[str] = None
+        # The snapshot is the start of the stream, in every client (README, "the
+        # subscribe snapshot"): iterators and callbacks get it first. Callbacks get it
+        # once released, so one added right after `await subscribe()` misses nothing.
+        self._held = []
         for s in snapshot:
-            if isinstance(s, EntityState):
-                self._latest[s.key] = s
-            elif isinstance(s, ListState):
-                self._lists[s.key] = s
+            if isinstance(s, (EntityState, ListState)):
+                self._deliver(s)
 
     @property
     def closed(self) -> bool:
@@ -620,8 +624,7 @@ class AsyncClient:
             # Runs in the reader, before any later notification is dispatched.
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
-            sub.instance = self._saw_instance(result)
-            sub._held = []  # released by subscribe(), once its caller has run
+            sub.instance = self._saw_instance(result)  # held states: released by subscribe(), once its caller has run
             self._subs[sub.name] = sub
             weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
             self._deliver_early(sub)

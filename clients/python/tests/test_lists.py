@@ -104,6 +104,7 @@ def test_subscription_versions_are_per_list_and_params():
         sub = Subscription(None, "s1", [], [])
         seen = []
         sub.on_change(seen.append)
+        sub._release()  # as subscribe() does once its caller has run
 
         def lst(params, version, n=0):
             return ListState("l", params, LoadState.LOADED, tuple(ListItem("artist", str(i)) for i in range(n)),
