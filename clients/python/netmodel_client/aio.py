@@ -76,7 +76,7 @@ def topic(spec: Topic) -> Dict[str, Any]:
         raise TypeError(f"topic must be a dict or a string, not {type(spec).__name__}")
     head, colon, rest = spec.partition(":")
     if head == "list" and colon and rest:
-        return {"type": "list", "list": rest}
+        return {"type": "list", "list": rest, "params": {}}  # as every client sends it
     if head != "entity":
         raise ValueError(f"unknown topic {spec!r} (want entity, entity:KIND, entity:KIND/ID or list:NAME)")
     t: Dict[str, Any] = {"type": "entity"}
@@ -89,11 +89,9 @@ def topic(spec: Topic) -> Dict[str, Any]:
 
 
 def list_topic(list: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The topic of one list: ``{"type": "list", "list": list, "params": params}``."""
-    t: Dict[str, Any] = {"type": "list", "list": list}
-    if params:
-        t["params"] = dict(params)
-    return t
+    """The topic of one list: ``{"type": "list", "list": list, "params": params}``
+    (``params`` ``{}`` when none, as every netmodel client sends it)."""
+    return {"type": "list", "list": list, "params": dict(params or {})}
 
 
 def _parse_state(obj: Any) -> Any:

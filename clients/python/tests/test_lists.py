@@ -87,12 +87,12 @@ def test_list_state_from_json():
 
 
 def test_list_topics():
-    assert topic("list:followedArtists") == {"type": "list", "list": "followedArtists"}
-    assert topic("list:following/artist") == {"type": "list", "list": "following/artist"}
+    assert topic("list:followedArtists") == {"type": "list", "list": "followedArtists", "params": {}}
+    assert topic("list:following/artist") == {"type": "list", "list": "following/artist", "params": {}}
     t = {"type": "list", "list": "followedArtists", "params": {"sort": "name"}}
     assert topic(t) is t
     assert list_topic("followedArtists", {"sort": "name"}) == t
-    assert list_topic("following/gene") == {"type": "list", "list": "following/gene"}
+    assert list_topic("following/gene") == {"type": "list", "list": "following/gene", "params": {}}
     with pytest.raises(ValueError):
         topic("list:")
     with pytest.raises(ValueError):
@@ -332,7 +332,7 @@ def test_reconnect_resubscribes_list_topics(server):
             await asyncio.wait_for(lost.wait(), T)
             server.start()
             await asyncio.wait_for(back.wait(), T)
-            assert not sub.closed and sub.topics == [{"type": "list", "list": LIST}]
+            assert not sub.closed and sub.topics == [{"type": "list", "list": LIST, "params": {}}]
 
             async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as second:
                 await second.follow("artist", "h3", await_=True)

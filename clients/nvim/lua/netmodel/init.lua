@@ -50,6 +50,16 @@ local function key_of(state)
   return (state.kind or '') .. '/' .. (state.id or '')
 end
 
+-- The version filter as the shared conformance vectors drive it (test only): a
+-- subscription's `held` table, and the instance a (re)subscribe answer named.
+M._vectors = {
+  newer = newer,
+  key_of = key_of,
+  answered_by = function(inst)
+    instance = inst or {} -- no name: an era of its own, like a new connection's
+  end,
+}
+
 local known_versions = {}
 local function remember(state)
   if type(state) == 'table' and state.kind and state.id and newer(known_versions, key_of(state), state) then

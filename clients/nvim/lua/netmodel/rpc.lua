@@ -168,12 +168,33 @@ function Conn:cancel(id, err)
   return true
 end
 
-function Conn:_send(msg, id)
-  -- An empty Lua table encodes as `[]`; the server wants an object (or nothing).
-  if msg.params == nil or (type(msg.params) == 'table' and next(msg.params) == nil) then
+-- An empty Lua table encodes as `[]`; params are objects, so an empty `params`
+-- (the request's, or a list's inside it, as in `{ list = L, params = {} }`) is
+-- sent as `{}`, as every netmodel client sends it.
+local function objects(v)
+  if type(v) ~= 'table' then
+    return v
+  end
+  for k, x in pairs(v) do
+    if k == 'params' and type(x) == 'table' and next(x) == nil then
+      v[k] = vim.empty_dict()
+    else
+      objects(x)
+    end
+  end
+  return v
+end
+
+-- One NDJSON line of a message.
+function M.encode(msg)
+  if msg.params == nil then
     msg.params = vim.empty_dict()
   end
-  local line = vim.json.encode(msg) .. '\n'
+  return vim.json.encode(objects(msg)) .. '\n'
+end
+
+function Conn:_send(msg, id)
+  local line = M.encode(msg)
   if self.status == 'connected' then
     self.writer:write(line)
   else
