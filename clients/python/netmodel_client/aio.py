@@ -395,6 +395,9 @@ class AsyncClient:
         self.instance: Optional[str] = None
         self._configured: Optional[Dict[str, Any]] = None  # sent again after a reconnect
         self._closing = False
+        self._answered = False  # the server wrote something: it started
+        self._stderr_tail = b""  # a spawned server's last words (spawn's default stderr)
+        self._stderr_task: Optional["asyncio.Future[None]"] = None
         self._lost: Optional[ConnectionError] = None
         self._reader_task = asyncio.ensure_future(self._read_loop(reader))
 
@@ -421,12 +424,17 @@ class AsyncClient:
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
+            # By default its logs still reach our stderr, through a pipe whose last
+            # lines explain an exit ("never started (exit code 1): … in use").
+            stderr=asyncio.subprocess.PIPE if stderr is None else stderr,
             env=env,
             limit=LINE_LIMIT,
         )
         assert proc.stdout is not None and proc.stdin is not None
-        return cls(proc.stdout, proc.stdin, process=proc, timeout=timeout)
+        client = cls(proc.stdout, proc.stdin, process=proc, timeout=timeout)
+        if stderr is None and proc.stderr is not None:
+            client._stderr_task = asyncio.ensure_future(client._copy_stderr(proc.stderr))
+        return client
 
     @classmethod
     async def connect(
@@ -725,8 +733,42 @@ class AsyncClient:
         except Exception:
             pass
 
+    async def _copy_stderr(self, stream: asyncio.StreamReader) -> None:
+        """The spawned server's stderr to ours, keeping the tail that explains an exit."""
+        import sys
+
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            self._stderr_tail = (self._stderr_tail + chunk)[-2000:]
+            try:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.buffer.flush()
+            except (AttributeError, OSError, ValueError):  # a replaced or closed stderr
+                pass
+
+    async def _why_exited(self, error: Optional[BaseException]) -> Optional[BaseException]:
+        """Why the spawned server's stdout ended: its exit code and last stderr lines,
+        and whether it ever answered (a failed start says so)."""
+        assert self.process is not None
+        try:
+            await asyncio.wait_for(self.process.wait(), 2.0)
+            if self._stderr_task is not None:
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
+        except (asyncio.TimeoutError, Exception):
+            pass
+        code = self.process.returncode
+        tail = self._stderr_tail.decode("utf-8", "replace").strip()
+        what = "exited" if self._answered else "never started"
+        status = f"exit code {code}" if code is not None else "still running"
+        why = RuntimeError(f"netmodel serve {what} ({status})" + (f": {tail}" if tail else ""))
+        why.__cause__ = error
+        return why
+
     async def _read_loop(self, reader: asyncio.StreamReader) -> None:
         error: Optional[BaseException] = None
+        cancelled = False
         try:
             while True:
                 line = await reader.readline()
@@ -743,13 +785,17 @@ class AsyncClient:
                 for m in msg if isinstance(msg, list) else [msg]:
                     self._dispatch(m)
         except asyncio.CancelledError:
+            cancelled = True
             raise
         except Exception as e:
             error = e
         finally:
+            if not cancelled and self.process is not None and not self._closing:
+                error = await self._why_exited(error)
             self._connection_lost(error)
 
     def _dispatch(self, msg: Any) -> None:
+        self._answered = True
         if not isinstance(msg, dict):
             return
         method = msg.get("method")
