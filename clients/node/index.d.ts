@@ -314,7 +314,10 @@ export interface SpawnOptions {
   args?: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Where the server's logs go. Default 'inherit'. */
+  /**
+   * Where the server's logs go. Default 'inherit' (through a pipe: its last lines, with its
+   * exit code, are in the ConnectionLostError when it exits, e.g. "never started (exit code 1): …").
+   */
   stderr?: StdioPipe | StdioNull | 'inherit' | Stream | number;
   /** Default timeout (ms) of every request. */
   timeout?: number;

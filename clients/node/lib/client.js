@@ -59,6 +59,8 @@ export class NetmodelClient extends EventEmitter {
   #handles = []; // what holds Node's event loop open: the socket, or the child and its pipes
   #held = null; // whether they are ref'd now (null: not set yet)
   #holdQueued = false;
+  #answered = false; // the server wrote something: it started
+  #stderrTail = ''; // a spawned server's last words (spawn's default stderr)
 
   /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
   constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
@@ -86,10 +88,13 @@ export class NetmodelClient extends EventEmitter {
     if (args.includes('--no-stdio')) {
       throw new TypeError('spawn() talks over stdio; --no-stdio would leave it deaf (use --socket alongside stdio)');
     }
+    // By default its logs still reach our stderr, through a pipe whose last lines
+    // explain an exit ("never started (exit code 1): … in use").
+    const forward = stderr === 'inherit';
     const child = spawnProcess(bin ?? process.env.NETMODEL_BIN ?? 'netmodel', ['serve', ...args], {
       env,
       cwd,
-      stdio: ['pipe', 'pipe', stderr],
+      stdio: ['pipe', 'pipe', forward ? 'pipe' : stderr],
     });
     await new Promise((resolve, reject) => {
       child.once('spawn', resolve);
@@ -100,6 +105,12 @@ export class NetmodelClient extends EventEmitter {
     const client = new NetmodelClient({ process: child, timeout });
     child.stdin.on('error', () => {}); // EPIPE once the child died; the read side reports it
     client.#handles = [child, child.stdin, child.stdout, child.stderr].filter((h) => h && typeof h.unref === 'function');
+    if (forward) {
+      child.stderr.on('data', (chunk) => {
+        process.stderr.write(chunk);
+        client.#stderrTail = (client.#stderrTail + chunk.toString('utf8')).slice(-2000);
+      });
+    }
     client.#attach(child.stdout, {
       write: (line) => child.stdin.write(line),
       end: () => child.stdin.end(),
@@ -427,11 +438,24 @@ export class NetmodelClient extends EventEmitter {
       }
     });
     readable.on('error', () => {}); // followed by 'close'
-    readable.on('close', () => this.#lost(conn, new Error(this.process ? 'netmodel exited' : 'socket closed')));
+    readable.on('close', () => {
+      if (!this.process) return this.#lost(conn, new Error('socket closed'));
+      // Its exit code and last stderr lines say why; they come just after.
+      waitExit(this.process, 2000).then(() => this.#lost(conn, this.#exitError()));
+    });
+  }
+
+  // Why a spawned server's stdout ended: did it ever answer, its exit, its last words.
+  #exitError() {
+    const child = this.process;
+    const status = child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode ? `signal ${child.signalCode}` : 'still running';
+    const tail = this.#stderrTail.trim();
+    return new Error(`netmodel serve ${this.#answered ? 'exited' : 'never started'} (${status})${tail ? `: ${tail}` : ''}`);
   }
 
   #dispatch(conn, msg) {
     if (!msg || typeof msg !== 'object' || conn !== this.#conn) return;
+    this.#answered = true;
     if (typeof msg.method === 'string') {
       if ('id' in msg) {
         // The server sends no requests; answer as JSON-RPC asks rather than leave it waiting.
@@ -528,7 +552,7 @@ export class NetmodelClient extends EventEmitter {
         closing
           ? new ConnectionLostError(`netmodel client closed before the reply to ${entry.method}`, 'NETMODEL_CLOSED')
           : new ConnectionLostError(
-              `netmodel connection lost before the reply to ${entry.method} (id ${id}); it may or may not have ` +
+              `netmodel connection lost before the reply to ${entry.method} (id ${id}): ${error?.message}; it may or may not have ` +
                 'taken effect — an accepted mutation stays in the server\'s outbox; read the state again',
               'NETMODEL_CONNECTION_LOST',
               { cause: error },

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { NetmodelClient } from '../index.js';
 import { BIN, connectWhenReady, needsBinary, pidAlive, sandbox, waitFor } from './helpers.mjs';
 
 const INDEX = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../index.js');
@@ -67,3 +68,18 @@ for (const how of ['spawn', 'connect']) {
     });
   }
 }
+
+test('a spawned server that never started says so, with its last stderr lines', { skip: needsBinary, timeout: 30_000 }, async (t) => {
+  const box = sandbox(t);
+  box.startServer(); // owns the state folder: a second server refuses it
+  await (await connectWhenReady({ path: box.socket })).close();
+  const nm = await NetmodelClient.spawn({ bin: BIN, args: ['--state-dir', box.stateDir], env: box.env }); // stderr: ours
+  t.after(() => nm.close());
+  const error = await nm.stats().then(
+    () => assert.fail('stats answered'),
+    (e) => e,
+  );
+  assert.equal(error.name, 'ConnectionLostError');
+  assert.match(error.message, /never started \(exit code 1\)/);
+  assert.match(error.message, /in use/);
+});
