@@ -18,8 +18,12 @@ let callUsage = """
 let watchUsage = """
   Usage: netmodel watch [--socket=PATH] TOPIC...
 
-  Subscribes and prints every stateChanged notification's params as one line of
-  JSON until interrupted (exit 0), or until the server goes away (exit 1). TOPIC is `entity` (everything), `entity:KIND`,
+  Subscribes and prints the current state of each entity and list first (the
+  subscribe snapshot, as lines of the same shape with "seq": 0), then every
+  stateChanged notification's params ({"subscription","seq","state"}) as one line of
+  JSON, until interrupted (exit 0), or until the server goes away (exit 1). A state
+  not newer than one printed for the same entity or list is not printed again.
+  TOPIC is `entity` (everything), `entity:KIND`,
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
   or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
 
@@ -152,14 +156,43 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
     let reply = try client.reply(to: id)
     if let error = reply["error"] { return failWithErrorReply(error) }
+    // The current states first, as every client's subscription starts (README,
+    // Clients): a script sees where things stand, not only what changes later.
+    var printed = PrintedVersions()
+    let name = reply["result"]?["subscription"] ?? .null()
+    for state in reply["result"]?["snapshot"]?.elements ?? [] {
+      let line = JSON.object().set("subscription", name).set("seq", .integer(0)).set("state", state)
+      printed.print(line)
+    }
     while let message = try client.receive() {
       guard message["method"]?.string == "stateChanged", let params = message["params"] else { continue }
-      // One line per notification, written at once: a pipe reader sees it immediately.
-      try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
+      printed.print(params)
     }
     // Only an interrupt ends a watch well; a script must see that it stopped watching.
     return fail("the server closed the connection", code: 1)
   } catch {
     return fail(error.description, code: 1)
+  }
+}
+
+/// The versions `watch` printed, per entity or list: a notification written before the
+/// subscribe answer may carry a state the snapshot already showed (equal version),
+/// which is the same state seen twice; only newer ones are printed.
+struct PrintedVersions {
+  private var versions: [String: Int64] = [:]
+
+  mutating func print(_ params: JSON) {
+    if let state = params["state"], let key = Self.key(state), let version = state["version"]?.integer {
+      if let held = versions[key], version <= held { return }
+      versions[key] = version
+    }
+    // One line per state, written at once: a pipe reader sees it immediately.
+    try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
+  }
+
+  private static func key(_ state: JSON) -> String? {
+    if let list = state["list"]?.string { return "list\u{0}\(list)\u{0}\(state["params"]?.text ?? "{}")" }
+    if let kind = state["kind"]?.string, let id = state["id"]?.string { return "entity\u{0}\(kind)\u{0}\(id)" }
+    return nil
   }
 }

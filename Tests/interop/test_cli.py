@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import queue
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -87,15 +89,20 @@ def test_watch_prints_notifications_as_json_lines(netmodel_bin, runtime, server)
         env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
+        snapshot = json.loads(watcher.stdout.readline())  # where it stands: never seen yet
+        assert snapshot["seq"] == 0 and snapshot["state"]["id"] == "banksy"
         first = json.loads(watcher.stdout.readline())  # the fetch of a never-seen entity
-        assert first["seq"] == 1 and first["state"]["confirmed"] is False
+        assert first["seq"] >= 1 and first["state"]["confirmed"] is False
         done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true")
         assert done.returncode == 0, done.stderr
         lines = []
         while not lines or lines[-1]["state"]["pending"]:
             lines.append(json.loads(watcher.stdout.readline()))
         assert lines[-1]["state"]["following"] is True
-        assert [n["seq"] for n in [first, *lines]] == list(range(1, len(lines) + 2))
+        seqs = [n["seq"] for n in [first, *lines]]
+        assert seqs == sorted(set(seqs))
+        versions = [n["state"]["version"] for n in [snapshot, first, *lines]]
+        assert versions == sorted(set(versions))
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(timeout=10)
@@ -107,18 +114,64 @@ def test_watch_a_list_topic(netmodel_bin, runtime, server):
         env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        first = json.loads(watcher.stdout.readline())  # the first page, loaded by the subscription
-        assert first["state"]["list"] == "following/artist" and first["state"]["state"] == "loaded"
+        first = json.loads(watcher.stdout.readline())  # the snapshot, then the first page loaded
+        assert first["seq"] == 0 and first["state"]["list"] == "following/artist"
+        while first["state"]["state"] != "loaded":
+            first = json.loads(watcher.stdout.readline())
         assert run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=kaws", "await:=true").returncode == 0
         line = json.loads(watcher.stdout.readline())
         while not any(item["id"] == "kaws" for item in line["state"]["items"]):
             line = json.loads(watcher.stdout.readline())
-        assert line["seq"] > first["seq"]
+        assert line["seq"] > first["seq"] and line["state"]["version"] > first["state"]["version"]
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(timeout=10)
     bad = run(netmodel_bin, runtime, "watch", "list:nope")
     assert bad.returncode == 1 and "-32004" in bad.stderr
+
+
+def line_reader(stream):
+    """readline(seconds) on stream: a line, or None if none comes in time (watch may
+    print nothing). A thread reads, since select() cannot see lines already buffered."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+
+    def readline(seconds):
+        try:
+            return lines.get(timeout=seconds)
+        except queue.Empty:
+            return None
+
+    return readline
+
+
+def test_watch_prints_the_current_state_first(netmodel_bin, runtime, server):
+    done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=kaws", "await:=true")
+    assert done.returncode == 0, done.stderr
+    held = json.loads(run(netmodel_bin, runtime, "call", "getFollowState", "kind=artist", "id=kaws").stdout)
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", "entity:artist/kaws", "entity:artist/banksy"],
+        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        # Followed already and settled: no notification would come for it; the
+        # snapshot says where it stands, as a stateChanged-shaped line with seq 0.
+        readline = line_reader(watcher.stdout)
+        lines = [readline(5), readline(5)]
+        assert None not in lines, f"watch printed {lines}"
+        snap = {json.loads(line)["state"]["id"]: json.loads(line) for line in lines}
+        assert set(snap) == {"kaws", "banksy"}
+        assert all(n["seq"] == 0 and isinstance(n["subscription"], str) for n in snap.values())
+        assert snap["kaws"]["state"]["following"] is True and snap["kaws"]["state"]["version"] == held["version"]
+        # then the changes, each newer than what was printed
+        assert run(netmodel_bin, runtime, "call", "unfollow", "kind=artist", "id=kaws").returncode == 0
+        change = json.loads(readline(5))
+        while change["state"]["id"] != "kaws":
+            change = json.loads(readline(5))
+        assert change["seq"] >= 1 and change["state"]["version"] > held["version"]
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=10)
 
 
 def test_call_timeout_gives_up_on_a_stopped_server(netmodel_bin, runtime, server):

@@ -249,12 +249,26 @@ export declare class ServerShuttingDown extends RPCError {}
  */
 export declare class ConnectionLostError extends Error {
   readonly code: 'NETMODEL_CONNECTION_LOST' | 'NETMODEL_NOT_CONNECTED' | 'NETMODEL_CLOSED';
+  /** The number every netmodel client gives this error: ConnectionLost if sent, else NotConnected. */
+  readonly rpcCode: -31999 | -31997;
 }
 
 /** A request's timeout elapsed (the server was sent `$/cancelRequest`). */
 export declare class TimeoutError extends Error {
   readonly code: 'NETMODEL_TIMEOUT';
+  readonly rpcCode: -31998;
 }
+
+/**
+ * Errors made by the client, as numbers outside JSON-RPC's reserved range (-32768…-32000),
+ * the same in every netmodel client (`rpcCode` of ConnectionLostError and TimeoutError).
+ */
+export declare const ClientErrorCodes: Readonly<{
+  ConnectionLost: -31999;
+  Timeout: -31998;
+  NotConnected: -31997;
+  Cancelled: -31996;
+}>;
 
 /**
  * connect() refused the socket before sending anything: its folder is a symbolic link,
@@ -300,7 +314,10 @@ export interface SpawnOptions {
   args?: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Where the server's logs go. Default 'inherit'. */
+  /**
+   * Where the server's logs go. Default 'inherit' (through a pipe: its last lines, with its
+   * exit code, are in the ConnectionLostError when it exits, e.g. "never started (exit code 1): …").
+   */
   stderr?: StdioPipe | StdioNull | 'inherit' | Stream | number;
   /** Default timeout (ms) of every request. */
   timeout?: number;
@@ -384,6 +401,11 @@ export declare class NetmodelClient extends EventEmitter {
   subscribe(topics: ListTopicSpec | ListTopicSpec[], options?: RequestOptions): Promise<Subscription<ListState>>;
   subscribe(topics: TopicSpec | TopicSpec[], options?: RequestOptions): Promise<Subscription>;
   unsubscribe(subscription: Subscription | string, options?: RequestOptions): Promise<void>;
+  /**
+   * Ends the client (a spawned server: `shutdown`, then signals). Not needed for the
+   * process to exit: the client holds the event loop open only while a request, an
+   * iterator or a 'change' listener waits on it.
+   */
   close(options?: { timeout?: number }): Promise<void>;
 
   on<E extends keyof NetmodelClientEvents>(event: E, listener: Listeners<NetmodelClientEvents>[E]): this;
@@ -401,6 +423,7 @@ export declare class Subscription<S extends AnyState = AnyState> extends EventEm
   /** The server's name for it; a new one after each reconnect. */
   readonly id: string;
   readonly topics: Topic[];
+  /** The states `subscribe` answered with; also the first 'change' events and iterated states. */
   readonly snapshot: S[];
   readonly lastSeq: number;
   /** The server process's `instance` id when last subscribed. */

@@ -6,6 +6,7 @@ export { StateStore, defaultSocketPath, stateKey, topic } from './lib/state.js';
 export {
   BackendRejected,
   BackendUnavailable,
+  ClientErrorCodes,
   ConnectionLostError,
   ErrorCodes,
   InternalError,

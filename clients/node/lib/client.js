@@ -4,7 +4,7 @@
 import { spawn as spawnProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import { ConnectionLostError, RPCError } from './errors.js';
+import { ClientErrorCodes, ConnectionLostError, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
 import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
@@ -16,6 +16,11 @@ export class TimeoutError extends Error {
     super(message);
     this.name = 'TimeoutError';
     this.code = 'NETMODEL_TIMEOUT';
+  }
+
+  /** ClientErrorCodes.Timeout. */
+  get rpcCode() {
+    return ClientErrorCodes.Timeout;
   }
 }
 
@@ -51,6 +56,11 @@ export class NetmodelClient extends EventEmitter {
   #closed; // resolves once close() finished
   #abandoned = new Set(); // ids of subscribes given up before their answer (this connection)
   #early = new Map(); // subscription name → Map(state key → [state, seq]) come before its answer
+  #handles = []; // what holds Node's event loop open: the socket, or the child and its pipes
+  #held = null; // whether they are ref'd now (null: not set yet)
+  #holdQueued = false;
+  #answered = false; // the server wrote something: it started
+  #stderrTail = ''; // a spawned server's last words (spawn's default stderr)
 
   /** Use NetmodelClient.spawn() or NetmodelClient.connect(). */
   constructor({ process: child = null, socketPath = null, timeout, reconnect = null } = {}) {
@@ -78,10 +88,13 @@ export class NetmodelClient extends EventEmitter {
     if (args.includes('--no-stdio')) {
       throw new TypeError('spawn() talks over stdio; --no-stdio would leave it deaf (use --socket alongside stdio)');
     }
+    // By default its logs still reach our stderr, through a pipe whose last lines
+    // explain an exit ("never started (exit code 1): … in use").
+    const forward = stderr === 'inherit';
     const child = spawnProcess(bin ?? process.env.NETMODEL_BIN ?? 'netmodel', ['serve', ...args], {
       env,
       cwd,
-      stdio: ['pipe', 'pipe', stderr],
+      stdio: ['pipe', 'pipe', forward ? 'pipe' : stderr],
     });
     await new Promise((resolve, reject) => {
       child.once('spawn', resolve);
@@ -91,6 +104,13 @@ export class NetmodelClient extends EventEmitter {
     trackChild(child);
     const client = new NetmodelClient({ process: child, timeout });
     child.stdin.on('error', () => {}); // EPIPE once the child died; the read side reports it
+    client.#handles = [child, child.stdin, child.stdout, child.stderr].filter((h) => h && typeof h.unref === 'function');
+    if (forward) {
+      child.stderr.on('data', (chunk) => {
+        process.stderr.write(chunk);
+        client.#stderrTail = (client.#stderrTail + chunk.toString('utf8')).slice(-2000);
+      });
+    }
     client.#attach(child.stdout, {
       write: (line) => child.stdin.write(line),
       end: () => child.stdin.end(),
@@ -226,6 +246,7 @@ export class NetmodelClient extends EventEmitter {
         const sub = new Subscription(this, result.subscription, list, result.snapshot ?? [], this.#sawInstance(result));
         this.#subs.set(sub.id, sub);
         this.#live.add(sub);
+        this._hold();
         this.#deliverEarly(sub);
         return sub;
       },
@@ -312,6 +333,7 @@ export class NetmodelClient extends EventEmitter {
       const cleanup = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        this._hold(); // answered, failed or given up: maybe nothing waits any more
       };
       let line;
       try {
@@ -320,6 +342,7 @@ export class NetmodelClient extends EventEmitter {
         return reject(error); // refused before anything is sent
       }
       this.#pending.set(id, { method, resolve, reject, onResult, cleanup, conn });
+      this._hold();
       if (timeout != null) {
         timer = setTimeout(() => giveUp(new TimeoutError(`netmodel ${method} timed out after ${timeout} ms`)), timeout);
       }
@@ -353,6 +376,8 @@ export class NetmodelClient extends EventEmitter {
 
   #attachSocket(socket) {
     socket.on('error', () => {}); // reported by 'close', handled in #lost
+    this.#handles = [socket];
+    this.#held = null;
     this.#attach(socket, {
       write: (line) => socket.write(line),
       end: () => socket.end(),
@@ -369,9 +394,30 @@ export class NetmodelClient extends EventEmitter {
     });
   }
 
+  /**
+   * Node's event loop is held open by the connection only while something waits on
+   * the client: a request, an iterator awaiting its next state, a 'change' listener on
+   * an open subscription (as a server's 'connection' listener does). Otherwise a script
+   * that is done exits without close(); a spawned server then exits on EOF on its stdin.
+   * Recomputed once per tick, after whatever changed it.
+   */
+  _hold() {
+    if (this.#holdQueued) return;
+    this.#holdQueued = true;
+    queueMicrotask(() => {
+      this.#holdQueued = false;
+      const busy = this.#pending.size > 0 || [...this.#live].some((sub) => sub._waitedOn());
+      if (busy === this.#held) return;
+      this.#held = busy;
+      for (const h of this.#handles) busy ? h.ref() : h.unref();
+      if (this.#reconnectTimer) busy ? this.#reconnectTimer.ref?.() : this.#reconnectTimer.unref?.();
+    });
+  }
+
   // Reads NDJSON lines from `readable`; `conn` writes to the same peer.
   #attach(readable, conn) {
     this.#conn = conn;
+    this._hold();
     let buffer = '';
     readable.setEncoding('utf8'); // keeps a UTF-8 sequence split across chunks whole
     readable.on('data', (chunk) => {
@@ -392,11 +438,24 @@ export class NetmodelClient extends EventEmitter {
       }
     });
     readable.on('error', () => {}); // followed by 'close'
-    readable.on('close', () => this.#lost(conn, new Error(this.process ? 'netmodel exited' : 'socket closed')));
+    readable.on('close', () => {
+      if (!this.process) return this.#lost(conn, new Error('socket closed'));
+      // Its exit code and last stderr lines say why; they come just after.
+      waitExit(this.process, 2000).then(() => this.#lost(conn, this.#exitError()));
+    });
+  }
+
+  // Why a spawned server's stdout ended: did it ever answer, its exit, its last words.
+  #exitError() {
+    const child = this.process;
+    const status = child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode ? `signal ${child.signalCode}` : 'still running';
+    const tail = this.#stderrTail.trim();
+    return new Error(`netmodel serve ${this.#answered ? 'exited' : 'never started'} (${status})${tail ? `: ${tail}` : ''}`);
   }
 
   #dispatch(conn, msg) {
     if (!msg || typeof msg !== 'object' || conn !== this.#conn) return;
+    this.#answered = true;
     if (typeof msg.method === 'string') {
       if ('id' in msg) {
         // The server sends no requests; answer as JSON-RPC asks rather than leave it waiting.
@@ -493,7 +552,7 @@ export class NetmodelClient extends EventEmitter {
         closing
           ? new ConnectionLostError(`netmodel client closed before the reply to ${entry.method}`, 'NETMODEL_CLOSED')
           : new ConnectionLostError(
-              `netmodel connection lost before the reply to ${entry.method} (id ${id}); it may or may not have ` +
+              `netmodel connection lost before the reply to ${entry.method} (id ${id}): ${error?.message}; it may or may not have ` +
                 'taken effect — an accepted mutation stays in the server\'s outbox; read the state again',
               'NETMODEL_CONNECTION_LOST',
               { cause: error },
@@ -523,7 +582,10 @@ export class NetmodelClient extends EventEmitter {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       // Exponential backoff with jitter, so many clients of one restarted server spread out.
       const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-      await new Promise((resolve) => (this.#reconnectTimer = setTimeout(resolve, delay)));
+      await new Promise((resolve) => {
+        this.#reconnectTimer = setTimeout(resolve, delay);
+        if (!this.#held) this.#reconnectTimer.unref(); // nothing waits: no reason to stay
+      });
       if (this.#state !== 'reconnecting') return;
       let socket;
       try {

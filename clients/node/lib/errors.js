@@ -16,6 +16,18 @@ export const ErrorCodes = Object.freeze({
   ServerShuttingDown: -32005,
 });
 
+/**
+ * Errors made by the client, not the server, as numbers: outside JSON-RPC's reserved
+ * range (-32768…-32000), the same in every netmodel client. Here they are the `rpcCode`
+ * of ConnectionLostError and TimeoutError (whose `code` is Node's string style).
+ */
+export const ClientErrorCodes = Object.freeze({
+  ConnectionLost: -31999,
+  Timeout: -31998,
+  NotConnected: -31997,
+  Cancelled: -31996,
+});
+
 /** An error reply from the server: `code`, `message` and `data` as sent. */
 export class RPCError extends Error {
   constructor(code, message, data) {
@@ -87,5 +99,10 @@ export class ConnectionLostError extends Error {
     super(message, options);
     this.name = 'ConnectionLostError';
     this.code = code;
+  }
+
+  /** ClientErrorCodes.ConnectionLost when it was sent, NotConnected when it never was (or after close()). */
+  get rpcCode() {
+    return this.code === 'NETMODEL_CONNECTION_LOST' ? ClientErrorCodes.ConnectionLost : ClientErrorCodes.NotConnected;
   }
 }

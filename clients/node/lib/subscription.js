@@ -31,7 +31,13 @@ export class Subscription extends EventEmitter {
     this.lastSeq = 0;
     /** The server process's `instance` id when last subscribed (undefined if not named). */
     this.instance = instance;
-    for (const s of snapshot) this.#store.accept(s);
+    // The snapshot starts the stream, in every client (README, "the subscribe snapshot"):
+    // iterators and 'change' listeners get it first (listeners once held ones are let go).
+    for (const s of snapshot) this._deliver(s);
+    // Listeners added or removed change whether the client holds the event loop open.
+    const hold = () => client._hold();
+    this.on('newListener', hold);
+    this.on('removeListener', hold);
     setImmediate(() => {
       const held = this.#held;
       this.#held = null;
@@ -41,6 +47,11 @@ export class Subscription extends EventEmitter {
 
   get closed() {
     return this.#closed;
+  }
+
+  /** Whether something waits on it (an iterator, a 'change' listener): the client then holds Node's event loop open. */
+  _waitedOn() {
+    return !this.#closed && (this.#waiters.length > 0 || this.listenerCount('change') > 0);
   }
 
   /** The newest state held per entity or list, snapshot included. */
@@ -118,6 +129,7 @@ export class Subscription extends EventEmitter {
     this.#error = error;
     this.#wake();
     this.emit('end', error);
+    this.#client._hold();
   }
 
   #wake() {
@@ -150,7 +162,11 @@ export class Subscription extends EventEmitter {
             }
             return { value: undefined, done: true };
           }
-          await new Promise((resolve) => this.#waiters.push(resolve));
+          await new Promise((resolve) => {
+            this.#waiters.push(resolve);
+            this.#client._hold();
+          });
+          this.#client._hold();
         }
       },
       // `break` out of a loop ends that loop only; the subscription stays open.

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import {
   BackendRejected,
+  ClientErrorCodes,
   ConnectionLostError,
   ErrorCodes,
   InvalidParams,
@@ -249,12 +250,15 @@ test('list subscriptions: versions per list+params, coalesced in the iterator, r
   assert.deepEqual(fake.received[0].params.topics[1], { type: 'list', list: 'search', params: { a: 1, b: 2 } });
   await waitFor(() => sub.lastSeq === 4, 'four notifications');
 
-  // The iterator holds one state per list (the newest), in order of first arrival.
+  // The iterator holds one state per entity and list (the newest), in order of first
+  // arrival: the snapshot's entity first, then the lists.
   const it = sub[Symbol.asyncIterator]();
-  const first = (await it.next()).value;
-  assert.deepEqual([first.params, first.version], [{ a: 1, b: 3 }, 1]);
+  const entityFirst = (await it.next()).value;
+  assert.deepEqual([entityFirst.kind, entityFirst.id, entityFirst.version], ['artist', 'a', 1]);
   const second = (await it.next()).value;
   assert.deepEqual([second.params, second.version, second.items.length], [{ a: 1, b: 2 }, 7, 1]);
+  const first = (await it.next()).value;
+  assert.deepEqual([first.params, first.version], [{ a: 1, b: 3 }, 1]);
   assert.equal(sub.list('search', { b: 2, a: 1 }).version, 7);
   assert.equal(sub.list('search', { a: 1, b: 3 }).version, 1);
   assert.equal(sub.list('search'), undefined);
@@ -268,4 +272,12 @@ test('list subscriptions: versions per list+params, coalesced in the iterator, r
   assert.equal(restored.version, 2);
   assert.equal(sub.id, 's2');
   assert.equal(sub.list('search', { a: 1, b: 2 }).version, 2);
+});
+
+test("client-made error codes sit outside JSON-RPC's reserved range, as in every netmodel client", () => {
+  assert.deepEqual(Object.values(ClientErrorCodes), [-31999, -31998, -31997, -31996]);
+  for (const c of Object.values(ClientErrorCodes)) assert.ok(!(c >= -32768 && c <= -32000), String(c));
+  assert.equal(new ConnectionLostError('x').rpcCode, ClientErrorCodes.ConnectionLost);
+  assert.equal(new ConnectionLostError('x', 'NETMODEL_NOT_CONNECTED').rpcCode, ClientErrorCodes.NotConnected);
+  assert.equal(new TimeoutError('x').rpcCode, ClientErrorCodes.Timeout);
 });

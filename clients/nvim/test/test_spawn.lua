@@ -33,32 +33,7 @@ H.test('spawns over stdio only with socket = false', function()
   H.track_pid(nm.info().pid)
 end)
 
-H.test('spawns again when the spawned server dies, and re-subscribes', function()
-  local dir = H.tmpdir()
-  nm.setup({ cmd = { H.bin, 'serve' }, socket = dir .. '/s.sock', state_dir = dir .. '/state' })
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'x' })
-  nm.button(buf, 0, 'gene', 'brca1')
-  H.wait(5000, function()
-    return H.virt_text(buf, 0) == '[ Follow ]'
-  end, 'first state')
-  local first = nm.info().pid
-  H.track_pid(first)
-  vim.loop.kill(first, 'sigkill')
-  H.wait(10000, function()
-    local info = nm.info()
-    return info.status == 'connected' and info.pid ~= first
-  end, 'a new server')
-  H.track_pid(nm.info().pid)
-  local _, err = nm.request_sync('follow', { kind = 'gene', id = 'brca1' })
-  H.eq(nil, err, 'follow error')
-  H.wait(5000, function()
-    return H.virt_text(buf, 0) == '[ Following ]'
-  end, 'the button, subscribed again')
-  -- Its subscription would carry over into the next test's setup() and keep
-  -- that connection trying (as it should for a button).
-  vim.api.nvim_buf_delete(buf, { force = true })
-end)
+-- A spawned server that dies is not started again: test_agree.lua.
 
 H.test('a server that cannot start is reported, and not restarted in a loop', function()
   local dir = H.tmpdir()

@@ -76,7 +76,7 @@ def topic(spec: Topic) -> Dict[str, Any]:
         raise TypeError(f"topic must be a dict or a string, not {type(spec).__name__}")
     head, colon, rest = spec.partition(":")
     if head == "list" and colon and rest:
-        return {"type": "list", "list": rest}
+        return {"type": "list", "list": rest, "params": {}}  # as every client sends it
     if head != "entity":
         raise ValueError(f"unknown topic {spec!r} (want entity, entity:KIND, entity:KIND/ID or list:NAME)")
     t: Dict[str, Any] = {"type": "entity"}
@@ -89,11 +89,9 @@ def topic(spec: Topic) -> Dict[str, Any]:
 
 
 def list_topic(list: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The topic of one list: ``{"type": "list", "list": list, "params": params}``."""
-    t: Dict[str, Any] = {"type": "list", "list": list}
-    if params:
-        t["params"] = dict(params)
-    return t
+    """The topic of one list: ``{"type": "list", "list": list, "params": params}``
+    (``params`` ``{}`` when none, as every netmodel client sends it)."""
+    return {"type": "list", "list": list, "params": dict(params or {})}
 
 
 def _parse_state(obj: Any) -> Any:
@@ -127,6 +125,8 @@ class Subscription:
     :class:`ConnectionLost` if the connection is lost for good. A socket client that
     reconnects subscribes again to ``topics``: ``name`` becomes the new server's id,
     and the new snapshot is delivered as changes, so iteration and callbacks just go on.
+    The first snapshot is delivered the same way: iteration and callbacks start with
+    the current state of each entity and list (also kept in :attr:`snapshot`).
 
     ``on_change(callback)`` calls ``callback(state)`` for every new state, on the event
     loop's thread. A callback that returns a coroutine has its coroutines run one at a
@@ -156,11 +156,13 @@ class Subscription:
         self.last_seq = 0
         #: The server process's ``instance`` id when last subscribed (``None`` if not named).
         self.instance: Optional[str] = None
+        # The snapshot is the start of the stream, in every client (README, "the
+        # subscribe snapshot"): iterators and callbacks get it first. Callbacks get it
+        # once released, so one added right after `await subscribe()` misses nothing.
+        self._held = []
         for s in snapshot:
-            if isinstance(s, EntityState):
-                self._latest[s.key] = s
-            elif isinstance(s, ListState):
-                self._lists[s.key] = s
+            if isinstance(s, (EntityState, ListState)):
+                self._deliver(s)
 
     @property
     def closed(self) -> bool:
@@ -393,6 +395,9 @@ class AsyncClient:
         self.instance: Optional[str] = None
         self._configured: Optional[Dict[str, Any]] = None  # sent again after a reconnect
         self._closing = False
+        self._answered = False  # the server wrote something: it started
+        self._stderr_tail = b""  # a spawned server's last words (spawn's default stderr)
+        self._stderr_task: Optional["asyncio.Future[None]"] = None
         self._lost: Optional[ConnectionError] = None
         self._reader_task = asyncio.ensure_future(self._read_loop(reader))
 
@@ -419,12 +424,17 @@ class AsyncClient:
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
+            # By default its logs still reach our stderr, through a pipe whose last
+            # lines explain an exit ("never started (exit code 1): … in use").
+            stderr=asyncio.subprocess.PIPE if stderr is None else stderr,
             env=env,
             limit=LINE_LIMIT,
         )
         assert proc.stdout is not None and proc.stdin is not None
-        return cls(proc.stdout, proc.stdin, process=proc, timeout=timeout)
+        client = cls(proc.stdout, proc.stdin, process=proc, timeout=timeout)
+        if stderr is None and proc.stderr is not None:
+            client._stderr_task = asyncio.ensure_future(client._copy_stderr(proc.stderr))
+        return client
 
     @classmethod
     async def connect(
@@ -620,8 +630,7 @@ class AsyncClient:
             # Runs in the reader, before any later notification is dispatched.
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
-            sub.instance = self._saw_instance(result)
-            sub._held = []  # released by subscribe(), once its caller has run
+            sub.instance = self._saw_instance(result)  # held states: released by subscribe(), once its caller has run
             self._subs[sub.name] = sub
             weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
             self._deliver_early(sub)
@@ -724,8 +733,42 @@ class AsyncClient:
         except Exception:
             pass
 
+    async def _copy_stderr(self, stream: asyncio.StreamReader) -> None:
+        """The spawned server's stderr to ours, keeping the tail that explains an exit."""
+        import sys
+
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            self._stderr_tail = (self._stderr_tail + chunk)[-2000:]
+            try:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.buffer.flush()
+            except (AttributeError, OSError, ValueError):  # a replaced or closed stderr
+                pass
+
+    async def _why_exited(self, error: Optional[BaseException]) -> Optional[BaseException]:
+        """Why the spawned server's stdout ended: its exit code and last stderr lines,
+        and whether it ever answered (a failed start says so)."""
+        assert self.process is not None
+        try:
+            await asyncio.wait_for(self.process.wait(), 2.0)
+            if self._stderr_task is not None:
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
+        except (asyncio.TimeoutError, Exception):
+            pass
+        code = self.process.returncode
+        tail = self._stderr_tail.decode("utf-8", "replace").strip()
+        what = "exited" if self._answered else "never started"
+        status = f"exit code {code}" if code is not None else "still running"
+        why = RuntimeError(f"netmodel serve {what} ({status})" + (f": {tail}" if tail else ""))
+        why.__cause__ = error
+        return why
+
     async def _read_loop(self, reader: asyncio.StreamReader) -> None:
         error: Optional[BaseException] = None
+        cancelled = False
         try:
             while True:
                 line = await reader.readline()
@@ -742,13 +785,17 @@ class AsyncClient:
                 for m in msg if isinstance(msg, list) else [msg]:
                     self._dispatch(m)
         except asyncio.CancelledError:
+            cancelled = True
             raise
         except Exception as e:
             error = e
         finally:
+            if not cancelled and self.process is not None and not self._closing:
+                error = await self._why_exited(error)
             self._connection_lost(error)
 
     def _dispatch(self, msg: Any) -> None:
+        self._answered = True
         if not isinstance(msg, dict):
             return
         method = msg.get("method")

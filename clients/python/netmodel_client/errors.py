@@ -19,12 +19,22 @@ UNAUTHORIZED = -32003
 UNKNOWN_KIND_OR_LIST = -32004
 SERVER_SHUTTING_DOWN = -32005
 
+# Errors made by the client, not the server: numbered outside JSON-RPC's reserved
+# range (-32768…-32000), the same numbers in every netmodel client (Neovim's error
+# tables carry them; here they are the ``code`` of the exceptions).
+CONNECTION_LOST = -31999
+TIMEOUT = -31998
+NOT_CONNECTED = -31997
+CANCELLED = -31996
+
 
 class ConnectionLost(ConnectionError):
     """The connection to the server ended before a request was answered (or while no
     connection is up). The request is not resent: a mutation the server had accepted
     is in its outbox and will still be carried out, so it may or may not have taken
     effect — read the state (or a subscription) to know."""
+
+    code: int = CONNECTION_LOST
 
 
 class UntrustedSocket(PermissionError):

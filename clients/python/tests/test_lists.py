@@ -87,12 +87,12 @@ def test_list_state_from_json():
 
 
 def test_list_topics():
-    assert topic("list:followedArtists") == {"type": "list", "list": "followedArtists"}
-    assert topic("list:following/artist") == {"type": "list", "list": "following/artist"}
+    assert topic("list:followedArtists") == {"type": "list", "list": "followedArtists", "params": {}}
+    assert topic("list:following/artist") == {"type": "list", "list": "following/artist", "params": {}}
     t = {"type": "list", "list": "followedArtists", "params": {"sort": "name"}}
     assert topic(t) is t
     assert list_topic("followedArtists", {"sort": "name"}) == t
-    assert list_topic("following/gene") == {"type": "list", "list": "following/gene"}
+    assert list_topic("following/gene") == {"type": "list", "list": "following/gene", "params": {}}
     with pytest.raises(ValueError):
         topic("list:")
     with pytest.raises(ValueError):
@@ -104,6 +104,7 @@ def test_subscription_versions_are_per_list_and_params():
         sub = Subscription(None, "s1", [], [])
         seen = []
         sub.on_change(seen.append)
+        sub._release()  # as subscribe() does once its caller has run
 
         def lst(params, version, n=0):
             return ListState("l", params, LoadState.LOADED, tuple(ListItem("artist", str(i)) for i in range(n)),
@@ -331,7 +332,7 @@ def test_reconnect_resubscribes_list_topics(server):
             await asyncio.wait_for(lost.wait(), T)
             server.start()
             await asyncio.wait_for(back.wait(), T)
-            assert not sub.closed and sub.topics == [{"type": "list", "list": LIST}]
+            assert not sub.closed and sub.topics == [{"type": "list", "list": LIST, "params": {}}]
 
             async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as second:
                 await second.follow("artist", "h3", await_=True)

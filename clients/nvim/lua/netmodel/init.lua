@@ -4,7 +4,8 @@
 local rpc = require('netmodel.rpc')
 
 local M = {}
-M.CONNECTION_LOST, M.TIMEOUT, M.NOT_CONNECTED = rpc.CONNECTION_LOST, rpc.TIMEOUT, rpc.NOT_CONNECTED
+M.CONNECTION_LOST, M.TIMEOUT, M.NOT_CONNECTED, M.CANCELLED =
+  rpc.CONNECTION_LOST, rpc.TIMEOUT, rpc.NOT_CONNECTED, rpc.CANCELLED
 
 function M.default_socket()
   local runtime = vim.env.XDG_RUNTIME_DIR
@@ -48,6 +49,16 @@ local function key_of(state)
   end
   return (state.kind or '') .. '/' .. (state.id or '')
 end
+
+-- The version filter as the shared conformance vectors drive it (test only): a
+-- subscription's `held` table, and the instance a (re)subscribe answer named.
+M._vectors = {
+  newer = newer,
+  key_of = key_of,
+  answered_by = function(inst)
+    instance = inst or {} -- no name: an era of its own, like a new connection's
+  end,
+}
 
 local known_versions = {}
 local function remember(state)
@@ -142,17 +153,40 @@ local function on_down(why)
   end
 end
 
+local quiet = false -- setup({ quiet = true }): no notices about the connection
+
 local function on_lost(why)
-  vim.notify('netmodel: connection lost, reconnecting (' .. why .. ')', vim.log.levels.WARN)
+  if not quiet then
+    vim.notify('netmodel: connection lost, reconnecting (' .. why .. ')', vim.log.levels.WARN)
+  end
+end
+
+-- The connection ended for good (the spawned server died, or reconnecting gave
+-- up): each subscription is told, as the other clients end theirs with a
+-- connection error. The handles stay: the next request or setup() subscribes them
+-- again.
+local function on_end(why)
+  by_name = {}
+  if not quiet then
+    vim.notify('netmodel: connection lost (' .. why .. ')', vim.log.levels.WARN)
+  end
+  for sub in pairs(subs) do
+    sub.error = { code = rpc.CONNECTION_LOST, message = why }
+    if sub.on_error then
+      sub.on_error(sub.error)
+    end
+  end
 end
 
 -- opts: cmd (the serve command), socket (path, false for none, default
--- M.default_socket()), state_dir, spawn (default true).
+-- M.default_socket()), state_dir, spawn (default true), reconnect ({ max_attempts
+-- = N }: give up after N tries; default for ever), quiet (no connection notices).
 function M.setup(opts)
   opts = opts or {}
   if conn then
     conn:stop()
   end
+  quiet = opts.quiet == true
   local socket = opts.socket
   if socket == nil then
     socket = M.default_socket()
@@ -165,7 +199,9 @@ function M.setup(opts)
     on_connect = on_connect,
     on_notification = on_notification,
     on_lost = on_lost,
+    on_end = on_end,
     on_down = on_down,
+    max_attempts = type(opts.reconnect) == 'table' and opts.reconnect.max_attempts or nil,
     wanted = function()
       return next(subs) ~= nil
     end,
@@ -209,8 +245,16 @@ function M.info()
 end
 
 -- callback(err, result): err is the JSON-RPC error object ({code, message, data}).
-function M.request(method, params, callback)
-  return connection():request(method, params, callback)
+-- opts.timeout_ms: cancel the request and answer TIMEOUT when it elapses first.
+-- Returns the request id, for cancel().
+function M.request(method, params, callback, opts)
+  return connection():request(method, params, callback, opts)
+end
+
+-- Cancels a request (`$/cancelRequest`): its callback gets CANCELLED now. False
+-- if it was answered already.
+function M.cancel(id)
+  return conn ~= nil and conn:cancel(id)
 end
 
 function M.notify(method, params)
@@ -219,15 +263,17 @@ end
 
 -- Returns result, err; waits at most timeout_ms (default 5000) and then cancels.
 function M.request_sync(method, params, timeout_ms)
+  timeout_ms = timeout_ms or 5000
   local done, err, result
-  local id = M.request(method, params, function(e, r)
+  local c = connection()
+  local id = c:request(method, params, function(e, r)
     done, err, result = true, e, r
-  end)
-  if not vim.wait(timeout_ms or 5000, function()
+  end, { timeout_ms = timeout_ms })
+  -- The request's own timer answers TIMEOUT; this wait is a backstop.
+  if not vim.wait(timeout_ms + 1000, function()
     return done
   end, 10) then
-    conn:cancel(id)
-    return nil, { code = rpc.TIMEOUT, message = method .. ' timed out' }
+    c:cancel(id, { code = rpc.TIMEOUT, message = method .. ' timed out' })
   end
   return result, err
 end
@@ -291,14 +337,45 @@ function M.toggle(kind, id, callback)
   end)
 end
 
--- topics: one topic or a list ({type = 'entity', kind = K, id = I} or
--- {type = 'list', list = L, params = vim.empty_dict()}). on_state(state) gets
--- the snapshot and every newer state; on_error(err) a refused subscribe.
+-- A topic table from a table, or from `netmodel watch`'s shorthand: "entity",
+-- "entity:KIND", "entity:KIND/ID", or "list:NAME" (a list with no params).
+function M.topic(spec)
+  if type(spec) == 'table' then
+    return spec
+  end
+  if type(spec) ~= 'string' then
+    error(('netmodel: a topic is a table or a string, not %s'):format(type(spec)), 2)
+  end
+  local head, rest = spec:match('^([^:]*):(.*)$')
+  head, rest = head or spec, rest or ''
+  if head == 'list' and rest ~= '' then
+    return { type = 'list', list = rest, params = vim.empty_dict() }
+  end
+  if head ~= 'entity' then
+    error(('netmodel: unknown topic %q (want entity, entity:KIND, entity:KIND/ID or list:NAME)'):format(spec), 2)
+  end
+  local t = { type = 'entity' }
+  if rest ~= '' then
+    local kind, id = rest:match('^([^/]*)/(.*)$')
+    t.kind, t.id = kind or rest, id
+  end
+  return t
+end
+
+-- topics: one topic or a list, tables ({type = 'entity', kind = K, id = I} or
+-- {type = 'list', list = L, params = vim.empty_dict()}) or shorthands (M.topic).
+-- on_state(state) gets the snapshot and every newer state; on_error(err) a
+-- refused subscribe, or the connection ended for good.
 -- Returns a handle with :unsubscribe(); it is re-subscribed after a reconnect.
 function M.subscribe(topics, on_state, on_error)
-  if topics.type then
+  if type(topics) ~= 'table' or topics.type then
     topics = { topics }
   end
+  local list = {}
+  for i, t in ipairs(topics) do
+    list[i] = M.topic(t)
+  end
+  topics = list
   local sub = { topics = topics, on_state = on_state, on_error = on_error, held = {} }
   function sub.unsubscribe()
     if sub.closed then

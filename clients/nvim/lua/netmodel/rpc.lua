@@ -6,11 +6,13 @@ local uv = vim.loop
 
 local M = {}
 
--- Errors made on this side of the wire; the server's own codes are -32700…-32800
--- and -32001…-32005.
-M.CONNECTION_LOST = -32097
-M.TIMEOUT = -32098
-M.NOT_CONNECTED = -32099
+-- Errors made on this side of the wire. JSON-RPC reserves -32768…-32000 for the
+-- protocol (the server's own codes are there and -32001…-32005), so the client's
+-- sit just above it, the same numbers in every netmodel client (README, Clients).
+M.CONNECTION_LOST = -31999
+M.TIMEOUT = -31998
+M.NOT_CONNECTED = -31997
+M.CANCELLED = -31996
 
 local Conn = {}
 Conn.__index = Conn
@@ -24,8 +26,11 @@ local function next_gen()
 end
 
 -- opts: socket (path or false), spawn (bool), cmd (list), state_dir (path or nil),
+-- max_attempts (reconnect tries before giving up; nil: for ever),
 -- on_connect() (after every (re)connect, before queued requests are written),
--- on_notification(method, params), on_lost(message).
+-- on_notification(method, params), on_lost(message) (reconnecting),
+-- on_end(message) (the connection ended for good: its spawned server died, or
+-- reconnecting gave up), on_down(message), wanted().
 function M.new(opts)
   return setmetatable({
     opts = opts,
@@ -35,6 +40,7 @@ function M.new(opts)
     queue = {}, -- lines written once connected
     next_id = 0,
     retry_ms = 0,
+    attempts = 0, -- reconnect tries since the server last answered
   }, Conn)
 end
 
@@ -106,8 +112,10 @@ local function check(method, params)
   end
 end
 
--- Raises at once for params the server could not read.
-function Conn:request(method, params, callback)
+-- Raises at once for params the server could not read. opts.timeout_ms: when it
+-- elapses first, the request is cancelled (as cancel()) and callback gets TIMEOUT.
+-- The callback is called exactly once, whatever happens.
+function Conn:request(method, params, callback, opts)
   check(method, params)
   self.next_id = self.next_id + 1
   local id = self.next_id
@@ -119,7 +127,13 @@ function Conn:request(method, params, callback)
     return id
   end
   self.pending[id] = callback
-  self:_send({ jsonrpc = '2.0', id = id, method = method, params = params })
+  local timeout = opts and opts.timeout_ms
+  if timeout then
+    vim.defer_fn(function()
+      self:cancel(id, { code = M.TIMEOUT, message = ('%s timed out after %d ms'):format(method, timeout) })
+    end, timeout)
+  end
+  self:_send({ jsonrpc = '2.0', id = id, method = method, params = params }, id)
   return id
 end
 
@@ -130,26 +144,61 @@ function Conn:notify(method, params)
   end
 end
 
--- Forget the callback and ask the server to stop working on the request.
-function Conn:cancel(id)
-  if self.pending[id] then
-    self.pending[id] = nil
-    if self.status == 'connected' then
-      self:notify('$/cancelRequest', { id = id })
+-- Ask the server to stop working on a request (`$/cancelRequest`; one still queued
+-- is not sent at all); its callback gets `err` (default CANCELLED) now, and the
+-- answer, should one still come, is dropped. False if it was answered already.
+function Conn:cancel(id, err)
+  local cb = self.pending[id]
+  if not cb then
+    return false
+  end
+  self.pending[id] = nil
+  local queued = false
+  for i, entry in ipairs(self.queue) do
+    if entry.id == id then
+      table.remove(self.queue, i)
+      queued = true
+      break
     end
   end
+  if not queued and self.status == 'connected' then
+    self:notify('$/cancelRequest', { id = id })
+  end
+  cb(err or { code = M.CANCELLED, message = 'request ' .. id .. ' cancelled' }, nil)
+  return true
 end
 
-function Conn:_send(msg)
-  -- An empty Lua table encodes as `[]`; the server wants an object (or nothing).
-  if msg.params == nil or (type(msg.params) == 'table' and next(msg.params) == nil) then
+-- An empty Lua table encodes as `[]`; params are objects, so an empty `params`
+-- (the request's, or a list's inside it, as in `{ list = L, params = {} }`) is
+-- sent as `{}`, as every netmodel client sends it.
+local function objects(v)
+  if type(v) ~= 'table' then
+    return v
+  end
+  for k, x in pairs(v) do
+    if k == 'params' and type(x) == 'table' and next(x) == nil then
+      v[k] = vim.empty_dict()
+    else
+      objects(x)
+    end
+  end
+  return v
+end
+
+-- One NDJSON line of a message.
+function M.encode(msg)
+  if msg.params == nil then
     msg.params = vim.empty_dict()
   end
-  local line = vim.json.encode(msg) .. '\n'
+  return vim.json.encode(objects(msg)) .. '\n'
+end
+
+function Conn:_send(msg, id)
+  local line = M.encode(msg)
   if self.status == 'connected' then
     self.writer:write(line)
   else
-    table.insert(self.queue, line)
+    table.insert(self.queue, { line = line, id = id })
     self:connect()
   end
 end
@@ -297,8 +346,8 @@ function Conn:_attach(reader, writer, pid)
   end
   local queue = self.queue
   self.queue = {}
-  for _, line in ipairs(queue) do
-    writer:write(line)
+  for _, entry in ipairs(queue) do
+    writer:write(entry.line)
   end
 end
 
@@ -311,7 +360,7 @@ function Conn:_dispatch(line)
     return
   end
   if not self.answered then
-    self.answered, self.ever_answered, self.retry_ms = true, true, 0
+    self.answered, self.ever_answered, self.retry_ms, self.attempts = true, true, 0, 0
   end
   if msg.method then -- the server sends notifications only, never requests
     if self.opts.on_notification then
@@ -366,12 +415,26 @@ function Conn:_lost(gen, why, event)
   if not self.answered then
     return self:_down(why) -- it never worked: a failed start, not a lost server
   end
+  self:_fail_all({ code = M.CONNECTION_LOST, message = why })
+  if self.transport == 'spawn' then
+    -- Our own server died: not started again behind the user's back (a crash
+    -- would loop), as in every netmodel client. The next request or setup()
+    -- starts one, and subscribes the handles again.
+    return self:_end(why)
+  end
   if self.opts.on_lost then
     self.opts.on_lost(why)
   end
-  self:_fail_all({ code = M.CONNECTION_LOST, message = why })
   self.status = 'waiting'
   self:_retry()
+end
+
+-- The connection ended for good (until the next request or setup()).
+function Conn:_end(why)
+  self.status, self.retry_ms, self.attempts = 'idle', 0, 0
+  if self.opts.on_end then
+    self.opts.on_end(why)
+  end
 end
 
 -- No server could be reached or started.
@@ -395,6 +458,12 @@ function Conn:_retry()
   if self.stopped then
     return
   end
+  local max = self.opts.max_attempts
+  if max and self.attempts >= max then
+    self:_fail_all({ code = M.CONNECTION_LOST, message = 'gave up reconnecting after ' .. max .. ' tries' })
+    return self:_end(('gave up reconnecting after %d tries'):format(max))
+  end
+  self.attempts = self.attempts + 1
   self.retry_ms = math.min(math.max(100, self.retry_ms * 2), 5000)
   vim.defer_fn(function()
     if self.status == 'waiting' then
