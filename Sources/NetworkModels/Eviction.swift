@@ -22,7 +22,8 @@ public struct EvictionPolicy: Sendable, Equatable {
 }
 
 /// The coarse time of last use that eviction needs: a tick is a quarter of the idle
-/// time, kept in a cached counter so that marking a use costs no clock read. An item
+/// time (15 s without one), kept in a cached counter so that marking a use costs no
+/// clock read; least recently used means to a tick. An item
 /// last used in tick `t` is idle once the tick is `t + 5`: unused for at least the idle
 /// time, and for at most a quarter more (more when sweeps are slow: see `schedule`).
 final class EvictionClock {
@@ -48,7 +49,8 @@ final class EvictionClock {
     if let timer { loop.cancel(timer) }
   }
 
-  private var tickNs: UInt64 { max(1, policy.idleMs / 4) * 1_000_000 }
+  /// Without an idle time, ticks still order uses for the count's LRU.
+  private var tickNs: UInt64 { (policy.idleMs > 0 ? max(1, policy.idleMs / 4) : 15_000) * 1_000_000 }
 
   /// Items last used at or before this tick are idle; nil while none can be.
   var idleBefore: UInt32? {
@@ -58,7 +60,7 @@ final class EvictionClock {
 
   /// Something was added: make sure it ages.
   func itemAdded() {
-    guard timer == nil, policy.idleMs > 0 else { return }
+    guard timer == nil else { return }
     // The tick stood still while nothing aged: catch up before the new item takes it.
     advance()
     schedule()
