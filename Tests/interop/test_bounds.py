@@ -160,7 +160,7 @@ def test_lists_nobody_uses_are_evicted(spawn, runtime):
     stats = wait_stats(c, lambda s: s["lists"]["held"] <= 10, what="lists down to the cap")
     c.result("subscribe", {"topics": [{"type": "list", "list": "following/k3"}]})
     stats = wait_stats(c, lambda s: s["lists"]["held"] == 1, what="idle lists evicted")
-    assert stats["lists"]["evicted"] >= 50, stats["lists"]
+    assert stats["lists"]["evicted"] >= 49, stats["lists"]  # all 50 but the subscribed one
     # Asked for again, an evicted list loads again, its version above what it showed.
     again = c.result("fetchList", {"list": "following/k7"})
     assert ids(again) == ["one"] and again["version"] > first["version"], (first, again)
