@@ -69,7 +69,8 @@ class Netmodel:
     """netmodel serve over stdio; replies by id, notifications to a callback."""
 
     def __init__(self, binary: str, config: Path, state: Path):
-        self.proc = subprocess.Popen([binary, "serve", "--backend", "rest", "--config", str(config), "--state-dir", str(state)],
+        self.proc = subprocess.Popen([binary, "serve", "--backend", "rest", "--config", str(config), "--state-dir", str(state),
+                                      "--max-api-calls-per-second", "0"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.replies: dict = {}
         self.cond = threading.Condition()

@@ -43,7 +43,8 @@ def main():
         }
         Path(root, "config.json").write_text(json.dumps(config))
         proc = subprocess.Popen(
-            [args.bin, "serve", "--backend", "rest", "--config", str(Path(root, "config.json")), "--state-dir", root],
+            [args.bin, "serve", "--backend", "rest", "--config", str(Path(root, "config.json")), "--state-dir", root,
+             "--max-api-calls-per-second", "0"],  # the floor is measured unthrottled
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         payload = "".join(
             json.dumps({"jsonrpc": "2.0", "id": n, "method": "getFollowState", "params": {"kind": "artist", "id": f"a{n}"}})

@@ -139,4 +139,8 @@ static const unsigned int NM_EPOLLOUT = EPOLLOUT;
 static const unsigned int NM_EPOLLERR = EPOLLERR;
 static const unsigned int NM_EPOLLHUP = EPOLLHUP;
 static const unsigned int NM_EPOLLRDHUP = EPOLLRDHUP;
+// Gives freed heap pages back to the system after a large eviction (glibc keeps them).
+#include <malloc.h>
+static inline void nm_malloc_trim(void) { (void)malloc_trim(0); }
+
 #endif

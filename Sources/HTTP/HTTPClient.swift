@@ -53,6 +53,16 @@ public final class HTTPClient {
   /// can a waiting request be reordered or given up.
   private var queue = WaitingQueue()
   private var lastTicket: UInt64 = 0
+  private var rate = RateLimit(perSecond: 0)
+  private var rateTimer: EventLoop.TimerID?
+
+  /// At most this many requests go out a second, after a burst of as many; more wait in
+  /// the queue, in priority order. 0: no limit. Whatever a bug or a broken API makes
+  /// the models ask for, the API never sees more.
+  public var maxRequestsPerSecond: Int {
+    get { rate.perSecond }
+    set { rate.perSecond = max(0, newValue) }
+  }
 
   public init(loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20) {
     precondition(curlGlobalInit == CURLE_OK, "curl_global_init failed")
@@ -88,6 +98,7 @@ public final class HTTPClient {
     for handle in idleHandles { curl_easy_cleanup(handle) }
     for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
+    if let rateTimer { loop.cancel(rateTimer) }
     curl_multi_cleanup(multi)
   }
 
@@ -105,10 +116,11 @@ public final class HTTPClient {
     let ticket = HTTPTicket(raw: lastTicket)
     // A connection is free while others wait only inside `collectFinished`, whose
     // completions may send: a new request must not overtake waiting ones it ranks below.
-    if transfers.count < maxConnections && !queue.hasWaiting(atLeast: priority) {
+    if transfers.count < maxConnections && !queue.hasWaiting(atLeast: priority) && rate.take(now: loop.clock.now) {
       start(request, completion: completion)
     } else {
       queue.append(ticket, request, priority, completion)
+      if transfers.count < maxConnections { waitForRate() }
     }
     return ticket
   }
@@ -243,8 +255,21 @@ public final class HTTPClient {
 
   /// Hands waiting requests to libcurl, highest priority first, while connections are free.
   private func startWaiting() {
-    while transfers.count < maxConnections, let waiting = queue.popFirst() {
+    while transfers.count < maxConnections, queue.count > 0 {
+      guard rate.take(now: loop.clock.now) else { return waitForRate() }
+      guard let waiting = queue.popFirst() else { return }
       start(waiting.request, completion: waiting.completion)
+    }
+  }
+
+  /// Requests wait for the rate limit, not for a connection: wake when a token is due.
+  private func waitForRate() {
+    guard rateTimer == nil else { return }
+    let delay = rate.delayUntilNext(now: loop.clock.now)
+    rateTimer = loop.schedule(afterNanoseconds: delay) { [weak self] in
+      self?.rateTimer = nil
+      self?.startWaiting()
+      return nil
     }
   }
 

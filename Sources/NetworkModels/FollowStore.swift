@@ -26,6 +26,8 @@ public final class FollowStore {
     public var cacheHits = 0
     public var retries = 0
     public var rollbacks = 0
+    /// Entities dropped from memory (see `eviction`).
+    public var evicted = 0
   }
 
   public let loop: EventLoop
@@ -38,15 +40,17 @@ public final class FollowStore {
   public var onChange: ((EntityState) -> Void)?
   /// Called when the backend confirmed a follow or unfollow (not a read).
   public var onConfirmed: ((EntityKey) -> Void)?
-  public private(set) var counters = Counters()
+  public internal(set) var counters = Counters()
   /// Where versions start in this run (lists use it too).
   public var versions = VersionBase()
 
-  /// The compact part every entity has: 16 bytes beside its key.
+  /// The compact part every entity has: 24 bytes beside its key.
   struct Record {
     var bits: UInt8 = 0
     var version: UInt32 = 0
     var confirmedAt: UInt64 = 0
+    /// The eviction tick of its last use.
+    var touched: UInt32 = 0
 
     static let followingKnown: UInt8 = 1
     static let followingValue: UInt8 = 2
@@ -88,21 +92,39 @@ public final class FollowStore {
     }
   }
 
-  private var records: [EntityKey: Record] = [:]
-  private var activities: [EntityKey: Activity] = [:]
-  private var errors: [EntityKey: FollowFailure] = [:]
+  var records: [EntityKey: Record] = [:]
+  var activities: [EntityKey: Activity] = [:]
+  var errors: [EntityKey: FollowFailure] = [:]
   /// Entities whose `error` came from a read, not a mutation: a failed read replaces
   /// only these, so a rollback's reason is not hidden by the read that follows it.
-  private var readErrors: Set<EntityKey> = []
+  var readErrors: Set<EntityKey> = []
   /// Detail objects (compact JSON text) of the entities whose backend answered one.
-  private var attributes: [EntityKey: String] = [:]
+  var attributes: [EntityKey: String] = [:]
   private var random: SplitMix64
   private var mutationSerial: UInt64 = 0
   /// Entities whose intent the backend refused for want of credentials (401/403):
   /// still pending and in the outbox, sent again by `credentialsChanged()`.
-  private var waitingForCredentials: Set<EntityKey> = []
+  var waitingForCredentials: Set<EntityKey> = []
   /// Entities whose last read was refused for want of credentials: read again then.
-  private var readsWaitingForCredentials: Set<EntityKey> = []
+  var readsWaitingForCredentials: Set<EntityKey> = []
+  /// Every entity's count of changes starts here: above the last version of every
+  /// entity evicted so far, so one evicted and seen again never goes backwards, and
+  /// behaves exactly as one never seen (which starts here too).
+  var versionFloor: UInt32 = 0
+  /// How many entities stay in memory, and for how long one nobody uses stays.
+  public var eviction = EvictionPolicy.entities {
+    didSet { evictionClock.policy = eviction }
+  }
+  /// Whether something outside the store still needs `key` (a subscription by exact
+  /// topic, a list holding it, a preload): such an entity is never evicted.
+  public var isHeld: ((EntityKey) -> Bool)?
+  lazy var evictionClock = EvictionClock(loop: loop, policy: eviction) { [unowned self] in
+    self.evictIdle()
+  }
+  /// Evicting for the count waits until the count passes this, so a store whose
+  /// entities are all held does not scan them for each new one.
+  var nextCountCheck = 0
+  var countCheckQueued = false
   /// Bumped when another environment becomes active: answers to calls made in the
   /// old one are not about this one's entities, and are dropped.
   private var environmentEpoch = 0
@@ -125,7 +147,7 @@ public final class FollowStore {
   /// when no mutation or read of it is under way, which could be newer.
   public func observe(_ key: EntityKey, following: Bool) {
     guard activities[key] == nil else { return }
-    var record = records[key] ?? Record()
+    var record = records[key] ?? freshRecord
     let before = record
     record.confirmed = following
     record.following = following
@@ -144,6 +166,9 @@ public final class FollowStore {
   }
 
   public var entityCount: Int { records.count }
+
+  /// The record of an entity not in memory: never seen, or evicted.
+  var freshRecord: Record { Record(version: versionFloor, touched: evictionClock.tick) }
 
   /// Sends again what was wanted but not confirmed when the process last stopped.
   /// An intent of a kind this backend does not have (a configuration that lost it) is
@@ -169,8 +194,11 @@ public final class FollowStore {
 
   // MARK: Reading state
 
+  /// Counts as a use of the entity (see `eviction`).
   public func state(_ key: EntityKey) -> EntityState {
-    state(key, records[key] ?? Record())
+    guard let index = records.index(forKey: key) else { return state(key, freshRecord) }
+    records.values[index].touched = evictionClock.tick
+    return state(key, records.values[index])
   }
 
   /// Hashing a key costs more than the rest of a cached read: the side tables, empty
@@ -201,7 +229,7 @@ public final class FollowStore {
   }
 
   private func setFollowing(_ key: EntityKey, _ wanted: Bool, settled: Completion? = nil, force: Bool) -> EntityState {
-    var record = records[key] ?? Record()
+    var record = records[key] ?? freshRecord
     let activity = activities[key]
     let pendingIntent = activity?.wanted
     let alreadyKnown = pendingIntent.map { $0 == wanted } ?? (record.confirmed == wanted)
@@ -258,7 +286,7 @@ public final class FollowStore {
     case .success(let confirmed):
       work.attempt = 0
       waitingForCredentials.remove(key)
-      var record = records[key] ?? Record()
+      var record = records[key] ?? freshRecord
       record.confirmed = confirmed
       record.confirmedAt = loop.clock.now
       records[key] = record
@@ -294,7 +322,7 @@ public final class FollowStore {
       if case .unauthorized = failure.kind, policy.whenUnauthorized == .waitForCredentials {
         return waitForCredentials(key, work, failure)
       }
-      let record = records[key] ?? Record()
+      let record = records[key] ?? freshRecord
       if let wanted = work.wanted, wanted != sent {
         // The failed call was for an intent that a newer one replaced: the newer one
         // is still owed, unless it equals what the backend already has.
@@ -405,7 +433,7 @@ public final class FollowStore {
     work.attempt = 0
     waitingForCredentials.remove(key)
     intentLog?.record(key, wanted: nil)
-    var record = records[key] ?? Record()
+    var record = records[key] ?? freshRecord
     record.following = record.confirmed
     records[key] = record
     showAndAnswer(key, work, failure: failure)
@@ -485,7 +513,7 @@ public final class FollowStore {
       // may describe the backend before that mutation: it must not become `confirmed`.
       let stale = work.readStartedAt != work.mutationSerial || work.inFlight != nil
       if !stale {
-        var record = records[key] ?? Record()
+        var record = records[key] ?? freshRecord
         let before = record
         record.confirmed = following
         record.confirmedAt = loop.clock.now
@@ -498,7 +526,10 @@ public final class FollowStore {
       let current = state(key)
       for waiter in waiters { waiter(.success(current)) }
     case .failure(let failure):
-      if records[key] == nil { records[key] = Record() }
+      if records[key] == nil {
+        records[key] = freshRecord
+        keepBounded()
+      }
       if case .unauthorized = failure.kind { readsWaitingForCredentials.insert(key) }
       if errors[key] == nil || readErrors.contains(key) {
         errors[key] = failure
@@ -517,7 +548,8 @@ public final class FollowStore {
     if let existing = activities[key] { return existing }
     let created = Activity()
     activities[key] = created
-    if records[key] == nil { records[key] = Record() }
+    if records[key] == nil { records[key] = freshRecord }
+    keepBounded()
     return created
   }
 
@@ -527,8 +559,14 @@ public final class FollowStore {
 
   /// Every change of state goes through here: one version step, one notification.
   private func changed(_ key: EntityKey) {
-    records[key, default: Record()].version &+= 1
-    versions.ensure(UInt64(records[key]!.version))
+    var index = records.index(forKey: key)
+    if index == nil {
+      records[key] = freshRecord
+      index = records.index(forKey: key)
+    }
+    records.values[index!].version &+= 1
+    versions.ensure(UInt64(records.values[index!].version))
+    keepBounded()
     onChange?(state(key))
   }
 }

@@ -51,6 +51,11 @@ public final class ListStore {
     public var sharedFetches = 0
     /// Lists made out of date by a confirmed follow or unfollow.
     public var invalidations = 0
+    /// Lists dropped from memory (see `eviction`).
+    public var evicted = 0
+    /// Loads ended because the pages made no progress: a page or cursor seen before,
+    /// or a refetch's page cap.
+    public var pagingFailures = 0
   }
 
   final class Entry {
@@ -71,6 +76,17 @@ public final class ListStore {
     /// list shrink to the first page because something was followed).
     var refill: [ListItem]?
     var refillTarget = 0
+    /// The refetch's pages so far, the tokens they were fetched with and the
+    /// entities they held: its progress check.
+    var refillPages = 0
+    var refillTokens: Set<PageToken> = []
+    var refillKeys: Set<EntityKey> = []
+    /// Pages loaded since the first, and the tokens they were fetched with: a next
+    /// page whose token is among them would start the same pages over.
+    var pages = 0
+    var tokens: Set<PageToken> = []
+    /// The eviction tick of its last use.
+    var touched: UInt32 = 0
 
     init(description: ListDescription, params: [String: String]) {
       self.description = description
@@ -85,14 +101,28 @@ public final class ListStore {
   /// Whether anyone listens to a list: out-of-date lists with listeners are fetched
   /// again at once, the others when next asked for.
   public var hasSubscribers: ((ListKey) -> Bool)?
-  public private(set) var counters = Counters()
-  private var entries: [ListKey: Entry] = [:]
+  public internal(set) var counters = Counters()
+  var entries: [ListKey: Entry] = [:]
   /// The join: which lists hold an entity.
-  private var containing: [EntityKey: Set<ListKey>] = [:]
+  var containing: [EntityKey: Set<ListKey>] = [:]
+  /// How many lists stay in memory, and for how long one nobody uses stays.
+  public var eviction = EvictionPolicy.lists {
+    didSet { evictionClock.policy = eviction }
+  }
+  lazy var evictionClock = EvictionClock(loop: store.loop, policy: eviction) { [unowned self] in
+    self.evictIdle()
+  }
+  /// A list's count of changes starts here: above the last version of every list
+  /// evicted so far, so a list evicted and asked for again never goes backwards.
+  var versionFloor: UInt64 = 0
+  var countCheckQueued = false
 
   public init(store: FollowStore) {
     self.store = store
   }
+
+  /// Whether a list in memory holds the entity (it must then stay in memory too).
+  public func holds(_ entity: EntityKey) -> Bool { containing[entity] != nil }
 
   public var listCount: Int { entries.count }
 
@@ -181,11 +211,18 @@ public final class ListStore {
 
   // MARK: Loading
 
+  /// Every use of a list comes here: it counts as one (see `eviction`).
   private func entry(_ key: ListKey, params: [String: String]) -> Entry? {
-    if let existing = entries[key] { return existing }
+    if let existing = entries[key] {
+      existing.touched = evictionClock.tick
+      return existing
+    }
     guard let description = backend.listDescription(key.name) else { return nil }
     let created = Entry(description: description, params: params)
+    created.version = versionFloor
+    created.touched = evictionClock.tick
     entries[key] = created
+    keepBounded()
     return created
   }
 
@@ -197,6 +234,11 @@ public final class ListStore {
 
   private func load(_ key: ListKey, _ entry: Entry, as request: PageRequest, from token: PageToken?) {
     entry.loading = request
+    if entry.refill != nil, token == nil {
+      entry.refillPages = 0
+      entry.refillTokens = []
+      entry.refillKeys = []
+    }
     if entry.phase != .loading {
       entry.phase = .loading
       entry.version &+= 1
@@ -205,42 +247,64 @@ public final class ListStore {
     }
     counters.pageCalls += 1
     backend.fetchListPage(ListPageRequest(key: key, params: entry.params, page: token)) { [weak self] result in
-      self?.pageReturned(key, entry, request, result)
+      self?.pageReturned(key, entry, request, token, result)
     }
   }
 
   private func pageReturned(
-    _ key: ListKey, _ entry: Entry, _ request: PageRequest, _ result: Result<ListPage, FollowFailure>
+    _ key: ListKey, _ entry: Entry, _ request: PageRequest, _ token: PageToken?,
+    _ result: Result<ListPage, FollowFailure>
   ) {
     guard entries[key] === entry else { return }
     entry.loading = nil
     switch result {
     case .success(let page):
-      guard var refill = entry.refill else { return pageArrived(key, entry, request, page) }
+      guard var refill = entry.refill else {
+        if request == .next, let problem = noProgress(key, entry, page, token) { return failed(key, entry, problem) }
+        return pageArrived(key, entry, request, token, page)
+      }
+      if let problem = refillProblem(key, entry, page, token) { return failed(key, entry, problem) }
       refill += page.items
       if refill.count < entry.refillTarget, let next = page.next {
+        if let problem = refillNextProblem(key, entry, next) { return failed(key, entry, problem) }
         entry.refill = refill
         load(key, entry, as: .next, from: next)
         return
       }
       entry.refill = nil
-      pageArrived(key, entry, .refresh, ListPage(items: refill, next: page.next))
+      let pages = entry.refillPages
+      let tokens = entry.refillTokens
+      pageArrived(key, entry, .refresh, nil, ListPage(items: refill, next: page.next))
+      entry.pages = pages
+      entry.tokens = tokens
     case .failure(let failure):
-      // What was loaded stays, and `hasMore` too: a failure never completes a list.
-      entry.refill = nil
-      entry.phase = .failure
-      entry.error = failure
-      finish(key, entry)
+      failed(key, entry, failure)
     }
   }
 
-  private func pageArrived(_ key: ListKey, _ entry: Entry, _ request: PageRequest, _ page: ListPage) {
+  /// What was loaded stays, and `hasMore` too: a failure never completes a list.
+  private func failed(_ key: ListKey, _ entry: Entry, _ failure: FollowFailure) {
+    entry.refill = nil
+    entry.refillKeys = []
+    entry.refillTokens = []
+    entry.phase = .failure
+    entry.error = failure
+    finish(key, entry)
+  }
+
+  private func pageArrived(
+    _ key: ListKey, _ entry: Entry, _ request: PageRequest, _ token: PageToken?, _ page: ListPage
+  ) {
     if request == .next {
       entry.items += page.items
+      entry.pages += 1
+      if let token { entry.tokens.insert(token) }
     } else {
       for item in entry.items { unindex(item.key, from: key) }
       entry.items = page.items
       entry.stale = false
+      entry.pages = 1
+      entry.tokens = []
     }
     for item in page.items { containing[item.key, default: []].insert(key) }
     entry.next = page.next

@@ -15,7 +15,7 @@ public struct ListKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Where the next page starts, in the paging style of the list's endpoint.
-public enum PageToken: Sendable, Equatable {
+public enum PageToken: Sendable, Hashable {
   /// Page numbers (`page=2`).
   case number(Int)
   /// Offset and limit (`offset=40`).
@@ -77,7 +77,7 @@ public struct ListDescription: Sendable {
   /// Kinds whose confirmed follows and unfollows make the list out of date
   /// (`followedArtists` depends on `artist`).
   public var dependsOn: Set<String>
-  /// Params `fetchList` must give.
+  /// Params `fetchList` must give; it takes no other.
   public var requiredParams: [String]
 
   public init(dependsOn: Set<String>, requiredParams: [String] = []) {

@@ -90,6 +90,11 @@ public final class Preloader {
   public var queuedCount: Int { queuedAt.count }
   public var inFlightCount: Int { inFlight.count }
 
+  /// Whether a host shows `key` or its load is under way: it must stay in the store.
+  public func isBusy(_ key: EntityKey) -> Bool {
+    interest[key] != nil || queuedAt[key] != nil || inFlight[key] != nil || details[key] != nil
+  }
+
   /// What `host` (a connection) now shows `keys` as.
   public func set(_ keys: [EntityKey], to level: Level, host: Int) {
     for key in keys {
@@ -108,6 +113,12 @@ public final class Preloader {
   public func hostGone(_ host: Int) {
     let keys = interest.compactMap { $0.value[host] != nil ? $0.key : nil }
     set(keys, to: .none, host: host)
+    // A host that showed a long feed leaves a table sized for it: give that back.
+    if interest.capacity > 1024, interest.count < interest.capacity / 4 {
+      var copy = [EntityKey: [Int: Level]](minimumCapacity: interest.count)
+      for (key, value) in interest { copy[key] = value }
+      interest = copy
+    }
   }
 
   public func level(of key: EntityKey) -> Level { interest[key]?.values.max() ?? .none }

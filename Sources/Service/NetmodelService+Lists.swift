@@ -50,14 +50,29 @@ extension NetmodelService {
     return (ListKey(name: name, paramsText: text), values)
   }
 
-  /// A list's identity, refused when the backend has no such list (-32004) or a
-  /// param it needs is missing (-32602).
+  /// A list param's longest value, in bytes: params are a list's identity, kept while
+  /// it is in memory, so they must stay small.
+  static let maxListParamBytes = 1024
+
+  /// A list's identity, refused when the backend has no such list (-32004), or a
+  /// param it needs is missing, it does not take one given, or one is too long (-32602).
   func checkedListKey(_ params: Params, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
     let (key, values) = try Self.listKey(params, path: path)
     guard let description = store.backend.listDescription(key.name) else { throw Self.unknownList(key.name) }
     for name in description.requiredParams where values[name] == nil {
       throw .invalidParams(
         "list \(key.name) needs params.\(name)", path: path + "/params/" + Params.escapePointer(name))
+    }
+    // Sorted: the error names the same param whatever the member order.
+    for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+      let memberPath = path + "/params/" + Params.escapePointer(name)
+      guard description.requiredParams.contains(name) else {
+        let taken = description.requiredParams.isEmpty ? "none" : description.requiredParams.joined(separator: ", ")
+        throw .invalidParams("list \(key.name) takes no param \(name) (its params: \(taken))", path: memberPath)
+      }
+      guard value.utf8.count <= Self.maxListParamBytes else {
+        throw .invalidParams("params.\(name) is longer than \(Self.maxListParamBytes) bytes", path: memberPath)
+      }
     }
     try checkSendable(list: key.name, params: values, prefix: path)
     return (key, values)

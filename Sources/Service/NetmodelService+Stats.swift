@@ -59,6 +59,8 @@ extension NetmodelService {
           .set("pageCalls", .integer(listCounters.pageCalls))
           .set("sharedFetches", .integer(listCounters.sharedFetches))
           .set("invalidations", .integer(listCounters.invalidations))
+          .set("evicted", .integer(listCounters.evicted))
+          .set("pagingFailures", .integer(listCounters.pagingFailures))
       )
       .set(
         "preload",
@@ -74,6 +76,7 @@ extension NetmodelService {
       .set("dedupeHits", .integer(counters.dedupeHits))
       .set("cacheHits", .integer(counters.cacheHits))
       .set("entities", .integer(store.entityCount))
+      .set("entitiesEvicted", .integer(counters.evicted))
       .set("subscriptions", .integer(subscriptions.subscriptionCount))
       .set("notifications", notifications)
       .set("outbox", .integer(outbox?.count ?? 0))

@@ -19,6 +19,8 @@ public final class NetmodelService {
     public var environment = "default"
     /// Held for the backend; never logged, echoed or counted.
     public var authToken: String?
+    /// How many lists stay in memory, and for how long one nobody uses stays.
+    public var listEviction = EvictionPolicy.lists
 
     public init() {}
   }
@@ -62,6 +64,7 @@ public final class NetmodelService {
     self.instance = instance
     self.store = store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop))
     self.lists = ListStore(store: self.store)
+    self.lists.eviction = configuration.listEviction
     self.preloader = Preloader(store: self.store)
     self.outbox = outbox
     self.configuration = configuration
@@ -84,6 +87,12 @@ public final class NetmodelService {
     self.store.onConfirmed = { [weak self] key in self?.lists.mutationConfirmed(key) }
     lists.onChange = { [weak self] key in self?.subscriptions.publish(list: key) }
     lists.hasSubscribers = { [weak self] key in self?.subscriptions.hasSubscribers(key) ?? false }
+    // Eviction keeps what anyone still needs: a subscription by exact topic, a list
+    // in memory holding the entity, a preload.
+    self.store.isHeld = { [weak self] key in
+      guard let self else { return false }
+      return self.subscriptions.isSubscribed(key) || self.lists.holds(key) || self.preloader.isBusy(key)
+    }
     subscriptions.encodeList = { [weak self] key, buffer in
       guard let self, let snapshot = self.lists.snapshot(key) else {
         return buffer.append(contentsOf: JSONLiteral.null)

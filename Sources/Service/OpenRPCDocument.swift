@@ -352,6 +352,7 @@ let openRPCDocumentText = ##"""
               "dedupeHits": 4,
               "cacheHits": 5,
               "entities": 3,
+              "entitiesEvicted": 0,
               "subscriptions": 1,
               "notifications": {
                 "sent": 14,
@@ -393,7 +394,9 @@ let openRPCDocumentText = ##"""
                 "held": 1,
                 "pageCalls": 2,
                 "sharedFetches": 0,
-                "invalidations": 1
+                "invalidations": 1,
+                "evicted": 0,
+                "pagingFailures": 0
               },
               "preload": {
                 "queued": 0,
@@ -1117,7 +1120,7 @@ let openRPCDocumentText = ##"""
               ]
             }
           },
-          "description": "Values for the list's `{param}` placeholders (the configuration's `params`); part of the list's identity. A missing one, or one the list does not take, is -32602 at `/params/<name>`; `following/<kind>` takes none."
+          "description": "Values for the list's `{param}` placeholders (the configuration's `params`); part of the list's identity. A missing one, one the list does not take, or a value longer than 1024 bytes is -32602 at `/params/<name>`; `following/<kind>` takes none."
         },
         {
           "name": "page",
@@ -2296,7 +2299,12 @@ let openRPCDocumentText = ##"""
             "minimum": 0
           },
           "entities": {
-            "description": "Entities held in memory now.",
+            "description": "Entities held in memory now: at most `--max-entities` (default 100000) plus those something holds (an exact subscription, a list in memory, a preload, a pending intent).",
+            "type": "integer",
+            "minimum": 0
+          },
+          "entitiesEvicted": {
+            "description": "Entities dropped from memory so far: unused for `--entity-idle-ms` (default 600000), or the least recently used beyond `--max-entities`. One seen again is fetched again; its versions continue above every version it had.",
             "type": "integer",
             "minimum": 0
           },
@@ -2437,7 +2445,8 @@ let openRPCDocumentText = ##"""
             "properties": {
               "held": {
                 "type": "integer",
-                "minimum": 0
+                "minimum": 0,
+                "description": "Lists in memory now: at most `--max-lists` (default 256) plus those with a subscriber or a page on its way."
               },
               "pageCalls": {
                 "description": "Pages asked of the backend.",
@@ -2451,6 +2460,16 @@ let openRPCDocumentText = ##"""
               },
               "invalidations": {
                 "description": "Lists made out of date by a confirmed follow of a kind they depend on.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "evicted": {
+                "description": "Lists dropped from memory so far: unused for `--list-idle-ms` (default 600000), or the least recently used beyond `--max-lists`.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "pagingFailures": {
+                "description": "Loads ended with a failure because the API's pages made no progress: a next page or cursor seen before in the same load, a refetch page holding only items it had, or a refetch's page cap (the pages the list had, plus 2).",
                 "type": "integer",
                 "minimum": 0
               }

@@ -70,6 +70,9 @@ final class SubscriptionHub {
 
   func hasSubscribers(_ list: ListKey) -> Bool { lists[list] != nil }
 
+  /// Whether a subscription names `entity` by its exact topic (wildcards hold nothing).
+  func isSubscribed(_ entity: EntityKey) -> Bool { exact[entity] != nil }
+
   /// Tells every subscription to `list` that it changed.
   func publish(list: ListKey) {
     for subscription in lists[list] ?? [] where subscription.queue.put(list: list, for: subscription.id) {

@@ -55,6 +55,7 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       environment = rest.environment
+      rest.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
       policy = configuration.retry
       for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
       backend = rest
@@ -72,9 +73,11 @@ func serve(_ options: ServeOptions) -> Int32 {
       loop: loop, backend: backend, policy: policy, intentLog: outbox,
       seed: seed)
     store.kindPolicies = kindPolicies
+    store.eviction = options.entityEviction
     store.versions = try VersionBase(folder: folder)
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
+    configuration.listEviction = options.listEviction
     let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)
     store.replayIntents()
 

@@ -17,6 +17,10 @@ struct ServeOptions {
   var backend = Backend.local
   var configPath: String?
   var environment: String?
+  var entityEviction = EvictionPolicy.entities
+  var listEviction = EvictionPolicy.lists
+  /// The REST API's requests a second (0: no limit).
+  var maxAPICallsPerSecond = 200
 
   enum Backend: String {
     case local, rest
@@ -86,6 +90,16 @@ struct ServeOptions {
         let text = try value()
         guard let number = UInt64(text) else { throw UsageError(message: "--max-age-ms must be a number, not \(text)") }
         maxAgeMs = number
+      case "--max-entities":
+        entityEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
+      case "--entity-idle-ms":
+        entityEviction.idleMs = UInt64(try ServeOptions.count(name, try value(), minimum: 0))
+      case "--max-lists":
+        listEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
+      case "--list-idle-ms":
+        listEviction.idleMs = UInt64(try ServeOptions.count(name, try value(), minimum: 0))
+      case "--max-api-calls-per-second":
+        maxAPICallsPerSecond = try ServeOptions.count(name, try value(), minimum: 0)
       default:
         throw UsageError(message: "unknown option \(argument)")
       }
@@ -99,6 +113,13 @@ struct ServeOptions {
     if !useStdio && socketPath == nil {
       throw UsageError(message: "--no-stdio needs --socket: there would be nothing to serve")
     }
+  }
+
+  static func count(_ name: String, _ text: String, minimum: Int) throws(UsageError) -> Int {
+    guard let number = Int(text), number >= minimum else {
+      throw UsageError(message: "\(name) must be a whole number ≥ \(minimum), not \(text)")
+    }
+    return number
   }
 
   static func split(_ argument: String) -> (String, String?) {

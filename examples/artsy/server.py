@@ -93,7 +93,7 @@ SEED_FOLLOWS = {"artist": ["andy-warhol"], "gene": ["pop-art"], "profile": ["gag
 class Rule:
     """One queued fault. Validated up front so a typo in a test fails at POST /_control/faults."""
 
-    FIELDS = {"method", "path", "status", "body", "headers", "delay_ms", "drop", "hang", "times"}
+    FIELDS = {"method", "path", "status", "body", "headers", "delay_ms", "drop", "hang", "times", "sequence"}
 
     def __init__(self, raw):
         if not isinstance(raw, dict) or not set(raw) <= self.FIELDS:
@@ -106,6 +106,7 @@ class Rule:
         self.status, self.body, self.headers = raw.get("status"), raw.get("body"), raw.get("headers") or {}
         self.delay_ms, self.times = raw.get("delay_ms", 0) or 0, raw.get("times", 1)
         self.drop, self.hang = bool(raw.get("drop")), bool(raw.get("hang"))
+        self.sequence, self.uses = bool(raw.get("sequence")), 0
         if self.status is not None and not (isinstance(self.status, int) and 100 <= self.status <= 599):
             raise ValueError("status must be an integer 100..599")
         if not isinstance(self.delay_ms, int) or self.delay_ms < 0:
@@ -116,6 +117,16 @@ class Rule:
             raise ValueError("headers must map names to strings")
         if self.status is None and not (self.delay_ms or self.drop or self.hang):
             raise ValueError("a rule needs status, delay_ms, drop or hang")
+
+    def answer(self, uses):
+        """(status, body, headers); with `sequence`, "{n}" in the body's and headers' strings is
+        the how-many-th answer of this rule (1, 2, …): a cursor or Link that never repeats."""
+        body = self.body if self.body is not None else {"error": PHRASES.get(self.status, "Error")}
+        headers = self.headers
+        if self.sequence:
+            body = json.loads(json.dumps(body).replace("{n}", str(uses)))
+            headers = {name: value.replace("{n}", str(uses)) for name, value in headers.items()}
+        return self.status, body, headers
 
     def matches(self, method, path):
         return (self.method in (None, method)) and (self.path is None or self.path.search(path))
@@ -174,12 +185,13 @@ class State:
         with self.lock:
             for rule in self.faults:
                 if rule.matches(method, path):
+                    rule.uses += 1
                     if rule.times is not None:
                         rule.times -= 1
                         if rule.times == 0:
                             self.faults.remove(rule)
-                    return rule
-        return None
+                    return rule, rule.uses
+        return None, 0
 
 
 def _template_regex(template):
@@ -326,7 +338,7 @@ class Handler(BaseHTTPRequestHandler):
             if self.api_generation != st.generation:
                 self.api_generation = st.generation
                 st.api_connections += 1
-        rule = st.take_fault(method, path)
+        rule, uses = st.take_fault(method, path)
         reply = None  # (status, body, headers); None means drop or hang
         if rule:
             with st.lock:
@@ -336,8 +348,7 @@ class Handler(BaseHTTPRequestHandler):
         elif rule and (rule.drop or rule.hang):
             pass
         elif rule and rule.status is not None:
-            reply = (rule.status, rule.body if rule.body is not None else {"error": PHRASES.get(rule.status, "Error")},
-                     rule.headers)
+            reply = rule.answer(uses)
         else:  # no fault, or a delay-only rule: the normal answer (which may change state)
             reply = self.answer(route, method, path, url.query, body)
         # Log before answering, so a client that asks for stats right after its answer sees it.

@@ -281,6 +281,16 @@ def test_status_fault_with_headers_and_times(api, ctl):
     assert [e["status"] for e in s["log"]] == [503, 503, 404, 201]  # 404: the id check found none
 
 
+def test_sequence_fault_numbers_its_answers(api, ctl):
+    ctl.request("POST", "/_control/faults", {"path": "follow/artists$", "status": 200, "times": None,
+                                              "sequence": True, "body": {"items": [], "next": "c{n}"},
+                                              "headers": {"Link": "</api/v1/me/follow/artists?page={n}>; rel=\"next\""}})
+    for n in (1, 2, 3):
+        status, headers, body = api.request("GET", "/api/v1/me/follow/artists")
+        assert (status, body, headers["Link"]) == (200, {"items": [], "next": f"c{n}"},
+                                                   f'</api/v1/me/follow/artists?page={n}>; rel="next"')
+
+
 def test_fault_matching_body_and_queue_order(api, ctl):
     ctl.request("POST", "/_control/faults", [
         {"method": "DELETE", "status": 500},

@@ -207,16 +207,20 @@ def test_list_subscription_join_and_refetch(binary, env, state_dir):
     run(main())
 
 
-def test_list_topic_with_params_is_its_own_list(binary, env, state_dir):
+def test_list_topic_params_the_list_does_not_take_are_refused(binary, env, state_dir):
+    # following/<kind> takes no params: a list topic naming one is bad input (the
+    # server keeps no list per unknown param). Lists with params are keyed by them:
+    # see test_subscription_versions_are_per_list_and_params above.
     async def main():
         async with await spawn(binary, env, state_dir) as c:
             await follow_all(c, ["c1"])
             plain = await c.fetch_list(LIST)
-            sub = await c.subscribe([{"type": "list", "list": LIST, "params": {"tag": "x"}}, "list:" + LIST])
-            keys = [s.key for s in sub.snapshot]
-            assert keys == [(LIST, params_key({"tag": "x"})), (LIST, "{}")]
-            assert sub.list_state(LIST, {"tag": "x"}).params == {"tag": "x"}
-            assert sub.list_state(LIST).version == plain.version and len(sub.lists) == 2
+            with pytest.raises(InvalidParams) as refused:
+                await c.subscribe([{"type": "list", "list": LIST, "params": {"tag": "x"}}, "list:" + LIST])
+            assert "tag" in str(refused.value)
+            sub = await c.subscribe(["list:" + LIST])
+            assert [s.key for s in sub.snapshot] == [(LIST, "{}")]
+            assert sub.list_state(LIST).version == plain.version and len(sub.lists) == 1
 
     run(main())
 

@@ -1,0 +1,92 @@
+import Posix
+
+/// Eviction: a host scrolling an endless feed must not grow the process without bound.
+/// An entity nothing needs — no work under way (a pending intent, waiting for
+/// credentials or not, a read, a retry), nothing outside holding it (`isHeld`) — is
+/// dropped once unused for `eviction.idleMs`, or, beyond `eviction.maxCount`, least
+/// recently used first. Dropped, it is exactly an entity never seen: the next use
+/// fetches it again, and its versions continue above every version it had
+/// (`versionFloor`).
+extension FollowStore {
+  func isEvictable(_ key: EntityKey) -> Bool {
+    activities[key] == nil && !waitingForCredentials.contains(key) && isHeld?(key) != true
+  }
+
+  /// Starts the idle clock and checks the count after an entity was added or used.
+  func keepBounded() {
+    evictionClock.itemAdded()
+    guard records.count > max(eviction.maxCount, nextCountCheck), !countCheckQueued else { return }
+    // Not now: the caller is in the middle of a change and holds keys it will read.
+    countCheckQueued = true
+    loop.execute { [weak self] in
+      guard let self else { return }
+      self.countCheckQueued = false
+      self.evictOverCount()
+    }
+  }
+
+  /// Drops the least recently used evictable entities down to the low-water mark.
+  func evictOverCount() {
+    guard records.count > eviction.maxCount else { return }
+    var candidates: [(key: EntityKey, touched: UInt32)] = []
+    for (key, record) in records where isEvictable(key) { candidates.append((key, record.touched)) }
+    let excess = records.count - eviction.lowWater
+    if candidates.count > excess {
+      candidates.sort { $0.touched < $1.touched }
+      candidates.removeLast(candidates.count - excess)
+    }
+    evict(candidates.map(\.key))
+    // What could not be evicted is held: look again only after an eighth more arrived,
+    // so a store whose entities are all held scans them a bounded number of times.
+    nextCountCheck = records.count + max(eviction.maxCount, records.count) / 8
+  }
+
+  /// The idle clock's tick: drops what was unused for the idle time. True while
+  /// something is left to age.
+  func evictIdle() -> Bool {
+    if let idleBefore = evictionClock.idleBefore {
+      var victims: [EntityKey] = []
+      for (key, record) in records where record.touched <= idleBefore && isEvictable(key) { victims.append(key) }
+      evict(victims)
+    }
+    if records.count > eviction.maxCount { evictOverCount() }
+    return !records.isEmpty
+  }
+
+  private func evict(_ keys: [EntityKey]) {
+    guard !keys.isEmpty else { return }
+    var floor = versionFloor
+    for key in keys {
+      guard let record = records.removeValue(forKey: key) else { continue }
+      floor = max(floor, record.version &+ 1)
+      if !errors.isEmpty { errors[key] = nil }
+      if !readErrors.isEmpty { readErrors.remove(key) }
+      if !attributes.isEmpty { attributes[key] = nil }
+      // A read refused for want of credentials is not work: seen again, it is read again.
+      if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
+    }
+    versionFloor = floor
+    versions.ensure(UInt64(floor))
+    counters.evicted += keys.count
+    nextCountCheck = min(nextCountCheck, records.count + max(eviction.maxCount, records.count) / 8)
+    shrink()
+    Log.debug("evicted \(keys.count) entities; \(records.count) held")
+  }
+
+  /// Dictionaries keep their capacity when emptied: after a burst (a long feed,
+  /// scrolled and closed) give the memory back.
+  private func shrink() {
+    func shrunk<Value>(_ table: inout [EntityKey: Value]) -> Bool {
+      guard table.capacity > 1024, table.count < table.capacity / 4 else { return false }
+      var copy = [EntityKey: Value](minimumCapacity: table.count)
+      for (key, value) in table { copy[key] = value }
+      table = copy
+      return true
+    }
+    var trimmed = shrunk(&records)
+    trimmed = shrunk(&attributes) || trimmed
+    trimmed = shrunk(&errors) || trimmed
+    trimmed = shrunk(&activities) || trimmed
+    if trimmed { Memory.trim() }
+  }
+}

@@ -1,0 +1,118 @@
+import Posix
+
+/// What keeps lists bounded: a load whose pages make no progress ends with a failure
+/// (an API answering empty pages that still name a next one, or the same cursor again,
+/// would otherwise be asked for pages for ever), and lists nothing uses are evicted
+/// like entities.
+extension ListStore {
+  // MARK: Progress
+
+  /// A refetch asks for at most this many pages more than the list had.
+  static let refillPageSlack = 2
+
+  static func pagingFailure(_ message: String) -> FollowFailure {
+    FollowFailure(.rejected(status: 0), message)
+  }
+
+  /// A page the user asked for (`page: "next"`) whose next page is one loaded before.
+  func noProgress(_ key: ListKey, _ entry: Entry, _ page: ListPage, _ token: PageToken?) -> FollowFailure? {
+    guard let next = page.next, next == token || entry.tokens.contains(next) else { return nil }
+    counters.pagingFailures += 1
+    Log.warn("list \(key): the next page (\(next)) was loaded before; the API's paging repeats")
+    return Self.pagingFailure("the next page of \(key) was loaded before: the API's paging repeats")
+  }
+
+  /// A page of a refetch: one that holds only items it had already is a page that
+  /// repeats.
+  func refillProblem(_ key: ListKey, _ entry: Entry, _ page: ListPage, _ token: PageToken?) -> FollowFailure? {
+    entry.refillPages += 1
+    if let token { entry.refillTokens.insert(token) }
+    var fresh = page.items.isEmpty
+    for item in page.items where entry.refillKeys.insert(item.key).inserted { fresh = true }
+    guard !fresh else { return nil }
+    counters.pagingFailures += 1
+    Log.warn("list \(key): page \(entry.refillPages) of a refetch holds only items it had; the page repeats")
+    return Self.pagingFailure("page \(entry.refillPages) of the refetch of \(key) repeats an earlier one")
+  }
+
+  /// Before a refetch asks for `next`: not a page it fetched already, and not beyond
+  /// as many pages as the list had, plus `refillPageSlack`.
+  func refillNextProblem(_ key: ListKey, _ entry: Entry, _ next: PageToken) -> FollowFailure? {
+    let cap = max(entry.pages, 1) + Self.refillPageSlack
+    let message: String
+    if entry.refillTokens.contains(next) {
+      message = "the refetch of \(key) was sent to a page it fetched before (\(next)): the API's paging repeats"
+    } else if entry.refillPages >= cap {
+      message =
+        "the refetch of \(key) stopped after \(cap) pages without reaching the \(entry.refillTarget) items"
+        + " the list had"
+    } else {
+      return nil
+    }
+    counters.pagingFailures += 1
+    Log.warn("list \(message)")
+    return Self.pagingFailure(message)
+  }
+
+  // MARK: Eviction
+
+  /// Whether anything still needs the list: a subscriber, a page on its way, a caller
+  /// waiting for one.
+  func isEvictable(_ key: ListKey, _ entry: Entry) -> Bool {
+    entry.loading == nil && entry.waiters.isEmpty && entry.refill == nil && hasSubscribers?(key) != true
+  }
+
+  func keepBounded() {
+    evictionClock.itemAdded()
+    guard entries.count > eviction.maxCount, !countCheckQueued else { return }
+    countCheckQueued = true
+    store.loop.execute { [weak self] in
+      guard let self else { return }
+      self.countCheckQueued = false
+      self.evictOverCount()
+    }
+  }
+
+  func evictOverCount() {
+    guard entries.count > eviction.maxCount else { return }
+    var candidates = entries.filter { isEvictable($0.key, $0.value) }.map { (key: $0.key, touched: $0.value.touched) }
+    let excess = entries.count - eviction.lowWater
+    if candidates.count > excess {
+      candidates.sort { $0.touched < $1.touched }
+      candidates.removeLast(candidates.count - excess)
+    }
+    evict(candidates.map(\.key))
+  }
+
+  /// The idle clock's tick; true while lists are left to age.
+  func evictIdle() -> Bool {
+    if let idleBefore = evictionClock.idleBefore {
+      evict(entries.filter { $0.value.touched <= idleBefore && isEvictable($0.key, $0.value) }.map(\.key))
+    }
+    if entries.count > eviction.maxCount { evictOverCount() }
+    return !entries.isEmpty
+  }
+
+  /// Dropped, a list is one never asked for; its items leave the join, so the entities
+  /// only it held can be evicted in turn.
+  private func evict(_ keys: [ListKey]) {
+    guard !keys.isEmpty else { return }
+    for key in keys {
+      guard let entry = entries.removeValue(forKey: key) else { continue }
+      versionFloor = max(versionFloor, entry.version &+ 1)
+      for item in entry.items {
+        guard var lists = containing[item.key] else { continue }
+        lists.remove(key)
+        containing[item.key] = lists.isEmpty ? nil : lists
+      }
+    }
+    store.versions.ensure(versionFloor)
+    counters.evicted += keys.count
+    if containing.capacity > 1024, containing.count < containing.capacity / 4 {
+      var copy = [EntityKey: Set<ListKey>](minimumCapacity: containing.count)
+      for (key, value) in containing { copy[key] = value }
+      containing = copy
+    }
+    Log.debug("evicted \(keys.count) lists; \(entries.count) held")
+  }
+}
