@@ -27,6 +27,16 @@ public final class Connection {
   public private(set) var isClosed = false
   /// The largest message this connection accepts.
   public var maxMessageBytes: Int { splitter.maxMessageBytes }
+  /// Above this many bytes of replies waiting for the peer (queued, or held for a
+  /// batch reply being built) the connection reads none of its messages until the
+  /// peer has read them; a batch's reply stops growing at this size too.
+  public let maxUnreadBytes: Int
+  /// The most elements a batch may have; a longer one is refused whole.
+  public let maxBatchElements: Int
+  /// The most requests of this peer that may wait for an answer (a backend call, for
+  /// example); at that many, the connection reads none of its messages until one is
+  /// answered.
+  public let maxPendingRequests: Int
   /// Higher layers keep per-connection state here (subscriptions, for example).
   public var attachments: [String: AnyObject] = [:]
   /// Called when every queued byte has been taken by the peer: the moment to queue
@@ -53,19 +63,35 @@ public final class Connection {
   private var readPaused = false
   private var inputEnded = false
   private let inputMayBlock: Bool
+  /// stdin is a regular file: read in tasks, not on readiness.
+  private var readsInTasks = false
+  /// Bytes of batch replies being built for this peer (see `BatchReply`).
+  var heldReplyBytes = 0
+  /// Requests whose handler returned without answering, batches' and notifications'
+  /// included (see `Responder.markPending`).
+  private(set) var pendingRequestCount = 0
   /// Requests answered later than the handler's return, by id, for `$/cancelRequest`.
   var pendingRequests: [RequestID: Responder] = [:]
 
-  /// Above this many unsent bytes the connection stops reading new requests until the
-  /// peer reads its replies: memory stays bounded and no reply is ever dropped.
-  static let pauseReadingAbove = 8 << 20
-  static let resumeReadingBelow = 1 << 20
+  /// The default of `maxUnreadBytes`.
+  public static let defaultMaxUnreadBytes = 8 << 20
+  /// The default of `maxBatchElements`: with error replies of about 200 bytes, even a
+  /// batch answered only with errors stays well under `defaultMaxUnreadBytes`.
+  public static let defaultMaxBatchElements = 10_000
+  /// The default of `maxPendingRequests`.
+  public static let defaultMaxPendingRequests = 10_000
 
   init(
     id: Int, loop: EventLoop, input: FileDescriptor, output: FileDescriptor, transport: Transport,
-    maxMessageBytes: Int, owner: ConnectionOwner, statistics: RPCStatistics, readBuffer: ReadBuffer
+    maxMessageBytes: Int, maxUnreadBytes: Int = Connection.defaultMaxUnreadBytes,
+    maxBatchElements: Int = Connection.defaultMaxBatchElements,
+    maxPendingRequests: Int = Connection.defaultMaxPendingRequests, owner: ConnectionOwner,
+    statistics: RPCStatistics, readBuffer: ReadBuffer
   ) {
     self.id = id
+    self.maxUnreadBytes = maxUnreadBytes
+    self.maxBatchElements = maxBatchElements
+    self.maxPendingRequests = maxPendingRequests
     self.loop = loop
     self.input = input
     self.output = output
@@ -87,6 +113,7 @@ public final class Connection {
         self.handle(events)
       }
     } catch  where error.code == 1 /* EPERM: not pollable */ {
+      readsInTasks = true
       loop.execute { [weak self] in self?.readUnpollable() }
     }
   }
@@ -133,6 +160,22 @@ public final class Connection {
   /// Bytes queued but not yet taken by the peer.
   public var unsentByteCount: Int { outBuffer.count - outOffset }
 
+  /// The replies waiting for this peer, queued or held for a batch, pass the limit, or
+  /// as many of its requests as allowed wait for an answer: read none of its messages
+  /// until it has read its replies, or one is answered.
+  var holdsTooMuch: Bool {
+    unsentByteCount + heldReplyBytes > maxUnreadBytes || pendingRequestCount >= maxPendingRequests
+  }
+
+  func requestBecamePending() {
+    pendingRequestCount += 1
+  }
+
+  func pendingRequestFinished() {
+    pendingRequestCount -= 1
+    if readPaused && !isClosed && !holdsTooMuch { resumeReading() }
+  }
+
   /// Writes what the peer will take now; waits for writability for the rest.
   func flush() {
     flushScheduled = false
@@ -163,11 +206,7 @@ public final class Connection {
     outOffset = 0
     setWantsWritable(false)
     onDrained?()
-    if readPaused {
-      readPaused = false
-      updateInterest()
-      loop.execute { [weak self] in self?.readAvailable() }
-    }
+    if readPaused && !isClosed { resumeReading() }
     if inputEnded && transport == .socket { close() }
   }
 
@@ -178,18 +217,8 @@ public final class Connection {
     pendingRequests.removeAll()
   }
 
-  /// Writes everything, waiting if it must. Only for the last words before exit.
-  func flushBlocking() {
-    guard !isClosed else { return }
-    while outOffset < outBuffer.count {
-      flush()
-      if outOffset < outBuffer.count && !isClosed {
-        waitUntilWritable()
-      } else {
-        break
-      }
-    }
-  }
+  /// Where the replies go: for the final flush, which waits for writability itself.
+  var outputDescriptor: FileDescriptor { output }
 
   // MARK: Closing
 
@@ -205,6 +234,8 @@ public final class Connection {
     onDrained = nil
     if transport == .socket { input.close() }
     outBuffer = []
+    outOffset = 0
+    heldReplyBytes = 0
     repliesStart = nil
     owner?.connectionDidClose(self)
   }
@@ -214,12 +245,24 @@ public final class Connection {
   private func handle(_ events: IOEvents) {
     if events.contains(.writable) { flush() }
     if isClosed { return }
+    if readPaused && !events.isDisjoint(with: [.error, .hangUp]) {
+      // Reported even while nothing is asked for. On a socket it means the peer is
+      // gone both ways: nobody will read what is held. (A pipe's input is not polled
+      // while paused; see `pauseReading`.)
+      if input == output && transport == .socket {
+        Log.debug("connection \(id): hung up with replies unread")
+        close()
+      }
+      return
+    }
     if events.contains(.readable) || (!events.isDisjoint(with: [.error, .hangUp]) && !inputEnded) {
       readAvailable()
     }
   }
 
   private func readAvailable() {
+    // Frames left over when reading paused come first.
+    deliverFrames()
     // A few reads per wake-up, then back to the loop so other peers get their turn.
     var reads = inputMayBlock ? 1 : 4
     while reads > 0 && !isClosed && !inputEnded && !readPaused {
@@ -246,24 +289,64 @@ public final class Connection {
 
   private func readUnpollable() {
     readAvailable()
-    if !isClosed && !inputEnded {
+    // While paused, `resumeReading` starts this again.
+    if !isClosed && !inputEnded && !readPaused {
       loop.execute { [weak self] in self?.readUnpollable() }
     }
   }
 
+  /// Hands the buffered frames to the owner one at a time, and stops as soon as the
+  /// replies waiting for the peer pass the limit: one read can hold thousands of
+  /// small requests, and each may add a large reply. The frames not handed on stay
+  /// in the splitter (at most one read's worth, or one message) until the peer reads.
   private func deliverFrames() {
-    while !isClosed, let frame = splitter.next() {
+    while !isClosed && !readPaused {
+      if holdsTooMuch {
+        pauseReading()
+        return
+      }
+      guard let frame = splitter.next() else { return }
       owner?.connection(self, didReceive: frame)
     }
-    if unsentByteCount > Connection.pauseReadingAbove && !readPaused {
-      readPaused = true
+  }
+
+  private func pauseReading() {
+    guard !readPaused else { return }
+    readPaused = true
+    Log.debug(
+      "connection \(id): reading paused (\(unsentByteCount + heldReplyBytes) bytes of replies unread, "
+        + "\(pendingRequestCount) requests pending)")
+    if input != output, let inputRegistration {
+      // A pipe whose writer is gone reports a hang-up however little is asked for:
+      // stop polling it altogether until reading resumes.
+      loop.deregister(inputRegistration)
+      self.inputRegistration = nil
+    } else {
       updateInterest()
+    }
+  }
+
+  private func resumeReading() {
+    guard readPaused else { return }
+    readPaused = false
+    if input != output && inputRegistration == nil && !inputEnded && !readsInTasks {
+      inputRegistration = try? loop.register(input, events: .readable) { [unowned self] events in
+        self.handle(events)
+      }
+    } else {
+      updateInterest()
+    }
+    if readsInTasks {
+      loop.execute { [weak self] in self?.readUnpollable() }
+    } else {
+      loop.execute { [weak self] in self?.readAvailable() }
     }
   }
 
   private func endOfInput() {
     guard !inputEnded else { return }
     inputEnded = true
+    // Reading stops while paused, so every complete frame was handed on before this.
     if !isClosed, let last = splitter.finishInput() { owner?.connection(self, didReceive: last) }
     if let inputRegistration, input != output {
       loop.deregister(inputRegistration)

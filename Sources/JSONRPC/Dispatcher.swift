@@ -62,6 +62,13 @@ public final class Dispatcher {
           if let object = try JSONScanner.scanObjectMembers(buffer) {
             return IncomingMessage(scanned: object, in: buffer)
           }
+          // Valid JSON, not an object: a batch is counted before its tree is built,
+          // which takes many times its size when its elements are tiny.
+          let elements = Dispatcher.topLevelArrayCount(buffer)
+          if elements > connection.maxBatchElements {
+            refuseBatch(of: elements, from: connection)
+            return nil
+          }
           handle(try JSON.parse(buffer), from: connection)
           return nil
         }
@@ -111,12 +118,89 @@ public final class Dispatcher {
       case .notification, .response: return false
       }
     }.count
+    if messages.count > connection.maxBatchElements {
+      refuseBatch(of: messages.count, from: connection)
+      return
+    }
     let batch = answered > 0 ? BatchReply(connection: connection, count: answered) : nil
     var slot = 0
     for message in messages {
-      dispatch(message, connection: connection, batch: batch, slot: slot)
+      if let batch, case .request(let id, _, _) = message, batch.byteCount > connection.maxUnreadBytes {
+        // The reply is sent whole, so it cannot be written as it grows: past the
+        // limit, the rest of the batch's requests are answered without being run.
+        statistics.requestsTotal += 1
+        Responder(id: id, method: "", connection: connection, batch: batch, slot: slot, statistics: statistics)
+          .fail(Dispatcher.batchReplyLimit(connection.maxUnreadBytes))
+      } else {
+        dispatch(message, connection: connection, batch: batch, slot: slot)
+      }
       if case .request = message { slot += 1 } else if case .invalid = message { slot += 1 }
     }
+  }
+
+  /// The answer to a request of a batch whose reply already holds `limit` bytes.
+  static func batchReplyLimit(_ limit: Int) -> ResponseError {
+    ResponseError(
+      .invalidRequest,
+      "not run: this batch's reply passed the limit of \(limit) bytes (--max-unread-bytes); "
+        + "send the request again, in a smaller batch",
+      data: JSON.object().set("limit", .integer(Int64(limit))).set("retryable", .bool(true)))
+  }
+
+  private func refuseBatch(of elements: Int, from connection: Connection) {
+    let limit = connection.maxBatchElements
+    let data = JSON.object().set("limit", .integer(Int64(limit))).set("elements", .integer(Int64(elements)))
+    sendError(
+      ResponseError(
+        .invalidRequest,
+        "a batch of \(elements) elements exceeds the limit of \(limit) (--max-batch-elements); nothing in it was run",
+        data: data),
+      id: nil, to: connection)
+  }
+
+  /// How many elements the top-level array of a valid JSON text has; 0 when the text
+  /// is not an array. A byte scan: no tree is built.
+  public static func topLevelArrayCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+    var index = 0
+    let count = bytes.count
+    while index < count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+      index += 1
+    }
+    guard index < count, bytes[index] == UInt8(ascii: "[") else { return 0 }
+    index += 1
+    var depth = 1
+    var commas = 0
+    var sawValue = false
+    var inString = false
+    while index < count && depth > 0 {
+      let byte = bytes[index]
+      index += 1
+      if inString {
+        if byte == UInt8(ascii: "\\") {
+          index += 1
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+        continue
+      }
+      switch byte {
+      case UInt8(ascii: "\""):
+        inString = true
+        sawValue = true
+      case UInt8(ascii: "["), UInt8(ascii: "{"):
+        depth += 1
+        sawValue = true
+      case UInt8(ascii: "]"), UInt8(ascii: "}"):
+        depth -= 1
+      case UInt8(ascii: ","):
+        if depth == 1 { commas += 1 }
+      case 0x20, 0x09, 0x0A, 0x0D:
+        break
+      default:
+        sawValue = true
+      }
+    }
+    return sawValue ? commas + 1 : 0
   }
 
   // MARK: Dispatch
@@ -145,8 +229,9 @@ public final class Dispatcher {
       } catch {
         responder.fail(error)
       }
-      if !responder.isDone && batch == nil {
-        connection.pendingRequests[id] = responder
+      if !responder.isDone {
+        if batch == nil { connection.pendingRequests[id] = responder }
+        responder.markPending()
       }
     case .notification(let method, let params):
       statistics.notificationsReceived += 1
@@ -180,6 +265,7 @@ public final class Dispatcher {
     } catch {
       responder.fail(error)
     }
+    responder.markPending()
   }
 
   private func sendError(_ error: ResponseError, id: RequestID?, to connection: Connection) {

@@ -11,6 +11,18 @@ public final class RPCServer {
   public let dispatcher: Dispatcher
   public var statistics: RPCStatistics { dispatcher.statistics }
   public let maxMessageBytes: Int
+  /// Replies waiting for one peer, in bytes, above which its messages are not read;
+  /// also the size a batch's reply stops growing at (see `Connection.maxUnreadBytes`).
+  public let maxUnreadBytes: Int
+  /// The most elements a batch may have.
+  public let maxBatchElements: Int
+  /// The most requests of one peer that may wait for an answer before its messages
+  /// are not read (see `Connection.maxPendingRequests`).
+  public let maxPendingRequests: Int
+  /// How long the final flush at exit waits for peers to take their replies.
+  public var shutdownTimeoutMs: UInt64 = RPCServer.defaultShutdownTimeoutMs
+
+  public static let defaultShutdownTimeoutMs: UInt64 = 3000
 
   /// Called when stdin ends: the host that spawned us is gone.
   public var onStdioEnded: (() -> Void)?
@@ -27,10 +39,18 @@ public final class RPCServer {
   private var nextConnectionID = 1
   private let readBuffer = ReadBuffer()
 
-  public init(loop: EventLoop, dispatcher: Dispatcher = Dispatcher(), maxMessageBytes: Int = 16 << 20) {
+  public init(
+    loop: EventLoop, dispatcher: Dispatcher = Dispatcher(), maxMessageBytes: Int = 16 << 20,
+    maxUnreadBytes: Int = Connection.defaultMaxUnreadBytes,
+    maxBatchElements: Int = Connection.defaultMaxBatchElements,
+    maxPendingRequests: Int = Connection.defaultMaxPendingRequests
+  ) {
     self.loop = loop
     self.dispatcher = dispatcher
     self.maxMessageBytes = maxMessageBytes
+    self.maxUnreadBytes = maxUnreadBytes
+    self.maxBatchElements = maxBatchElements
+    self.maxPendingRequests = maxPendingRequests
     loop.addBeforeSleepHook { [unowned self] in self.flushAll() }
   }
 
@@ -48,7 +68,8 @@ public final class RPCServer {
   {
     let connection = Connection(
       id: nextConnectionID, loop: loop, input: input, output: output, transport: transport,
-      maxMessageBytes: maxMessageBytes, owner: self, statistics: statistics, readBuffer: readBuffer)
+      maxMessageBytes: maxMessageBytes, maxUnreadBytes: maxUnreadBytes, maxBatchElements: maxBatchElements,
+      maxPendingRequests: maxPendingRequests, owner: self, statistics: statistics, readBuffer: readBuffer)
     nextConnectionID += 1
     try connection.start()
     connections[connection.id] = connection
@@ -95,8 +116,12 @@ public final class RPCServer {
     }
   }
 
-  /// Before exit: stop listening, write every queued byte (waiting if needed, since the
-  /// loop is about to end), and close the sockets.
+  /// Before exit: stop listening, write every queued byte, and close the sockets.
+  ///
+  /// The loop has ended, so this waits for the peers itself, all at once, but no longer
+  /// than `shutdownTimeoutMs`: a peer that does not read must not keep the process
+  /// (and what runs after this, such as the clean-shutdown compaction) from ending.
+  /// What a peer has not taken by then is dropped, with a warning.
   public func shutDown() {
     for listener in listeners { listener.close() }
     listeners.removeAll()
@@ -104,10 +129,38 @@ public final class RPCServer {
       .shuttingDown, "server shutting down", data: JSON.object().set("retryable", .bool(false)))
     for connection in connections.values { connection.failPendingRequests(goingAway) }
     flushAll()
-    for connection in connections.values.sorted(by: { $0.id < $1.id }) {
-      connection.flushBlocking()
-      if connection.transport == .socket { connection.close() }
+    let deadline = Process.monotonicNanoseconds() &+ shutdownTimeoutMs &* 1_000_000
+    var waiting = connections.values.sorted(by: { $0.id < $1.id }).filter { $0.unsentByteCount > 0 }
+    while !waiting.isEmpty {
+      let now = Process.monotonicNanoseconds()
+      guard now < deadline else { break }
+      waitUntilAnyWritable(waiting, timeoutMs: Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+      for connection in waiting { connection.flush() }
+      waiting.removeAll { $0.isClosed || $0.unsentByteCount == 0 }
     }
+    for connection in waiting {
+      Log.warn(
+        "connection \(connection.id): \(connection.unsentByteCount) bytes of replies not taken by the peer "
+          + "within \(shutdownTimeoutMs) ms of shutting down (--shutdown-timeout-ms); dropped")
+    }
+    for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.transport == .socket {
+      connection.close()
+    }
+  }
+
+  /// Waits until one of the connections' outputs can take bytes, or `timeoutMs`.
+  private func waitUntilAnyWritable(_ waiting: [Connection], timeoutMs: Int32) {
+    guard let epoll = try? Epoll() else {
+      waiting[0].outputDescriptor.waitUntilWritable(timeoutMs: timeoutMs)
+      return
+    }
+    var polled = 0
+    for (index, connection) in waiting.enumerated() {
+      // A descriptor epoll refuses (a regular file) never makes a writer wait.
+      if (try? epoll.add(connection.outputDescriptor, events: .writable, token: UInt64(index))) != nil { polled += 1 }
+    }
+    guard polled == waiting.count else { return }
+    try? epoll.wait(timeoutMs: timeoutMs) { _, _ in }
   }
 }
 
@@ -133,5 +186,7 @@ extension RPCServer: ConnectionOwner {
     statistics.connectionsOpen -= 1
     Log.debug("connection \(connection.id) closed")
     onConnectionClosed?(connection)
+    // A descriptor was freed: a listener that ran out of them may accept again.
+    for listener in listeners { listener.descriptorFreed() }
   }
 }

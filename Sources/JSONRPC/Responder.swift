@@ -18,6 +18,8 @@ public final class Responder {
   private let statistics: RPCStatistics
   /// A request sent as a notification: it runs, but nothing is written back.
   private let isNotification: Bool
+  /// Counted in the connection's pending requests until answered.
+  private var countedAsPending = false
 
   init(id: RequestID, method: String, connection: Connection, batch: BatchReply?, slot: Int, statistics: RPCStatistics)
   {
@@ -75,15 +77,31 @@ public final class Responder {
   func connectionClosed() {
     guard !isDone else { return }
     isDone = true
+    uncountPending()
     let handler = onCancel
     onCancel = nil
     handler?()
+  }
+
+  /// The handler returned without answering: the request counts against the peer's
+  /// `maxPendingRequests` until it is answered.
+  func markPending() {
+    guard !isDone, !countedAsPending, let connection else { return }
+    countedAsPending = true
+    connection.requestBecamePending()
+  }
+
+  private func uncountPending() {
+    guard countedAsPending else { return }
+    countedAsPending = false
+    connection?.pendingRequestFinished()
   }
 
   private func finish() -> Bool {
     if isDone { return false }
     isDone = true
     onCancel = nil
+    defer { uncountPending() }
     if let connection, batch == nil, connection.pendingRequests[id] === self {
       connection.pendingRequests[id] = nil
     }
@@ -101,10 +119,13 @@ public final class Responder {
 }
 
 /// Collects the answers to one batch and sends them as one array once all are in.
+/// The bytes it holds count against the peer's limit (`Connection.heldReplyBytes`).
 final class BatchReply {
   private weak var connection: Connection?
   private var parts: [[UInt8]?]
   private var remaining: Int
+  /// Bytes of the answers collected so far.
+  private(set) var byteCount = 0
 
   init(connection: Connection, count: Int) {
     self.connection = connection
@@ -113,23 +134,34 @@ final class BatchReply {
   }
 
   func fill(slot: Int, encode: (inout [UInt8]) -> Void) {
+    remaining -= 1
+    guard let connection, !connection.isClosed else {
+      // Nobody will read it: keep nothing.
+      parts = []
+      return
+    }
     var bytes: [UInt8] = []
     encode(&bytes)
+    byteCount += bytes.count + 1
+    connection.heldReplyBytes += bytes.count + 1
     parts[slot] = bytes
-    remaining -= 1
-    if remaining == 0 { send() }
+    if remaining == 0 { send(on: connection) }
   }
 
-  private func send() {
-    guard let connection else { return }
-    let parts = self.parts
+  private func send(on connection: Connection) {
+    var parts = self.parts
+    self.parts = []
+    connection.heldReplyBytes -= byteCount
     connection.send { buffer in
+      buffer.reserveCapacity(buffer.count + byteCount + 2)
       buffer.append(UInt8(ascii: "["))
       var first = true
-      for case let part? in parts {
+      for index in parts.indices {
+        guard let part = parts[index] else { continue }
         if !first { buffer.append(UInt8(ascii: ",")) }
         first = false
         buffer.append(contentsOf: part)
+        parts[index] = nil
       }
       buffer.append(UInt8(ascii: "]"))
     }

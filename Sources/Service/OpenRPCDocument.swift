@@ -5,7 +5,7 @@ let openRPCDocumentText = ##"""
   "openrpc": "1.3.2",
   "info": {
     "title": "netmodel",
-    "description": "netmodel keeps network models (followable entities, stateful lists, preloading by interface state) in memory for UI hosts that are not written in Swift, and speaks JSON-RPC 2.0 to them.\n\n**Transports.** `netmodel serve` speaks on stdin/stdout; `--socket[=PATH]` also (with `--no-stdio`, only) listens on a Unix socket (folder 0700, socket 0600, peers with another uid refused). All connections share the same models.\n\n**Framing** is detected per connection from its first non-whitespace byte: `C` or `c` selects the LSP base protocol (`Content-Length: N` header, other headers ignored, a blank line, then N bytes of UTF-8 JSON); `{` or `[` selects newline-delimited JSON, one message per line. Replies use the framing the peer used. Stdout carries protocol bytes only.\n\n**Message size limit** (default 16 MiB, `--max-message-bytes`): a larger message is skipped and answered with -32600 (id `null`) whose `data.limit` is the limit in bytes; the connection goes on.\n\n**Batches** are supported: an empty batch gets one -32600 error, a batch of only notifications gets no reply.\n\n**Network models.** `follow`, `unfollow` and `setFollowState` change an entity's shown state at once (optimistic), send the change to the backend (one call per entity in flight, toggles coalesced, transient failures retried with backoff and jitter) and roll back to the last confirmed state when the backend refuses; `getFollowState` reads it. Every follow method answers with an `EntityState` (components.schemas).\n\n**Server notifications.** After `subscribe`, the server sends `stateChanged` notifications (requests without an id, from server to client) carrying the new full state. OpenRPC describes only client-to-server methods, so these are described under `x-notifications`, with their params as components.schemas.StateChangedParams.\n\n`x-protocol` below says the same in machine-readable form.",
+    "description": "netmodel keeps network models (followable entities, stateful lists, preloading by interface state) in memory for UI hosts that are not written in Swift, and speaks JSON-RPC 2.0 to them.\n\n**Transports.** `netmodel serve` speaks on stdin/stdout; `--socket[=PATH]` also (with `--no-stdio`, only) listens on a Unix socket (folder 0700, socket 0600, peers with another uid refused). All connections share the same models.\n\n**Framing** is detected per connection from its first non-whitespace byte: `C` or `c` selects the LSP base protocol (`Content-Length: N` header, other headers ignored, a blank line, then N bytes of UTF-8 JSON); `{` or `[` selects newline-delimited JSON, one message per line. Replies use the framing the peer used. Stdout carries protocol bytes only.\n\n**Message size limit** (default 16 MiB, `--max-message-bytes`): a larger message is skipped and answered with -32600 (id `null`) whose `data.limit` is the limit in bytes; the connection goes on.\n\n**Batches** are supported: an empty batch gets one -32600 error, a batch of only notifications gets no reply. A batch of more than 10000 elements (`--max-batch-elements`) is refused whole with one -32600 (id `null`, `data.limit`, `data.elements`); once a batch's reply holds 8 MiB (`--max-unread-bytes`), its remaining requests are not run and are each answered -32600 with `data.limit`.\n\n**Replies waiting for a peer** are bounded (default 8 MiB, `--max-unread-bytes`): past that, the server reads none of the peer's messages until the peer has read its replies; nothing is dropped. So are a peer's requests waiting for an answer (10000, `--max-pending-requests`). At exit the server waits at most 3 s (`--shutdown-timeout-ms`) for peers to read what is queued.\n\n**Network models.** `follow`, `unfollow` and `setFollowState` change an entity's shown state at once (optimistic), send the change to the backend (one call per entity in flight, toggles coalesced, transient failures retried with backoff and jitter) and roll back to the last confirmed state when the backend refuses; `getFollowState` reads it. Every follow method answers with an `EntityState` (components.schemas).\n\n**Server notifications.** After `subscribe`, the server sends `stateChanged` notifications (requests without an id, from server to client) carrying the new full state. OpenRPC describes only client-to-server methods, so these are described under `x-notifications`, with their params as components.schemas.StateChangedParams.\n\n`x-protocol` below says the same in machine-readable form.",
     "version": "0.1.0"
   },
   "x-protocol": {
@@ -50,8 +50,45 @@ let openRPCDocumentText = ##"""
         }
       }
     },
+    "maxUnreadBytes": {
+      "default": 8388608,
+      "option": "--max-unread-bytes",
+      "description": "Replies and notifications written for one peer and not yet read by it, plus a batch reply being built for it. Past the limit the server reads none of the peer's messages (the ones already received wait, unparsed) until the peer has read everything queued; nothing is dropped, other peers are not delayed. The check is made before each message, so one reply may pass the limit. A peer therefore makes the server hold at most about twice the limit of replies (those waiting, and one batch's)."
+    },
+    "maxPendingRequests": {
+      "default": 10000,
+      "option": "--max-pending-requests",
+      "description": "Requests of one peer whose answer waits for something (a backend call, say), batches' and notifications' included. At the limit the server reads none of the peer's messages until one of them is answered; nothing is refused or dropped."
+    },
     "batches": {
-      "description": "A batch is an array of requests and notifications; its responses come back in one array, in any order (match them by id). An empty batch is answered with a single -32600 error object; a batch of only notifications gets no reply; an element that is not a valid request gets its own -32600 response with id null."
+      "description": "A batch is an array of requests and notifications; its responses come back in one array, in any order (match them by id). An empty batch is answered with a single -32600 error object; a batch of only notifications gets no reply; an element that is not a valid request gets its own -32600 response with id null. The reply is sent whole, once every request is answered, so it is bounded: the requests run in batch order while the reply holds at most maxUnreadBytes; each request after that is not run and is answered with the error below (notifications still run: they add nothing to the reply). A batch of more than maxElements elements is refused whole, nothing run, with one -32600 error object (id null) whose data gives the limit and the batch's length.",
+      "maxElements": {
+        "default": 10000,
+        "option": "--max-batch-elements",
+        "error": {
+          "code": -32600,
+          "message": "a batch of 20000 elements exceeds the limit of 10000 (--max-batch-elements); nothing in it was run",
+          "data": {
+            "limit": 10000,
+            "elements": 20000
+          }
+        }
+      },
+      "replyLimitError": {
+        "code": -32600,
+        "message": "not run: this batch's reply passed the limit of 8388608 bytes (--max-unread-bytes); send the request again, in a smaller batch",
+        "data": {
+          "limit": 8388608,
+          "retryable": true
+        }
+      }
+    },
+    "shutdown": {
+      "timeoutMs": {
+        "default": 3000,
+        "option": "--shutdown-timeout-ms"
+      },
+      "description": "On SIGTERM, SIGINT, EOF on stdin or `exit`, requests still waiting for an answer are answered -32005 and everything queued is written; a peer that has not read it within timeoutMs loses the rest (logged), and the process exits (code 0 for a signal or EOF) all the same."
     },
     "ids": "Request ids may be strings, numbers or null; each response echoes its request's id unchanged. Ids are scoped to their connection. A parse error (-32700) has id null, except when the unparsable message is an object whose top-level `id` is still readable (an integer, or a string without escapes in valid UTF-8): that id is echoed, so the client can match the error to its call.",
     "params": "Every method takes its params by name. A method without params accepts `params` absent, `null`, `{}` or `[]`.",

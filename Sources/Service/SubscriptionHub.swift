@@ -38,10 +38,10 @@ final class SubscriptionHub {
 
   private(set) var counters = Counters()
   private var nextID = 1
-  private var exact: [EntityKey: [Subscription]] = [:]
-  private var byKind: [String: [Subscription]] = [:]
-  private var everything: [Subscription] = []
-  private var lists: [ListKey: [Subscription]] = [:]
+  private var exact: [EntityKey: Subscribers] = [:]
+  private var byKind: [String: Subscribers] = [:]
+  private var everything = Subscribers()
+  private var lists: [ListKey: Subscribers] = [:]
   private var queues: [Int: NotificationQueue] = [:]
   private var fresh: [Subscription] = []
   /// Writes a list's current ListState: lists are encoded when their notification is
@@ -59,10 +59,11 @@ final class SubscriptionHub {
     queue.subscriptions[subscription.id] = subscription
     for topic in topics {
       switch topic {
-      case .entity(let kind?, let id?): exact[EntityKey(kind: kind, id: id), default: []].append(subscription)
-      case .entity(let kind?, nil): byKind[kind, default: []].append(subscription)
-      case .entity(nil, _): everything.append(subscription)
-      case .list(let key, _): lists[key, default: []].append(subscription)
+      case .entity(let kind?, let id?):
+        exact[EntityKey(kind: kind, id: id), default: Subscribers()].insert(subscription)
+      case .entity(let kind?, nil): byKind[kind, default: Subscribers()].insert(subscription)
+      case .entity(nil, _): everything.insert(subscription)
+      case .list(let key, _): lists[key, default: Subscribers()].insert(subscription)
       }
     }
     return subscription
@@ -75,8 +76,8 @@ final class SubscriptionHub {
 
   /// Tells every subscription to `list` that it changed.
   func publish(list: ListKey) {
-    for subscription in lists[list] ?? [] where subscription.queue.put(list: list, for: subscription.id) {
-      counters.coalesced += 1
+    lists[list]?.forEach { subscription in
+      if subscription.queue.put(list: list, for: subscription.id) { counters.coalesced += 1 }
     }
   }
 
@@ -99,9 +100,9 @@ final class SubscriptionHub {
   /// Tells every matching subscription, once each, about `state`.
   func publish(_ state: EntityState) {
     var delivered: Set<ObjectIdentifier> = []
-    func deliver(_ subscriptions: [Subscription]?) {
-      guard let subscriptions else { return }
-      for subscription in subscriptions where delivered.insert(ObjectIdentifier(subscription)).inserted {
+    func deliver(_ subscriptions: Subscribers?) {
+      subscriptions?.forEach { subscription in
+        guard delivered.insert(ObjectIdentifier(subscription)).inserted else { return }
         if subscription.queue.put(state, for: subscription.id) { counters.coalesced += 1 }
       }
     }
@@ -133,20 +134,53 @@ final class SubscriptionHub {
     return created
   }
 
+  /// O(its topics): a peer closing with n subscriptions costs O(n), however many
+  /// share a topic.
   private func remove(_ subscription: Subscription) {
-    func without(_ list: [Subscription]?) -> [Subscription]? {
-      let rest = list?.filter { $0 !== subscription } ?? []
-      return rest.isEmpty ? nil : rest
+    func remove<Key: Hashable>(from table: inout [Key: Subscribers], _ key: Key) {
+      guard var subscribers = table.removeValue(forKey: key) else { return }
+      subscribers.remove(subscription)
+      if !subscribers.isEmpty { table[key] = subscribers }
     }
     for topic in subscription.topics {
       switch topic {
-      case .entity(let kind?, let id?):
-        let key = EntityKey(kind: kind, id: id)
-        exact[key] = without(exact[key])
-      case .entity(let kind?, nil): byKind[kind] = without(byKind[kind])
-      case .entity(nil, _): everything.removeAll { $0 === subscription }
-      case .list(let key, _): lists[key] = without(lists[key])
+      case .entity(let kind?, let id?): remove(from: &exact, EntityKey(kind: kind, id: id))
+      case .entity(let kind?, nil): remove(from: &byKind, kind)
+      case .entity(nil, _): everything.remove(subscription)
+      case .list(let key, _): remove(from: &lists, key)
       }
+    }
+  }
+
+  /// The subscriptions to one topic, in the order they were made (so notifications go
+  /// out in that order), each once; inserting and removing cost O(1) amortised.
+  /// Removed ones leave holes that are squeezed out once they are half the slots.
+  struct Subscribers {
+    private var slots: [Subscription?] = []
+    private var positions: [ObjectIdentifier: Int] = [:]
+
+    var isEmpty: Bool { positions.isEmpty }
+
+    mutating func insert(_ subscription: Subscription) {
+      let id = ObjectIdentifier(subscription)
+      guard positions[id] == nil else { return }
+      positions[id] = slots.count
+      slots.append(subscription)
+    }
+
+    mutating func remove(_ subscription: Subscription) {
+      guard let position = positions.removeValue(forKey: ObjectIdentifier(subscription)) else { return }
+      slots[position] = nil
+      if positions.isEmpty {
+        slots.removeAll()
+      } else if slots.count >= 32 && positions.count * 2 < slots.count {
+        slots.removeAll { $0 == nil }
+        for (index, kept) in slots.enumerated() { positions[ObjectIdentifier(kept!)] = index }
+      }
+    }
+
+    func forEach(_ body: (Subscription) -> Void) {
+      for case let subscription? in slots { body(subscription) }
     }
   }
 }
@@ -177,7 +211,9 @@ final class NotificationQueue {
   var subscriptions: [String: SubscriptionHub.Subscription] = [:]
   private var order: [Slot] = []
   private var head = 0
-  private var states: [Slot: Pending] = [:]
+  /// Per subscription, so that dropping one's costs O(what it has queued).
+  private var states: [String: [Subject: Pending]] = [:]
+  private(set) var queuedCount = 0
   private var seq: UInt64 = 0
   private let encodeList: (ListKey, inout [UInt8]) -> Void
 
@@ -186,28 +222,36 @@ final class NotificationQueue {
     self.encodeList = encodeList
   }
 
-  var hasQueued: Bool { !states.isEmpty }
-  var queuedCount: Int { states.count }
+  var hasQueued: Bool { queuedCount > 0 }
 
   /// Queues `state`; true when it replaced an older state that was still waiting.
   func put(_ state: EntityState, for subscription: String) -> Bool {
-    let slot = Slot(subscription: subscription, subject: .entity(state.key))
-    if states.updateValue(.entity(state), forKey: slot) != nil { return true }
-    order.append(slot)
-    return false
+    put(.entity(state), as: Slot(subscription: subscription, subject: .entity(state.key)))
   }
 
   /// Queues a list's change; true when one was already waiting (it will carry the
   /// newest state anyway).
   func put(list: ListKey, for subscription: String) -> Bool {
-    let slot = Slot(subscription: subscription, subject: .list(list))
-    if states.updateValue(.list(list), forKey: slot) != nil { return true }
+    put(.list(list), as: Slot(subscription: subscription, subject: .list(list)))
+  }
+
+  private func put(_ pending: Pending, as slot: Slot) -> Bool {
+    if states[slot.subscription, default: [:]].updateValue(pending, forKey: slot.subject) != nil { return true }
+    queuedCount += 1
     order.append(slot)
     return false
   }
 
+  /// Forgets what `subscription` has queued; its places in `order` are skipped later.
   func dropQueued(subscription: String) {
-    states = states.filter { $0.key.subscription != subscription }
+    queuedCount -= states.removeValue(forKey: subscription)?.count ?? 0
+  }
+
+  private func take(_ slot: Slot) -> Pending? {
+    guard let pending = states[slot.subscription]?.removeValue(forKey: slot.subject) else { return nil }
+    queuedCount -= 1
+    if states[slot.subscription]?.isEmpty == true { states.removeValue(forKey: slot.subscription) }
+    return pending
   }
 
   /// Writes queued notifications until the connection holds `highWater` unsent bytes;
@@ -222,7 +266,7 @@ final class NotificationQueue {
     while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
       let slot = order[head]
       head += 1
-      guard let pending = states.removeValue(forKey: slot) else { continue }
+      guard let pending = take(slot) else { continue }
       if subscriptions[slot.subscription]?.isFresh == true {
         afterReplies.append((slot, pending))
         continue

@@ -10,7 +10,10 @@ func serve(_ options: ServeOptions) -> Int32 {
   do {
     let signals = try SignalFD(signals: [SignalFD.terminate, SignalFD.interrupt])
     let loop = try EventLoop()
-    let server = RPCServer(loop: loop, maxMessageBytes: options.maxMessageBytes)
+    let server = RPCServer(
+      loop: loop, maxMessageBytes: options.maxMessageBytes, maxUnreadBytes: options.maxUnreadBytes,
+      maxBatchElements: options.maxBatchElements, maxPendingRequests: options.maxPendingRequests)
+    server.shutdownTimeoutMs = options.shutdownTimeoutMs
     let folder = try StateFolder(stateDir: options.stateDirectory)
     do {
       // The outbox holds what clients asked for, tokens' effects included: a folder

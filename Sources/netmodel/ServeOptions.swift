@@ -1,3 +1,4 @@
+import JSONRPC
 import NetworkModels
 import Posix
 
@@ -8,6 +9,10 @@ struct ServeOptions {
   var socketPath: String?
   var logLevel = Log.Level.warn
   var maxMessageBytes = 16 << 20
+  var maxUnreadBytes = Connection.defaultMaxUnreadBytes
+  var maxBatchElements = Connection.defaultMaxBatchElements
+  var maxPendingRequests = Connection.defaultMaxPendingRequests
+  var shutdownTimeoutMs = RPCServer.defaultShutdownTimeoutMs
   var stateDirectory: String?
   var simulation: SimulationSettings?
   var seed: UInt64?
@@ -56,6 +61,31 @@ struct ServeOptions {
           throw UsageError(message: "--max-message-bytes must be a number of bytes ≥ 64, not \(text)")
         }
         maxMessageBytes = bytes
+      case "--max-unread-bytes":
+        let text = try value()
+        guard let bytes = Int(text), bytes >= 1024 else {
+          throw UsageError(message: "--max-unread-bytes must be a number of bytes ≥ 1024, not \(text)")
+        }
+        maxUnreadBytes = bytes
+      case "--max-batch-elements":
+        let text = try value()
+        guard let count = Int(text), count >= 1 else {
+          throw UsageError(message: "--max-batch-elements must be a number ≥ 1, not \(text)")
+        }
+        maxBatchElements = count
+      case "--max-pending-requests":
+        let text = try value()
+        guard let count = Int(text), count >= 1 else {
+          throw UsageError(message: "--max-pending-requests must be a number ≥ 1, not \(text)")
+        }
+        maxPendingRequests = count
+      case "--shutdown-timeout-ms":
+        let text = try value()
+        guard let ms = UInt64(text), ms <= 3_600_000 else {
+          throw UsageError(
+            message: "--shutdown-timeout-ms must be a number of milliseconds (at most 3600000), not \(text)")
+        }
+        shutdownTimeoutMs = ms
       case "--state-dir":
         stateDirectory = try value()
       case "--simulate":

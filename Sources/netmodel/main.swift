@@ -21,6 +21,14 @@ let usage = """
     --no-stdio                  serve the socket only
     --log-level LEVEL           debug, info, warn (default), error, off; logs go to stderr
     --max-message-bytes N       largest accepted message (default 16777216)
+    --max-unread-bytes N        replies a peer may leave unread before the server
+                                stops reading its messages; also the most a batch's
+                                reply holds before the rest is refused (default 8388608)
+    --max-batch-elements N      longest batch accepted (default 10000)
+    --max-pending-requests N    requests of one peer that may wait for an answer
+                                before its messages are not read (default 10000)
+    --shutdown-timeout-ms N     how long the final flush at exit waits for peers
+                                that do not read (default 3000)
     --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel):
                                 local-follows.json and .log (the local backend), outbox.log;
                                 yours alone, as the socket's folder

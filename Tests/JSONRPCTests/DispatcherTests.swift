@@ -11,9 +11,14 @@ final class Fixture {
   var held: [Responder] = []
   var cancelled: [String] = []
 
-  init(maxMessageBytes: Int = 1 << 20) throws {
+  init(
+    maxMessageBytes: Int = 1 << 20, maxUnreadBytes: Int = 8 << 20, maxBatchElements: Int = 10_000,
+    maxPendingRequests: Int = 10_000
+  ) throws {
     loop = try EventLoop(clock: ManualClock())
-    server = RPCServer(loop: loop, maxMessageBytes: maxMessageBytes)
+    server = RPCServer(
+      loop: loop, maxMessageBytes: maxMessageBytes, maxUnreadBytes: maxUnreadBytes, maxBatchElements: maxBatchElements,
+      maxPendingRequests: maxPendingRequests)
     server.dispatcher.register("echo") { request in
       request.responder.succeed(request.params ?? .null())
     }
@@ -225,5 +230,112 @@ final class Fixture {
     _ = try peer.drain()
     #expect(stats.connectionsOpen == 0)
     #expect(stats.connectionsTotal == 1)
+  }
+
+  @Test func aBatchReplyStopsGrowingAtTheLimitAndTheRestIsNotRun() throws {
+    let fixture = try Fixture(maxUnreadBytes: 10_000)
+    var ran = 0
+    fixture.server.dispatcher.register("count") { request in
+      ran += 1
+      request.responder.succeed(.string(String(repeating: "z", count: 3000)))
+    }
+    let peer = try fixture.peer()
+    let elements = (0..<10).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"count"}"# }
+    try peer.send("[" + elements.joined(separator: ",") + #",{"jsonrpc":"2.0","method":"echo"}]"#)
+    let batch = try #require(try peer.receive().first)
+    #expect(batch.count == 10)
+    // 3 replies of ~3 KB fit under 10 KB; the 4th passes it; the others are refused.
+    #expect(ran == 4)
+    for index in 0..<10 {
+      let reply = try #require(batch[index])
+      #expect(reply["id"]?.integer == Int64(index))
+      if index < 4 {
+        #expect(reply["result"]?.string?.count == 3000)
+      } else {
+        #expect(reply["error"]?["code"]?.integer == -32600)
+        #expect(reply["error"]?["data"]?["limit"]?.integer == 10_000)
+        #expect(reply["error"]?["message"]?.string?.contains("--max-unread-bytes") == true)
+      }
+    }
+    #expect(fixture.server.statistics.requestsByMethod["count"] == 4)
+    // The notification after the limit still ran: it adds nothing to the reply.
+    #expect(fixture.server.statistics.requestsByMethod["echo"] == 1)
+    #expect(fixture.server.statistics.requestsTotal == 11)
+  }
+
+  @Test func aBatchOfTooManyElementsIsRefusedWholeBeforeItRuns() throws {
+    let fixture = try Fixture(maxBatchElements: 3)
+    var ran = 0
+    fixture.server.dispatcher.register("count") { request in
+      ran += 1
+      request.responder.succeed(.null())
+    }
+    let peer = try fixture.peer()
+    let one = #"{"jsonrpc":"2.0","id":1,"method":"count","params":{"a":[1,2,"],[,"]}}"#
+    try peer.send("[" + Array(repeating: one, count: 4).joined(separator: ",") + "]")
+    let reply = try #require(try peer.receive().first)
+    #expect(!reply.isArray)
+    #expect(reply["error"]?["code"]?.integer == -32600)
+    #expect(reply["error"]?["data"]?["limit"]?.integer == 3)
+    #expect(reply["error"]?["data"]?["elements"]?.integer == 4)
+    #expect(ran == 0)
+    try peer.send("[" + Array(repeating: one, count: 3).joined(separator: ",") + "]")
+    #expect(try peer.receive().first?.count == 3)
+    #expect(ran == 3)
+  }
+
+  @Test func topLevelArrayElementsAreCountedWithoutParsing() {
+    let cases: [(String, Int)] = [
+      ("[]", 0), (" [ ] ", 0), ("[1]", 1), ("[1,2,3]", 3), (#"["a,b",{"c":[1,2]},[3,4]]"#, 3),
+      (#"["\\",",",",\"]"]"#, 3), ("{}", 0), (#""x""#, 0), ("[[],[],{}]", 3), ("\n[0,\n0]", 2),
+    ]
+    for (text, expected) in cases {
+      let count = Array(text.utf8).withUnsafeBytes { Dispatcher.topLevelArrayCount($0) }
+      #expect(count == expected, "\(text)")
+    }
+  }
+
+  @Test func readingPausesBetweenMessagesNotOnlyBetweenReads() throws {
+    let fixture = try Fixture(maxUnreadBytes: 100_000)
+    var ran = 0
+    fixture.server.dispatcher.register("big") { request in
+      ran += 1
+      request.responder.succeed(.string(String(repeating: "b", count: 30_000)))
+    }
+    let peer = try fixture.peer()
+    // 200 requests in one write: one read delivers them all.
+    let requests = (0..<200).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"big"}"# + "\n" }.joined()
+    try peer.write(requests)
+    for _ in 0..<5 { try fixture.loop.runOnce(wait: false) }
+    // The socket buffer takes some; the rest stops at the limit, give or take one reply.
+    #expect(ran < 200)
+    #expect(peer.connection.unsentByteCount <= 100_000 + 30_100)
+    let replies = try peer.receive(200, iterations: 5000)
+    #expect(replies.map { $0["id"]?.integer } == (0..<200).map { Int64($0) })
+    #expect(ran == 200)
+  }
+
+  @Test func readingPausesWhileTooManyRequestsWaitForAnAnswer() throws {
+    let fixture = try Fixture(maxPendingRequests: 3)
+    let peer = try fixture.peer()
+    try peer.write((1...6).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"hold"}"# + "\n" }.joined())
+    for _ in 0..<5 { try fixture.loop.runOnce(wait: false) }
+    #expect(fixture.held.count == 3)
+    fixture.held[0].succeed(.integer(1))
+    for _ in 0..<5 { try fixture.loop.runOnce(wait: false) }
+    #expect(fixture.held.count == 4, "one answered: one more is read")
+    try peer.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}}"#)
+    for _ in 0..<5 { try fixture.loop.runOnce(wait: false) }
+    #expect(fixture.held.count == 4, "the cancel waits behind the requests sent before it")
+    fixture.held[2].succeed(.integer(3))
+    for _ in 0..<5 { try fixture.loop.runOnce(wait: false) }
+    #expect(fixture.held.count == 5)
+    for responder in fixture.held[3...] { responder.succeed(.null()) }
+    for _ in 0..<5 { try fixture.loop.runOnce(wait: false) }
+    #expect(fixture.held.count == 6)
+    fixture.held[5].succeed(.null())
+    let replies = try peer.receive(6, iterations: 50)
+    #expect(Set(replies.compactMap { $0["id"]?.integer }) == Set(1...6))
+    #expect(replies.first { $0["id"]?.integer == 2 }?["error"]?["code"]?.integer == -32800)
   }
 }
