@@ -370,13 +370,7 @@ public final class FollowStore {
     guard let durable else { return finishMutation(key, work, failure: failure) }
     work.wanted = durable
     records[key, default: Record()].following = durable
-    errors[key] = failure
-    readErrors.remove(key)
-    changed(key)
-    let current = state(key)
-    let waiters = work.settleWaiters
-    work.settleWaiters = []
-    for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
+    showAndAnswer(key, work, failure: failure)
     guard work.inFlight == nil, work.retryTimer == nil, !waitingForCredentials.contains(key) else { return }
     if records[key]?.confirmed == durable { settle(key, work) } else { send(key, work) }
   }

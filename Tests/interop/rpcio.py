@@ -302,6 +302,18 @@ class Conn:
         assert f is None, f"[{self.name}] expected no message, got {f.raw!r}"
 
 
+def notes_until(conn: "Conn", done: Callable[[dict], Any], timeout: float = 10.0) -> list:
+    """The states of `stateChanged` notifications until `done(state)`; all of them."""
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        message = conn.recv(timeout=max(0.05, deadline - time.monotonic()))
+        if message.get("method") == "stateChanged":
+            seen.append(message["params"]["state"])
+            if done(message["params"]["state"]):
+                return seen
+    raise AssertionError(f"not seen in {timeout}s; last {seen[-3:]}")
+
+
 def stderr_tail(path: Path, limit: int = 4000) -> str:
     try:
         data = path.read_bytes()

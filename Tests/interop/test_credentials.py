@@ -11,6 +11,7 @@ import time
 import pytest
 
 import rpcio
+from rpcio import notes_until
 from test_rest import Artsy, artsy, rest  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.timeout(90)
@@ -18,17 +19,6 @@ pytestmark = pytest.mark.timeout(90)
 UNAUTHORIZED = -32003
 TOKEN, NEW_TOKEN = "tok-first-5b1e", "tok-second-77c0"
 POST_ARTIST = "POST /api/v1/me/follow/artist"
-
-
-def notes_until(conn, done, timeout=10.0):
-    deadline, seen = time.monotonic() + timeout, []
-    while time.monotonic() < deadline:
-        message = conn.recv(timeout=max(0.05, deadline - time.monotonic()))
-        if message.get("method") == "stateChanged":
-            seen.append(message["params"]["state"])
-            if done(message["params"]["state"]):
-                return seen
-    raise AssertionError(f"not seen in {timeout}s; last {seen[-3:]}")
 
 
 def waiting(state):

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import rpcio
+from rpcio import notes_until
 from test_rest import CONFIG, Artsy, artsy  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(60)
@@ -84,17 +85,6 @@ def kill9(server):
 def outbox_lines(runtime) -> list[dict]:
     text = (runtime.root / "state-intents" / "outbox.log").read_text()
     return [json.loads(line) for line in text.splitlines() if line]
-
-
-def notes_until(conn, done, timeout=10.0):
-    deadline, seen = time.monotonic() + timeout, []
-    while time.monotonic() < deadline:
-        message = conn.recv(timeout=max(0.05, deadline - time.monotonic()))
-        if message.get("method") == "stateChanged":
-            seen.append(message["params"]["state"])
-            if done(message["params"]["state"]):
-                return seen
-    raise AssertionError(f"not seen in {timeout}s; last {seen[-3:]}")
 
 
 def test_an_intent_that_cannot_be_saved_is_answered_with_an_error_and_not_kept(artsy, serve, runtime):
