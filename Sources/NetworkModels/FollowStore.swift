@@ -85,10 +85,24 @@ public final class FollowStore {
     var readWaiters: [Completion] = []
     /// Bumped by every accepted mutation: a read that started before it is stale.
     var mutationSerial: UInt64 = 0
+    /// A call failed in a way that says nothing of whether the backend did it (a
+    /// dropped connection, a timeout, a 5xx after the change was made), so `confirmed`
+    /// may be stale: an intent equal to it is still sent, and a rollback reads the
+    /// state again. Cleared by the next answered call or read.
+    var uncertain = false
+    /// Mutation calls sent so far, and at the start of the read under way: a read that
+    /// overlapped a call may have been answered before the call was done, so it says
+    /// nothing newer than the call's own answer.
+    var callsSent: UInt64 = 0
+    var readStartedCalls: UInt64 = 0
+    var readOverlapsCall = false
+    /// The read under way checks a rollback: when it finds what the rollback showed,
+    /// the rollback's reason stays shown.
+    var readChecksRollback = false
 
     var isIdle: Bool {
       wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
-        && readWaiters.isEmpty
+        && readWaiters.isEmpty && !uncertain
     }
   }
 
@@ -232,7 +246,7 @@ public final class FollowStore {
     var record = records[key] ?? freshRecord
     let activity = activities[key]
     let pendingIntent = activity?.wanted
-    let alreadyKnown = pendingIntent.map { $0 == wanted } ?? (record.confirmed == wanted)
+    let alreadyKnown = pendingIntent.map { $0 == wanted } ?? backendHas(key, wanted)
     if alreadyKnown && !force {
       counters.dedupeHits += 1
       let current = state(key)
@@ -253,9 +267,9 @@ public final class FollowStore {
     if work.inFlight == nil && waitingForCredentials.contains(key) {
       // Without credentials a call would only be refused again: the new intent waits
       // in place of the old one, unless the backend already has what it asks for.
-      if record.confirmed == wanted { settle(key, work) }
+      if backendHas(key, wanted) { settle(key, work) }
     } else if work.inFlight == nil {
-      if let timer = work.retryTimer, record.confirmed == wanted {
+      if let timer = work.retryTimer, backendHas(key, wanted) {
         // A toggle back to the confirmed state while a retry waited: nothing to send.
         loop.cancel(timer)
         work.retryTimer = nil
@@ -270,6 +284,7 @@ public final class FollowStore {
   private func send(_ key: EntityKey, _ work: Activity) {
     guard let wanted = work.wanted else { return }
     work.inFlight = wanted
+    work.callsSent &+= 1
     counters.backendCalls += 1
     counters.backendMutations += 1
     let epoch = environmentEpoch
@@ -285,6 +300,7 @@ public final class FollowStore {
     switch result {
     case .success(let confirmed):
       work.attempt = 0
+      work.uncertain = false
       waitingForCredentials.remove(key)
       var record = records[key] ?? freshRecord
       record.confirmed = confirmed
@@ -302,6 +318,7 @@ public final class FollowStore {
       }
     case .failure(let failure):
       let policy = kindPolicies.isEmpty ? policy : kindPolicies[key.kind] ?? policy
+      if failure.isRetryable { work.uncertain = true }
       if failure.isRetryable && (work.attempt < policy.maxRetries || policy.whenExhausted == .keepQueued) {
         work.attempt += 1
         counters.retries += 1
@@ -310,8 +327,7 @@ public final class FollowStore {
         work.retryTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
           guard let self, let work else { return }
           work.retryTimer = nil
-          let confirmed = self.records[key]?.confirmed
-          if work.wanted != nil && work.wanted == confirmed {
+          if let wanted = work.wanted, self.backendHas(key, wanted) {
             self.settle(key, work)
           } else {
             self.send(key, work)
@@ -327,7 +343,7 @@ public final class FollowStore {
         // The failed call was for an intent that a newer one replaced: the newer one
         // is still owed, unless it equals what the backend already has.
         work.attempt = 0
-        if record.confirmed == wanted { settle(key, work) } else { send(key, work) }
+        if backendHas(key, wanted) { settle(key, work) } else { send(key, work) }
         return
       }
       rollBack(key, work, failure)
@@ -339,7 +355,7 @@ public final class FollowStore {
   private func waitForCredentials(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
     work.attempt = 0
     guard work.wanted != nil else { return dropIfIdle(key, work) }
-    if records[key]?.confirmed == work.wanted { return settle(key, work) }
+    if let wanted = work.wanted, backendHas(key, wanted) { return settle(key, work) }
     Log.info("\(key): \(failure.message); the intent waits for credentials (configure authToken)")
     waitingForCredentials.insert(key)
     showAndAnswer(key, work, failure: failure)
@@ -372,7 +388,7 @@ public final class FollowStore {
     records[key, default: Record()].following = durable
     showAndAnswer(key, work, failure: failure)
     guard work.inFlight == nil, work.retryTimer == nil, !waitingForCredentials.contains(key) else { return }
-    if records[key]?.confirmed == durable { settle(key, work) } else { send(key, work) }
+    if backendHas(key, durable) { settle(key, work) } else { send(key, work) }
   }
 
   /// Another environment is active (the intent log already lists its intents): what
@@ -417,7 +433,19 @@ public final class FollowStore {
   private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
     counters.rollbacks += 1
     finishMutation(key, work, failure: failure)
-    if records[key]?.confirmed == nil { fetch(key) }
+    // A refusal may mean that "confirmed" is wrong: an unfollow that was done but whose
+    // answer was lost (or that another device or a killed run did) is refused with 404
+    // "not followed", and only a read shows that the backend has what the user asked for.
+    if records[key]?.confirmed == nil || work.uncertain || !failure.isRetryable {
+      let checking = activity(key)
+      checking.readChecksRollback = records[key]?.confirmed != nil
+      fetch(key)
+    }
+  }
+
+  /// Whether the backend is known to hold `wanted` for `key`, so nothing need be sent.
+  private func backendHas(_ key: EntityKey, _ wanted: Bool) -> Bool {
+    records[key]?.confirmed == wanted && activities[key]?.uncertain != true
   }
 
   /// Ends the entity's pending mutation either way: the shown state becomes the
@@ -486,6 +514,8 @@ public final class FollowStore {
   private func startRead(_ key: EntityKey, _ work: Activity) {
     work.readInFlight = true
     work.readStartedAt = work.mutationSerial
+    work.readStartedCalls = work.callsSent
+    work.readOverlapsCall = work.inFlight != nil
     counters.backendCalls += 1
     counters.backendReads += 1
     let epoch = environmentEpoch
@@ -505,21 +535,27 @@ public final class FollowStore {
       readsWaitingForCredentials.remove(key)
       // A read that started before the latest mutation, or overlaps one in flight,
       // may describe the backend before that mutation: it must not become `confirmed`.
-      let stale = work.readStartedAt != work.mutationSerial || work.inFlight != nil
+      let stale =
+        work.readStartedAt != work.mutationSerial || work.inFlight != nil || work.readOverlapsCall
+        || work.readStartedCalls != work.callsSent
       if !stale {
+        work.uncertain = false
         var record = records[key] ?? freshRecord
         let before = record
         record.confirmed = following
         record.confirmedAt = loop.clock.now
         if work.wanted == nil { record.following = following }
         records[key] = record
-        let hadError = errors.removeValue(forKey: key) != nil
-        readErrors.remove(key)
+        let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
+        let hadError = !keepsReason && errors.removeValue(forKey: key) != nil
+        if !keepsReason { readErrors.remove(key) }
         if before.bits != record.bits || hadError { changed(key) }
       }
+      work.readChecksRollback = false
       let current = state(key)
       for waiter in waiters { waiter(.success(current)) }
     case .failure(let failure):
+      work.readChecksRollback = false
       if records[key] == nil {
         records[key] = freshRecord
         keepBounded()

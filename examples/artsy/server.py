@@ -93,7 +93,8 @@ SEED_FOLLOWS = {"artist": ["andy-warhol"], "gene": ["pop-art"], "profile": ["gag
 class Rule:
     """One queued fault. Validated up front so a typo in a test fails at POST /_control/faults."""
 
-    FIELDS = {"method", "path", "status", "body", "headers", "delay_ms", "drop", "hang", "times", "sequence"}
+    FIELDS = {"method", "path", "status", "body", "headers", "delay_ms", "drop", "hang", "times", "sequence",
+              "applied"}
 
     def __init__(self, raw):
         if not isinstance(raw, dict) or not set(raw) <= self.FIELDS:
@@ -107,6 +108,12 @@ class Rule:
         self.delay_ms, self.times = raw.get("delay_ms", 0) or 0, raw.get("times", 1)
         self.drop, self.hang = bool(raw.get("drop")), bool(raw.get("hang"))
         self.sequence, self.uses = bool(raw.get("sequence")), 0
+        # applied: the request does its work first and only its answer is lost or replaced,
+        # as when a connection breaks after the API committed a change (the ambiguous case a
+        # client's retry must survive: an unfollow retried after it was done meets a 404).
+        self.applied = raw.get("applied", False)
+        if not isinstance(self.applied, bool):
+            raise ValueError("applied must be a boolean")
         if self.status is not None and not (isinstance(self.status, int) and 100 <= self.status <= 599):
             raise ValueError("status must be an integer 100..599")
         if not isinstance(self.delay_ms, int) or self.delay_ms < 0:
@@ -117,6 +124,8 @@ class Rule:
             raise ValueError("headers must map names to strings")
         if self.status is None and not (self.delay_ms or self.drop or self.hang):
             raise ValueError("a rule needs status, delay_ms, drop or hang")
+        if self.applied and self.status is None and not (self.drop or self.hang):
+            raise ValueError("applied needs status, drop or hang: the answer that replaces the real one")
 
     def answer(self, uses):
         """(status, body, headers); with `sequence`, "{n}" in the body's and headers' strings is
@@ -343,6 +352,8 @@ class Handler(BaseHTTPRequestHandler):
         if rule:
             with st.lock:
                 st.faulted += 1
+        if rule and rule.applied:
+            self.answer(route, method, path, url.query, body)  # the change happens; its answer is lost
         if rule and rule.delay_ms and st.stop.wait(rule.delay_ms / 1000):
             pass  # the server is stopping: drop rather than answer late
         elif rule and (rule.drop or rule.hang):

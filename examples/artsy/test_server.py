@@ -344,6 +344,21 @@ def test_drop_closes_without_an_answer(server, ctl):
     assert entry["status"] is None and entry["faulted"] is True and entry["body"] == '{"artist_id": "kaws"}'
 
 
+def test_applied_fault_does_the_work_and_loses_the_answer(server, ctl, api):
+    ctl.request("POST", "/_control/faults", [{"path": "follow/artist$", "drop": True, "applied": True},
+                                             {"method": "DELETE", "status": 503, "applied": True}])
+    c = Client(server)
+    with pytest.raises(http.client.RemoteDisconnected):
+        c.request("POST", "/api/v1/me/follow/artist", {"artist_id": "kaws"})
+    c.close()
+    assert followed(api, "artist", "artists", ["kaws"]) == ["kaws"]  # done, though unanswered
+    assert api.request("DELETE", "/api/v1/me/follow/artist/kaws")[0] == 503
+    assert followed(api, "artist", "artists", ["kaws"]) == []  # done, though answered 503
+    assert api.request("DELETE", "/api/v1/me/follow/artist/kaws")[0] == 404  # the retry meets a 404
+    assert ctl.request("POST", "/_control/faults", [{"applied": True, "delay_ms": 5}])[0] == 400
+    assert ctl.request("POST", "/_control/faults", [{"applied": 1, "status": 500}])[0] == 400
+
+
 def test_hang_until_the_client_gives_up(server, ctl):
     ctl.request("POST", "/_control/faults", [{"path": "artist/banksy", "hang": True}])
     open_before = stats(ctl)["open_connections"]
