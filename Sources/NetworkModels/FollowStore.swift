@@ -99,10 +99,13 @@ public final class FollowStore {
     /// The read under way checks a rollback: when it finds what the rollback showed,
     /// the rollback's reason stays shown.
     var readChecksRollback = false
+    /// A check read that failed transiently is tried again, as a mutation would be.
+    var checkAttempt = 0
+    var checkTimer: EventLoop.TimerID?
 
     var isIdle: Bool {
       wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
-        && readWaiters.isEmpty && !uncertain
+        && readWaiters.isEmpty && !uncertain && checkTimer == nil
     }
   }
 
@@ -439,6 +442,9 @@ public final class FollowStore {
     if records[key]?.confirmed == nil || work.uncertain || !failure.isRetryable {
       let checking = activity(key)
       checking.readChecksRollback = records[key]?.confirmed != nil
+      // Until the check answers, "confirmed" is a guess: no read answers it from memory,
+      // and an intent equal to it is still sent.
+      checking.uncertain = true
       fetch(key)
     }
   }
@@ -484,7 +490,8 @@ public final class FollowStore {
   /// `maxAgeMs`, else after one backend read shared by every concurrent caller.
   public func read(_ key: EntityKey, refresh: Bool = false, maxAgeMs: UInt64, completion: @escaping Completion) {
     if !refresh, let record = records[key], record.confirmed != nil,
-      loop.clock.now &- record.confirmedAt <= maxAgeMs &* 1_000_000
+      loop.clock.now &- record.confirmedAt <= maxAgeMs &* 1_000_000,
+      activities.isEmpty || activities[key]?.uncertain != true
     {
       counters.cacheHits += 1
       completion(.success(state(key, record)))
@@ -552,10 +559,13 @@ public final class FollowStore {
         if before.bits != record.bits || hadError { changed(key) }
       }
       work.readChecksRollback = false
+      work.checkAttempt = 0
       let current = state(key)
       for waiter in waiters { waiter(.success(current)) }
     case .failure(let failure):
+      let wasCheck = work.readChecksRollback
       work.readChecksRollback = false
+      if wasCheck && failure.isRetryable { retryCheck(key, work, failure) }
       if records[key] == nil {
         records[key] = freshRecord
         keepBounded()
@@ -570,6 +580,25 @@ public final class FollowStore {
       for waiter in waiters { waiter(.failure(SettleFailure(failure: failure, state: current))) }
     }
     dropIfIdle(key, work)
+  }
+
+  /// The read that checks a rollback failed transiently: without it the shown state may
+  /// stay what the backend no longer holds (an unfollow done, its answer lost, then
+  /// refused as "not followed"), so it is tried again with the retry policy's backoff.
+  private func retryCheck(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
+    let policy = kindPolicies.isEmpty ? policy : kindPolicies[key.kind] ?? policy
+    guard work.checkAttempt < policy.maxRetries, work.checkTimer == nil else {
+      work.checkAttempt = 0
+      return
+    }
+    work.checkAttempt += 1
+    let delay = policy.delayMs(attempt: work.checkAttempt, retryAfterMs: failure.retryAfterMs, random: &random)
+    work.checkTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
+      guard let self, let work else { return }
+      work.checkTimer = nil
+      work.readChecksRollback = self.records[key]?.confirmed != nil
+      self.fetch(key)
+    }
   }
 
   // MARK: Bookkeeping

@@ -30,6 +30,32 @@ import Testing
     #expect(state.following == false && state.confirmed == false && !state.pending)
   }
 
+  /// Found by the soak (seed 214810608): the read that checks the rollback met a
+  /// transient fault, and the stale "following" stayed shown and cached.
+  @Test func aCheckReadThatFailsTransientlyIsTriedAgainAndIsNotAnsweredFromMemory() throws {
+    let f = try unfollowDoneButUnanswered()
+    try f.advance(ms: 200)
+    f.backend.fail(0, notFollowed)
+    #expect(f.backend.waiting == [.fetch(artist)])
+    f.backend.fail(0, transient)  // the check read fails too
+    var cached: EntityState?
+    f.store.read(artist, maxAgeMs: 30_000) { cached = try? $0.get() }
+    #expect(cached == nil && f.backend.waiting == [.fetch(artist)], "a guess is not answered from memory")
+    f.backend.succeed()
+    #expect(f.store.state(artist).confirmed == false && cached?.confirmed == false)
+    // And with no reader at all, the check is tried again by itself.
+    let g = try unfollowDoneButUnanswered()
+    try g.advance(ms: 200)
+    g.backend.fail(0, notFollowed)
+    g.backend.fail(0, transient)
+    #expect(g.backend.waitingCount == 0)
+    try g.advance(ms: 2000)
+    #expect(g.backend.waiting == [.fetch(artist)], "the check is retried with backoff")
+    g.backend.succeed()
+    let state = g.store.state(artist)
+    #expect(state.following == false && state.confirmed == false && !state.pending)
+  }
+
   @Test func aToggleBackWhileTheRetryWaitsIsStillSent() throws {
     let f = try unfollowDoneButUnanswered()
     let shown = f.store.setFollowing(artist, true)  // back to what was confirmed, which may be stale
