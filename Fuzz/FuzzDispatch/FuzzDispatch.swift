@@ -84,8 +84,10 @@ final class Peer {
     var offset = 0
     while offset < bytes.count {
       let start = offset
-      switch Result(catching: { () throws(Errno) in try fd.write(bytes.baseAddress! + start, count: bytes.count - start) })
-      {
+      let result = Result { () throws(Errno) in
+        try fd.write(bytes.baseAddress! + start, count: bytes.count - start)
+      }
+      switch result {
       case .success(let written): offset += written
       case .failure(let error) where error.isWouldBlock:
         try loop.runOnce(wait: false)

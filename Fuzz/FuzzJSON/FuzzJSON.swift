@@ -31,7 +31,9 @@ private func memberDisagreement(
     else { return "member \(member.key)'s range \(member.range) is no single value" }
   }
   let distinctKeys = Set(object.members.map { Array($0.key.utf8) })
-  guard distinctKeys.count == value.count else { return "\(distinctKeys.count) distinct keys, jansson has \(value.count)" }
+  guard distinctKeys.count == value.count else {
+    return "\(distinctKeys.count) distinct keys, jansson has \(value.count)"
+  }
   for (key, expected) in value.members {
     guard let member = object.member(key) else { return "no member \(key)" }
     guard let parsed = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[member.range])), parsed == expected
