@@ -43,7 +43,23 @@ var package = Package(
 )
 
 if ProcessInfo.processInfo.environment["NETMODEL_FUZZ"] != nil {
-  package.targets.append(
+  // One libFuzzer target per surface (see Fuzz/README.md); FuzzSupport holds the driver.
+  // scripts/fuzz builds them with -enable-testing: the focused targets call internal
+  // functions (`@testable import`) rather than widening the API for fuzzing.
+  package.targets += [
+    .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
     .executableTarget(
-      name: "FuzzDispatch", dependencies: ["JSONRPC", "JSON", "Service", "TestSupport"], path: "Fuzz/FuzzDispatch"))
+      name: "FuzzDispatch", dependencies: ["FuzzSupport", "JSONRPC", "JSON", "Service", "EventLoop", "Posix"],
+      path: "Fuzz/FuzzDispatch"),
+    .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "JSON"], path: "Fuzz/FuzzJSON"),
+    .executableTarget(name: "FuzzFrames", dependencies: ["FuzzSupport", "JSONRPC"], path: "Fuzz/FuzzFrames"),
+    .executableTarget(
+      name: "FuzzRESTConfig", dependencies: ["FuzzSupport", "NetworkModels", "HTTP", "JSON"],
+      path: "Fuzz/FuzzRESTConfig"),
+    .executableTarget(
+      name: "FuzzRESTAnswers", dependencies: ["FuzzSupport", "NetworkModels", "HTTP", "JSON"],
+      path: "Fuzz/FuzzRESTAnswers"),
+    .executableTarget(
+      name: "FuzzStateFiles", dependencies: ["FuzzSupport", "NetworkModels", "JSON"], path: "Fuzz/FuzzStateFiles"),
+  ]
 }

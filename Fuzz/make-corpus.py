@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus Fuzz/corpus/ for FuzzDispatch.
+"""Writes the seed corpus Fuzz/corpus/FuzzDispatch/.
 
 Each file is one selector byte (how the split run cuts the rest, see ChunkPlan in
 Fuzz/FuzzDispatch/FuzzDispatch.swift) followed by the bytes a peer sends on one
@@ -10,7 +10,7 @@ import os
 import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "corpus")
+OUT = os.path.join(HERE, "corpus", "FuzzDispatch")
 
 
 def req(method, id=1, params=None, **extra):
@@ -198,14 +198,61 @@ SEEDS = {
 }
 
 
+# The focused targets (input formats in Fuzz/README.md). Files named crash-* or
+# regression-* are findings kept by hand; they are never removed.
+REPO = os.path.dirname(HERE)
+OTHER = {
+    "FuzzJSON": {
+        "object": req("follow", params={"kind": "artist", "id": "1", "await": True}).encode(),
+        "nested": b'{"a":[1,2.5e-3,{"b":null}],"c":"\\u00e9\\ud83d\\ude00","d":true}',
+        "nul-quirk": b'[1\x00,true\x00]',
+        "limits": b'[9223372036854775807,-9223372036854775808,1e308,"\\u0000"]',
+        "duplicate-keys": b'{"a":1,"a":"x","\\u0061":2}',
+    },
+    "FuzzFrames": {
+        "nd": b"\x1b\x07" + nd(req("initialize"), "", "  x", "\r"),
+        "cl": b"\x3c\x09" + cl(req("initialize"), "{}") + b"Content-Length: 99999\r\n\r\n",
+        "cl-bad": b"\x05\x01" + b"Content-Length: x\r\n\r\ncontent-length: 2\nX: y\n\n{}",
+    },
+    "FuzzRESTConfig": {
+        "artsy": open(os.path.join(REPO, "examples", "artsy", "config.json"), "rb").read(),
+        "small": b'{"environments":{"t":"http://h"},"kinds":{"a":{"follow":{"method":"POST","path":"/f/{id}"},'
+        b'"unfollow":{"method":"DELETE","path":"/f/{id}"},"state":{"method":"GET","path":"/s",'
+        b'"query":{"ids":"{ids}"},"batch":{"maxIds":2,"windowMs":1,"items":"/x","id":"/id"}}}},'
+        b'"lists":{"l":{"method":"GET","path":"/l/{p}","params":["p"],"paging":{"style":"cursor","next":"/n"},'
+        b'"item":{"kind":"a","id":"/id"}}}}',
+    },
+    "FuzzRESTAnswers": {
+        "state-200": b"\x02\x00\x00Content-Type: application/json\r\n\x00" + b'{"is_followed":true}',
+        "batch": b"\x08\x00\x00\x00" + b'[{"artist":{"id":"1"}},{"artist":{"id":2}}]',
+        "retry-after": b"\x01\x00\x0cRetry-After: 30\r\n\x00" + b'{"error":"slow down"}',
+        "link": b"\x30\x00\x00Link: </api/v1/link?page=3>; rel=\"next last\", <x>; rel=prev\r\n\x00"
+        + b'[{"id":"1","name":"Ai"},{"id":2,"name":"\\u00e9"}]',
+        "page": b"\x10\x00\x00\x00" + b'{"data":[{"id":"1","f":true,"c":"x"}],"next":"abc"}',
+    },
+    "FuzzStateFiles": {
+        "outbox": b"\x01" + b'{"k":"artist","i":"1","e":"default","w":true}\n{"k":"gene","i":"2","w":null}\n{"k":"a","i":"3","w":false}\n{"k":',
+        "journal": b"\x00" + b'{"k":"artist","i":"1","f":true}\n\n{"k":"gene","i":"x","f":false}\nbad\n{"k":"a","i":"b","f":true}',
+        "snapshot": b"\x02" + b'{"version":1,"follows":{"artist":["1","2"],"gene":[]}}\n',
+    },
+}
+
+
+def write(directory, files):
+    os.makedirs(directory, exist_ok=True)
+    for name in os.listdir(directory):
+        if not name.startswith(("crash-", "regression-")):
+            os.remove(os.path.join(directory, name))
+    for name, data in files.items():
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+    print(f"wrote {len(files)} seeds to {directory}")
+
+
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
-    for name, (selector, payload) in SEEDS.items():
-        with open(os.path.join(OUT, name), "wb") as f:
-            f.write(bytes([selector]) + payload)
-    print(f"wrote {len(SEEDS)} seeds to {OUT}")
+    write(OUT, {name: bytes([selector]) + payload for name, (selector, payload) in SEEDS.items()})
+    for target, files in OTHER.items():
+        write(os.path.join(HERE, "corpus", target), files)
 
 
 if __name__ == "__main__":

@@ -124,7 +124,11 @@ public struct FrameSplitter {
     }
     guard let newline else {
       scanned = buffer.count
-      if buffer.count - start > maxMessageBytes {
+      // A last CR may be the first half of CRLF, which is not part of the message:
+      // counting it would make a line of exactly the limit oversized or not depending
+      // on where a read ended.
+      let open = buffer.count - start - (buffer.last == 0x0D ? 1 : 0)
+      if open > maxMessageBytes {
         let seen = buffer.count - start
         start = buffer.count
         scanned = start

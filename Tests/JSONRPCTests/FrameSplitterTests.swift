@@ -102,6 +102,17 @@ func lsp(_ body: String, extraHeaders: String = "") -> String {
     }
   }
 
+  /// Found by FuzzFrames: a line of exactly the limit ending in CRLF, whose CR came in
+  /// one read and LF in the next, was reported oversized: the CR, which is not part of
+  /// the message, was counted while the line was still open.
+  @Test func lineOfExactlyTheLimitWithCRLFSplitBeforeTheLF() {
+    let input = Array("abcd\r\nxy\r\n".utf8)
+    let expected: [Piece] = [.message("abcd"), .message("xy")]
+    #expect(split(input, chunks: [input.count], limit: 4) == expected)
+    #expect(split(input, chunks: [5, 1, 4], limit: 4) == expected)
+    #expect(split(input, chunks: [1], limit: 4) == expected)
+  }
+
   @Test func oversizedLineIsSkippedAndTheNextOneRead() {
     let big = "{" + String(repeating: " ", count: 300) + "}"
     let input = Array((big + "\n" + #"{"ok":1}"# + "\n").utf8)

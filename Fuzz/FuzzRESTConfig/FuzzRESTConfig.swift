@@ -1,0 +1,63 @@
+// `RESTConfiguration.parse` (what `check-config` and `--config` run) on arbitrary text.
+// Oracles: parsing never traps, and nothing it accepts traps at use: a backend made
+// from it builds every endpoint's request (ids that need encoding, dot segments,
+// batches, lists with their params, every environment) and reads a small answer with
+// each of its pointers.
+
+import EventLoop
+import FuzzSupport
+import HTTP
+import JSON
+
+@testable import NetworkModels
+
+nonisolated(unsafe) let loop = try! EventLoop()
+/// Plain, needing percent-encoding (and a placeholder's braces), a dot segment, non-ASCII
+/// with a NUL: four, since every accepted configuration builds each endpoint for each.
+let ids = ["1", "a b/c?d#e%{id}", "..", "é\u{0}\u{1F600}"]
+
+func use(_ configuration: RESTConfiguration) {
+  let backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in "token" })
+  for (name, _) in configuration.environments {
+    _ = backend.selectEnvironment(name)
+    for (kind, endpoints) in configuration.kinds {
+      _ = backend.kindProblem(kind)
+      for id in ids {
+        guard backend.validatePlaceholders(kind: kind, id: id) == nil else { continue }
+        for endpoint in [endpoints.follow, endpoints.unfollow, endpoints.state.endpoint]
+          + [endpoints.detail].compactMap({ $0 })
+        {
+          _ = backend.request(endpoint, kind: kind, id: id)
+        }
+      }
+      if endpoints.state.batch != nil { _ = backend.request(endpoints.state.endpoint, kind: kind, ids: ids) }
+      let answer = HTTPResponse(status: 200, body: Array(#"{"a":[{"id":"1"}],"b":true}"#.utf8))
+      _ = RESTBackend.following(in: answer, endpoints.state.following)
+      if let batch = endpoints.state.batch { _ = RESTBackend.followedIDs(in: answer, batch) }
+    }
+    for (name, list) in configuration.lists {
+      _ = backend.listDescription(name)
+      for id in ids {
+        let params = Dictionary(list.params.map { ($0, id) }, uniquingKeysWith: { a, _ in a })
+        guard backend.validatePlaceholders(list: name, params: params) == nil else { continue }
+        _ = backend.request(list.endpoint, values: params)
+      }
+      let answer = HTTPResponse(
+        status: 200, headers: [("Link", "</next>; rel=\"next\"")], body: Array(#"[{"id":"1","name":"x"}]"#.utf8))
+      _ = RESTBackend.readPage(answer, list, nil, url: "http://h/p")
+    }
+  }
+}
+
+@main
+struct FuzzRESTConfig {
+  static func main() {
+    // Globals are made on first use: before the first input, or their allocations
+    // would count as that input's leak.
+    withoutLeakChecks { _ = (loop, ids) }
+    runFuzzer { bytes in
+      guard let configuration = try? RESTConfiguration.parse(String(decoding: bytes, as: UTF8.self)) else { return }
+      use(configuration)
+    }
+  }
+}

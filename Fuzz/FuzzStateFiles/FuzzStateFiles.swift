@@ -1,0 +1,80 @@
+// Replay of the state files from arbitrary bytes (what a crash, a full disk or a hand
+// edit can leave): the outbox (`outbox.log`), the local backend's journal
+// (`local-follows.log`) and its snapshot (`local-follows.json`). Byte 0 picks the
+// outbox's current environment; the rest is the file.
+//
+// Oracles: nothing traps; what a replay reads back survives being written again in the
+// program's own format (replay → append lines → replay gives the same intents or
+// follows; decode → encode → decode the same snapshot); completing an unfinished last
+// journal line with its newline applies exactly the change the replay reported for it.
+// The files themselves are opened by StateFolder.open (regular files only) in the
+// process; here the bytes go straight to the parsers, which is where arbitrary content
+// meets the code (and keeps the target in memory, without fsync).
+
+import FuzzSupport
+import JSON
+
+@testable import NetworkModels
+
+let environments: [String?] = [nil, "default", "staging", "e\u{0}\u{1F600}"]
+
+func checkOutbox(_ bytes: [UInt8], environment: String?) {
+  let replay = Outbox.replay(bytes, environment: environment)
+  if replay.skipped < 0 || replay.skipped > replay.lines { fuzzFailure("outbox: \(replay.skipped) of \(replay.lines)") }
+  var again: [UInt8] = []
+  for (slot, intent) in replay.live.sorted(by: { $0.value.sequence < $1.value.sequence }) {
+    Outbox.appendLine(slot, wanted: intent.wanted, to: &again)
+  }
+  let second = Outbox.replay(again, environment: environment)
+  guard second.skipped == 0, !second.tornTail, second.live.count == replay.live.count,
+    replay.live.allSatisfy({ second.live[$0.key]?.wanted == $0.value.wanted })
+  else {
+    fuzzFailure("outbox: its own lines of what it read do not read back the same:\n\(escaped(again))")
+  }
+}
+
+func checkJournal(_ bytes: [UInt8]) {
+  var follows: [EntityKey: Bool] = [:]
+  var last: (EntityKey, Bool)?
+  let replay = LocalBackend.replay(bytes) { key, following in follows[key] = following }
+  var again: [UInt8] = []
+  for (key, following) in follows.sorted(by: { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }) {
+    LocalBackend.appendLine(key, following, to: &again)
+  }
+  var second: [EntityKey: Bool] = [:]
+  let secondReplay = LocalBackend.replay(again) { key, following in second[key] = following }
+  guard secondReplay.skipped == 0, !secondReplay.tornTail, second == follows else {
+    fuzzFailure("journal: its own lines of what it read do not read back the same:\n\(escaped(again))")
+  }
+  if replay.tornTail, bytes.last != UInt8(ascii: "\n") {
+    _ = LocalBackend.replay(bytes + [UInt8(ascii: "\n")]) { key, following in last = (key, following) }
+    let completed = replay.unfinished.map { ($0.key, $0.following) }
+    if completed != nil, last.map({ "\($0)" }) != completed.map({ "\($0)" }) {
+      fuzzFailure("journal: completing the last line applied \(String(describing: last)), not \(completed!)")
+    }
+  }
+}
+
+func checkSnapshot(_ bytes: [UInt8]) {
+  guard case .success(let follows) = LocalBackend.decode(bytes) else { return }
+  let encoded = LocalBackend.encode(follows)
+  guard case .success(let again) = LocalBackend.decode(encoded), again == follows else {
+    fuzzFailure("snapshot: decode → encode → decode changed it:\n\(escaped(encoded))")
+  }
+}
+
+@main
+struct FuzzStateFiles {
+  static func main() {
+    // Globals are made on first use: before the first input, or their allocations
+    // would count as that input's leak.
+    withoutLeakChecks { _ = environments }
+    runFuzzer { data in
+      guard let selector = data.first else { return }
+      let bytes = Array(data[1...])
+      checkOutbox(bytes, environment: environments[Int(selector) % environments.count])
+      checkJournal(bytes)
+      checkSnapshot(bytes)
+    }
+  }
+}
