@@ -1,6 +1,7 @@
 import JSON
 import JSONRPC
 import NetworkModels
+import Posix
 
 /// Who wants to hear about which entities, and the per-connection queues that carry
 /// the news. Notifications carry whole states, so a queue keeps only the newest state
@@ -88,6 +89,7 @@ final class SubscriptionHub {
     }
     remove(subscription)
     queue.dropQueued(subscription: id)
+    shrink()
     return true
   }
 
@@ -95,6 +97,28 @@ final class SubscriptionHub {
     guard let queue = queues.removeValue(forKey: connection.id) else { return }
     for subscription in queue.subscriptions.values { remove(subscription) }
     queue.subscriptions.removeAll()
+    shrink()
+  }
+
+  /// The topic tables' capacities, for tests.
+  var tableCapacities: (exact: Int, byKind: Int, lists: Int) { (exact.capacity, byKind.capacity, lists.capacity) }
+
+  /// Dictionaries keep their capacity when emptied: after subscriptions to many
+  /// topics end (100 peers with 1,000 entities each closing), give the memory back,
+  /// as the store does after an eviction. Each shrink at least quarters a table, so
+  /// the copies cost O(1) amortised per topic removed.
+  private func shrink() {
+    func shrunk<Key: Hashable>(_ table: inout [Key: Subscribers]) -> Bool {
+      guard table.capacity > 1024, table.count < table.capacity / 4 else { return false }
+      var copy = [Key: Subscribers](minimumCapacity: table.count)
+      for (key, value) in table { copy[key] = value }
+      table = copy
+      return true
+    }
+    var trimmed = shrunk(&exact)
+    trimmed = shrunk(&byKind) || trimmed
+    trimmed = shrunk(&lists) || trimmed
+    if trimmed { Memory.trim() }
   }
 
   /// Tells every matching subscription, once each, about `state`.
