@@ -261,8 +261,8 @@ public final class LocalBackend: FollowBackend {
     let fd = try openJournal()
     defer { fd.close() }
     do {
-      try fd.writeAll(bytes)
-      try fd.sync()
+      try folder.write(bytes, to: fd, LocalBackend.journalName)
+      try folder.sync(fd, LocalBackend.journalName)
     } catch {
       throw Errno(error.code, call: "\(error.call) \(folder.file(LocalBackend.journalName))")
     }
@@ -322,7 +322,7 @@ public final class LocalBackend: FollowBackend {
     let journal = try openJournal(truncating: true)
     defer { journal.close() }
     do {
-      try journal.sync()
+      try folder.sync(journal, LocalBackend.journalName)
     } catch {
       throw Errno(error.code, call: "\(error.call) \(folder.file(LocalBackend.journalName))")
     }
@@ -349,7 +349,7 @@ public final class LocalBackend: FollowBackend {
   private func createJournal() throws(Errno) -> FileDescriptor {
     let fd = try folder.open(LocalBackend.journalName, .writeOnly, options: [.create, .append])
     do {
-      try FileSystem.syncFolder(folder.path)
+      try folder.syncFolder()
     } catch {
       fd.close()
       throw error
