@@ -258,6 +258,13 @@ public final class LocalBackend: FollowBackend {
     // Opened for each save: one open and close cost little next to the fsync, and a
     // journal that was removed or replaced makes the save fail instead of going to a
     // file no one reads.
+    if !folder.exists(LocalBackend.journalName) && (followCount > 0 || journalLines > 0 || compactionCount > 0) {
+      // The journal is gone (the state folder was deleted, or emptied, while running):
+      // a new journal alone would lose every follow confirmed before. Write the
+      // snapshot of the durable state first; without a folder that fails, and the
+      // changes are answered with an error.
+      try compact()
+    }
     let fd = try openJournal()
     defer { fd.close() }
     do {

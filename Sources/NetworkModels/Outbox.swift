@@ -189,9 +189,18 @@ public final class Outbox: IntentLog {
   public func commitOrTakeBack() -> Result<Void, Unsaved> {
     guard bufferedLines > 0 else { return .success(()) }
     do throws(Errno) {
-      // Only a failed reopen after compaction leaves no descriptor.
-      if self.fd == nil { try openForAppending() }
-      let fd = self.fd!
+      guard let fd = self.fd, folder.isLinked(fd) else {
+        // No descriptor (a failed reopen after compaction), or the log lost its name
+        // (removed, or the state folder deleted while running): appending would
+        // acknowledge intents no start reads. Write every live intent, these records
+        // included, to a new log instead; without a folder that fails, and the
+        // mutations are answered with an error. (Before, such commits were acknowledged and lost.)
+        self.fd?.close()
+        self.fd = nil
+        try compact()
+        commitCount += 1
+        return .success(())
+      }
       var bytes: [UInt8] = []
       if mayHaveTornTail { bytes.append(UInt8(ascii: "\n")) }
       for (slot, wanted) in repairs { Outbox.appendLine(slot, wanted: wanted, to: &bytes) }
