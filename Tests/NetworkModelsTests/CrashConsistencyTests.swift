@@ -470,6 +470,30 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     }
   }
 
+  /// Versions never go backwards across a crash: a start recovers a mark at least as
+  /// high as every reservation made durable before the cut (versions below it may
+  /// have been shown).
+  @Test func theVersionMarkNeverGoesBackAfterACrash() throws {
+    let recorder = FileLayerRecorder()
+    let temp = try LocalBackendTestFolder()
+    var folder = temp.folder
+    folder.observer = recorder
+    var reserved: [UInt64] = [0]
+    for _ in 0..<3 {
+      let versions = try VersionBase(folder: folder)
+      reserved.append(versions.base + versions.headroom)
+      recorder.mark(reserved.count - 1)
+      versions.ensure(versions.headroom)  // a run that used its block up
+      reserved.append(versions.base + versions.headroom)
+      recorder.mark(reserved.count - 1)
+    }
+    for (n, (image, mark)) in recorder.crashImages().enumerated() {
+      let crashed = try materialise(image)
+      let recovered = try VersionBase(folder: crashed.folder)
+      #expect(recovered.base >= reserved[mark], "image \(n): \(recovered.base) < \(reserved[mark])")
+    }
+  }
+
   /// Random histories with fsyncs and truncations that fail at random, compactions and
   /// restarts in between; a seed that fails can be run alone with CRASH_SEED.
   @Test(arguments: 1...12) func randomOutboxHistories(seed: UInt64) throws {
