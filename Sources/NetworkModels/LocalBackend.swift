@@ -258,11 +258,18 @@ public final class LocalBackend: FollowBackend {
     // Opened for each save: one open and close cost little next to the fsync, and a
     // journal that was removed or replaced makes the save fail instead of going to a
     // file no one reads.
+    if !folder.exists(LocalBackend.journalName) && (followCount > 0 || journalLines > 0 || compactionCount > 0) {
+      // The journal is gone (the state folder was deleted, or emptied, while running):
+      // a new journal alone would lose every follow confirmed before. Write the
+      // snapshot of the durable state first; without a folder that fails, and the
+      // changes are answered with an error.
+      try compact()
+    }
     let fd = try openJournal()
     defer { fd.close() }
     do {
-      try fd.writeAll(bytes)
-      try fd.sync()
+      try folder.write(bytes, to: fd, LocalBackend.journalName)
+      try folder.sync(fd, LocalBackend.journalName)
     } catch {
       throw Errno(error.code, call: "\(error.call) \(folder.file(LocalBackend.journalName))")
     }
@@ -322,7 +329,7 @@ public final class LocalBackend: FollowBackend {
     let journal = try openJournal(truncating: true)
     defer { journal.close() }
     do {
-      try journal.sync()
+      try folder.sync(journal, LocalBackend.journalName)
     } catch {
       throw Errno(error.code, call: "\(error.call) \(folder.file(LocalBackend.journalName))")
     }
@@ -349,7 +356,7 @@ public final class LocalBackend: FollowBackend {
   private func createJournal() throws(Errno) -> FileDescriptor {
     let fd = try folder.open(LocalBackend.journalName, .writeOnly, options: [.create, .append])
     do {
-      try FileSystem.syncFolder(folder.path)
+      try folder.syncFolder()
     } catch {
       fd.close()
       throw error

@@ -64,6 +64,12 @@ public final class Outbox: IntentLog {
   /// commit starts with a newline, so that fragment stays a line of its own (skipped
   /// on replay) instead of spoiling the next record.
   private var mayHaveTornTail = false
+  /// A failed commit whose lines could not be cut off (the truncation or its fsync
+  /// failed too) may have left them complete in the file, where the next successful
+  /// fsync would make them durable although their mutations were answered with an
+  /// error. The next commit first writes each such slot's intent on disk again (nil:
+  /// a settled line), so those lines can never win on replay.
+  private var repairs: [Slot: Bool?] = [:]
 
   /// Complete lines in the file now.
   public private(set) var lineCount = 0
@@ -85,7 +91,7 @@ public final class Outbox: IntentLog {
     guard let existing = try folder.read(Outbox.fileName) else {
       // First start: an empty log, made durable by syncing the folder that names it.
       fd = try folder.open(Outbox.fileName, .writeOnly, options: [.create, .append])
-      try FileSystem.syncFolder(folder.path)
+      try folder.syncFolder()
       return
     }
     let replay = Outbox.replay(existing, environment: environment)
@@ -183,21 +189,34 @@ public final class Outbox: IntentLog {
   public func commitOrTakeBack() -> Result<Void, Unsaved> {
     guard bufferedLines > 0 else { return .success(()) }
     do throws(Errno) {
-      // Only a failed reopen after compaction leaves no descriptor.
-      if self.fd == nil { try openForAppending() }
-      let fd = self.fd!
-      if mayHaveTornTail { buffer.insert(UInt8(ascii: "\n"), at: 0) }
+      guard let fd = self.fd, folder.isLinked(fd) else {
+        // No descriptor (a failed reopen after compaction), or the log lost its name
+        // (removed, or the state folder deleted while running): appending would
+        // acknowledge intents no start reads. Write every live intent, these records
+        // included, to a new log instead; without a folder that fails, and the
+        // mutations are answered with an error. (Before, such commits were acknowledged and lost.)
+        self.fd?.close()
+        self.fd = nil
+        try compact()
+        commitCount += 1
+        return .success(())
+      }
+      var bytes: [UInt8] = []
+      if mayHaveTornTail { bytes.append(UInt8(ascii: "\n")) }
+      for (slot, wanted) in repairs { Outbox.appendLine(slot, wanted: wanted, to: &bytes) }
+      bytes += buffer
       mayHaveTornTail = true
-      try fd.writeAll(buffer)
-      try fd.sync()
+      try folder.write(bytes, to: fd, Outbox.fileName)
+      try folder.sync(fd, Outbox.fileName)
       mayHaveTornTail = false
-      durableSize += buffer.count
+      durableSize += bytes.count
     } catch {
       lastError = error
       Log.error("outbox: could not save \(bufferedLines) intent(s), answering their mutations with an error: \(error)")
       return .failure(takeBack(error))
     }
-    lineCount += bufferedLines
+    lineCount += bufferedLines + repairs.count
+    repairs.removeAll()
     commitCount += 1
     buffer.removeAll(keepingCapacity: buffer.count <= 64 * 1024)
     bufferedLines = 0
@@ -219,12 +238,19 @@ public final class Outbox: IntentLog {
     // A partial write may have left whole lines of intents nobody was told about:
     // shrinking needs no space, so cut them off. If even that fails, the next commit
     // starts on a fresh line, and the next compaction drops what is left.
-    if let fd, (try? fd.truncate(toSize: durableSize)) != nil, (try? fd.sync()) != nil {
-      mayHaveTornTail = false
-    }
+    let cutOff =
+      if let fd, (try? folder.truncate(fd, Outbox.fileName, toSize: durableSize)) != nil,
+        (try? folder.sync(fd, Outbox.fileName)) != nil
+      {
+        true
+      } else {
+        false
+      }
+    if cutOff { mayHaveTornTail = false }
     var unsaved: [(key: EntityKey, durable: Bool?)] = []
     for (slot, durable) in onDisk {
       guard let now = live[slot] else { continue }  // a settlement: replayed once more at worst
+      if !cutOff && repairs.index(forKey: slot) == nil { repairs[slot] = durable }
       if let durable {
         if now.wanted != durable { live[slot] = (durable, nextSequence) }
         nextSequence += 1
@@ -254,6 +280,7 @@ public final class Outbox: IntentLog {
     bufferedLines = 0
     onDisk.removeAll()
     mayHaveTornTail = false
+    repairs.removeAll()
     lineCount = slots.count
     compactionCount += 1
     lastError = nil

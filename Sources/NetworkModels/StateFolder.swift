@@ -16,6 +16,11 @@ import Posix
 /// either the old or the new content, never a mix.
 public struct StateFolder: Sendable, CustomStringConvertible {
   public let path: String
+  /// The seam of the file layer, for tests only: told of every change made to the
+  /// files of this folder (by this type, the outbox and the local backend), in order,
+  /// before it is made; it may throw to make that call fail. Crash-consistency tests
+  /// record the sequence with it and replay every state a power loss could leave.
+  public var observer: (any StateFileObserver)?
 
   /// Uses `path` as the state folder, creating it (and missing parents) when needed.
   public init(path: String) throws(Errno) {
@@ -64,7 +69,53 @@ public struct StateFolder: Sendable, CustomStringConvertible {
   public func open(
     _ name: String, _ access: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = []
   ) throws(Errno) -> FileDescriptor {
-    try FileDescriptor.openRegularFile(file(name), access, options: options, permissions: 0o600)
+    if let observer, access != .readOnly {
+      try observer.willPerform(
+        .open(name, create: options.contains(.create), truncate: options.contains(.truncate)))
+    }
+    return try FileDescriptor.openRegularFile(file(name), access, options: options, permissions: 0o600)
+  }
+
+  /// Writes `bytes` to `fd`, the open file `name` of this folder.
+  public func write(_ bytes: [UInt8], to fd: FileDescriptor, _ name: String) throws(Errno) {
+    try observer?.willPerform(.write(name, bytes))
+    try fd.writeAll(bytes)
+  }
+
+  /// Syncs `fd`, the open file `name` of this folder (fsync).
+  public func sync(_ fd: FileDescriptor, _ name: String) throws(Errno) {
+    try observer?.willPerform(.sync(name))
+    try fd.sync()
+  }
+
+  /// Cuts `fd`, the open file `name` of this folder, to `size` bytes.
+  public func truncate(_ fd: FileDescriptor, _ name: String, toSize size: Int) throws(Errno) {
+    try observer?.willPerform(.truncate(name, size))
+    try fd.truncate(toSize: size)
+  }
+
+  /// Whether `fd` still has a name: false once its file was removed, or replaced by a
+  /// rename, or its folder deleted (rm -rf while running). Appending to such a file
+  /// succeeds but no start will read it.
+  public func isLinked(_ fd: FileDescriptor) -> Bool {
+    var info = stat()
+    return fstat(fd.rawValue, &info) == 0 && info.st_nlink > 0
+  }
+
+  /// Makes the folder's entries (created, renamed, removed files) durable.
+  public func syncFolder() throws(Errno) {
+    try observer?.willPerform(.syncFolder)
+    try FileSystem.syncFolder(path)
+  }
+
+  private func rename(_ name: String, to target: String) throws(Errno) {
+    try observer?.willPerform(.rename(name, to: target))
+    try FileSystem.rename(file(name), to: file(target))
+  }
+
+  private func remove(_ name: String) throws(Errno) {
+    try observer?.willPerform(.remove(name))
+    try FileSystem.removeFile(file(name))
   }
 
   /// The content of `name`, or nil when there is no such file.
@@ -89,26 +140,26 @@ public struct StateFolder: Sendable, CustomStringConvertible {
   /// content survives a crash or power loss; when it throws, the old content is
   /// still there and no temporary file is left behind.
   public func replace(_ name: String, with bytes: [UInt8]) throws(Errno) {
-    let target = file(name)
-    let temporary = file(StateFolder.temporaryName(for: name, pid: Process.id))
-    let fd = try open(StateFolder.temporaryName(for: name, pid: Process.id), .writeOnly, options: [.create, .truncate])
+    let temporaryName = StateFolder.temporaryName(for: name, pid: Process.id)
+    let temporary = file(temporaryName)
+    let fd = try open(temporaryName, .writeOnly, options: [.create, .truncate])
     do throws(Errno) {
       do {
-        try fd.writeAll(bytes)
-        try fd.sync()
+        try write(bytes, to: fd, temporaryName)
+        try sync(fd, temporaryName)
       } catch {
         fd.close()
         throw Errno(error.code, call: "\(error.call) \(temporary)")
       }
       fd.close()
-      try FileSystem.rename(temporary, to: target)
+      try rename(temporaryName, to: name)
     } catch {
-      try? FileSystem.removeFile(temporary)
+      try? remove(temporaryName)
       throw error
     }
     // The rename happened: the new content is in place. Syncing the folder makes the
     // rename itself survive a power loss.
-    try FileSystem.syncFolder(path)
+    try syncFolder()
   }
 
   /// Renames `name` to `name.<suffix>-<n>` with the first n ≥ 1 that is free, and
@@ -119,8 +170,8 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     var n = 1
     while exists("\(name).\(suffix)-\(n)") { n += 1 }
     let aside = "\(name).\(suffix)-\(n)"
-    try FileSystem.rename(file(name), to: file(aside))
-    try? FileSystem.syncFolder(path)
+    try rename(name, to: aside)
+    try? syncFolder()
     return aside
   }
 
@@ -132,13 +183,33 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     for name in names {
       guard name.hasPrefix("."), let dash = name.lastIndex(of: "-"), name[..<dash].hasSuffix(".tmp") else { continue }
       guard let pid = Int32(name[name.index(after: dash)...]), !Process.exists(pid) else { continue }
-      try? FileSystem.removeFile(file(name))
+      try? remove(name)
     }
   }
 
   /// `.<name>.tmp-<pid>`: hidden, in the same folder (so rename is atomic), one per
   /// process (two instances sharing the folder never write the same temporary).
   static func temporaryName(for name: String, pid: Int32) -> String { ".\(name).tmp-\(pid)" }
+}
+
+/// A change to a state file, as `StateFolder.observer` is told of it.
+public enum StateFileOperation: Sendable, Equatable {
+  /// An open for writing; `create`: `O_CREAT`, `truncate`: `O_TRUNC`.
+  case open(String, create: Bool, truncate: Bool)
+  /// Bytes written at the end of the file (every state file write appends, or writes
+  /// a fresh temporary file from its start).
+  case write(String, [UInt8])
+  case sync(String)
+  case truncate(String, Int)
+  case rename(String, to: String)
+  case remove(String)
+  case syncFolder
+}
+
+/// See `StateFolder.observer`.
+public protocol StateFileObserver: AnyObject, Sendable {
+  /// Called before `operation` is made; throwing makes it fail with that error.
+  func willPerform(_ operation: StateFileOperation) throws(Errno)
 }
 
 extension StateFolder {

@@ -1,0 +1,67 @@
+import EventLoop
+import Glibc
+import NetworkModels
+import Posix
+import Testing
+
+private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
+
+/// A state folder that fails under the running process (issue 12, part 4).
+@Suite struct DiskFailureTests {
+  /// Before the fix, the commit appended to the unlinked file and succeeded: the
+  /// intents were acknowledged and gone at the next start.
+  @Test func aRemovedOutboxIsWrittenAgainWithEveryLiveIntent() throws {
+    let temp = try LocalBackendTestFolder()
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    outbox.record(k("a"), wanted: true)
+    #expect(outbox.commit())
+    try FileSystem.removeFile(temp.folder.file(Outbox.fileName))
+    outbox.record(k("b"), wanted: true)
+    #expect(outbox.commit())
+    let reopened = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(reopened.unsettledIntents().map(\.0.id) == ["a", "b"])
+  }
+
+  @Test func aDeletedStateFolderFailsTheCommitAndTakesItsIntentsBack() throws {
+    let temp = try LocalBackendTestFolder()
+    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    outbox.record(k("a"), wanted: true)
+    #expect(outbox.commit())
+    FileSystem.removeTree(temp.path)
+    outbox.record(k("b"), wanted: true)
+    guard case .failure(let unsaved) = outbox.commitOrTakeBack() else {
+      Issue.record("a commit into a deleted folder succeeded")
+      return
+    }
+    #expect(unsaved.intents.map(\.key.id) == ["b"])
+    #expect(outbox.unsettledIntents().map(\.0.id) == ["a"])
+    // The folder is back (an operator made it again): the next commit writes all.
+    _ = try StateFolder(path: temp.path)
+    outbox.record(k("c"), wanted: true)
+    #expect(outbox.commit())
+    let reopened = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(reopened.unsettledIntents().map(\.0.id) == ["a", "c"])
+  }
+
+  /// Before the fix, the save made a new journal holding only its own change, and
+  /// every follow confirmed before it was gone at the next start.
+  @Test func anEmptiedStateFolderGetsTheDurableFollowsBackOnTheNextSave() throws {
+    let temp = try LocalBackendTestFolder()
+    let loop = try EventLoop(clock: ManualClock())
+    let backend = try LocalBackend(loop: loop, folder: temp.folder)
+    var results: [Bool] = []
+    backend.setFollowing(k("a"), true) { if case .success = $0 { results.append(true) } else { results.append(false) } }
+    try loop.runOnce(wait: false)
+    FileSystem.removeTree(temp.path)
+    backend.setFollowing(k("b"), true) { if case .success = $0 { results.append(true) } else { results.append(false) } }
+    try loop.runOnce(wait: false)
+    #expect(results == [true, false])  // no folder: refused
+    #expect(!backend.isFollowing(k("b")))
+    _ = try StateFolder(path: temp.path)
+    backend.setFollowing(k("c"), true) { if case .success = $0 { results.append(true) } else { results.append(false) } }
+    try loop.runOnce(wait: false)
+    #expect(results == [true, false, true])
+    let reopened = try LocalBackend(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(reopened.isFollowing(k("a")) && reopened.isFollowing(k("c")) && !reopened.isFollowing(k("b")))
+  }
+}
