@@ -38,17 +38,9 @@ private func memberDisagreement(
     guard let member = object.member(key) else { return "no member \(key)" }
     guard let parsed = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[member.range])), parsed == expected
     else { return "member \(key) differs from jansson's \(expected)" }
-    let kind: JSON.Kind
-    switch member.kind {
-    case .object: kind = .object
-    case .array: kind = .array
-    case .string: kind = .string
-    case .integer: kind = .integer
-    case .real: kind = .real
-    case .true, .false: kind = .bool
-    case .null: kind = .null
+    guard member.kind.jsonKind == expected.kind else {
+      return "member \(key) is a \(member.kind), jansson has \(expected.kind)"
     }
-    guard kind == expected.kind else { return "member \(key) is a \(member.kind), jansson has \(expected.kind)" }
     guard member.integerValue == expected.integer else { return "member \(key): integer differs" }
     guard sameBytes(member.stringValue, expected.string) else { return "member \(key): string differs" }
     guard member.hasKey(key), expected.string.map(member.hasStringValue) ?? true else {

@@ -25,6 +25,19 @@ public struct JSONScanner {
 
   public enum Kind: UInt8, Equatable, Hashable, Sendable {
     case object, array, string, integer, real, `true`, `false`, null
+
+    /// The kind jansson gives the same value (both booleans are `.bool` there).
+    public var jsonKind: JSON.Kind {
+      switch self {
+      case .object: return .object
+      case .array: return .array
+      case .string: return .string
+      case .integer: return .integer
+      case .real: return .real
+      case .true, .false: return .bool
+      case .null: return .null
+      }
+    }
   }
 
   /// One member of the top-level object. Holds no pointer into the scanned bytes: keys and

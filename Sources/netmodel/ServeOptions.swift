@@ -62,23 +62,11 @@ struct ServeOptions {
         }
         maxMessageBytes = bytes
       case "--max-unread-bytes":
-        let text = try value()
-        guard let bytes = Int(text), bytes >= 1024 else {
-          throw UsageError(message: "--max-unread-bytes must be a number of bytes ≥ 1024, not \(text)")
-        }
-        maxUnreadBytes = bytes
+        maxUnreadBytes = try ServeOptions.count(name, try value(), minimum: 1024)
       case "--max-batch-elements":
-        let text = try value()
-        guard let count = Int(text), count >= 1 else {
-          throw UsageError(message: "--max-batch-elements must be a number ≥ 1, not \(text)")
-        }
-        maxBatchElements = count
+        maxBatchElements = try ServeOptions.count(name, try value(), minimum: 1)
       case "--max-pending-requests":
-        let text = try value()
-        guard let count = Int(text), count >= 1 else {
-          throw UsageError(message: "--max-pending-requests must be a number ≥ 1, not \(text)")
-        }
-        maxPendingRequests = count
+        maxPendingRequests = try ServeOptions.count(name, try value(), minimum: 1)
       case "--shutdown-timeout-ms":
         let text = try value()
         guard let ms = UInt64(text), ms <= 3_600_000 else {

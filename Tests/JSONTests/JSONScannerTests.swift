@@ -80,17 +80,9 @@ private func memberDisagreement(_ bytes: [UInt8], _ value: JSON, _ object: JSONS
     guard let parsed = try? JSON.parse(Array(bytes[member.range])), parsed == expected else {
       return "member \(key) is \(describe(Array(bytes[member.range]))), jansson has \(expected)"
     }
-    let kind: JSON.Kind
-    switch member.kind {
-    case .object: kind = .object
-    case .array: kind = .array
-    case .string: kind = .string
-    case .integer: kind = .integer
-    case .real: kind = .real
-    case .true, .false: kind = .bool
-    case .null: kind = .null
+    guard member.kind.jsonKind == expected.kind else {
+      return "member \(key) is a \(member.kind), jansson has \(expected.kind)"
     }
-    guard kind == expected.kind else { return "member \(key) is a \(member.kind), jansson has \(expected.kind)" }
     guard member.integerValue == expected.integer else { return "member \(key): integer \(member.integerValue as Any)" }
     guard sameBytes(member.stringValue, expected.string) else {
       return "member \(key): string \(member.stringValue as Any), jansson has \(expected.string as Any)"
