@@ -12,22 +12,22 @@ if TYPE_CHECKING:
 # the client, numbered outside JSON-RPC's reserved range (-32768…-32000) and the same in
 # every netmodel client (Neovim's error tables carry them; here they are the ``code`` of
 # the exceptions).
-from ._protocol import (  # noqa: F401  (re-exported)
-    BACKEND_REJECTED,
-    BACKEND_UNAVAILABLE,
-    CANCELLED,
-    CONNECTION_LOST,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    NOT_CONNECTED,
-    PARSE_ERROR,
-    REQUEST_CANCELLED,
-    SERVER_SHUTTING_DOWN,
-    TIMEOUT,
-    UNAUTHORIZED,
-    UNKNOWN_KIND_OR_LIST,
+from ._protocol import (  # re-exported: "X as X" says so to mypy --strict
+    BACKEND_REJECTED as BACKEND_REJECTED,
+    BACKEND_UNAVAILABLE as BACKEND_UNAVAILABLE,
+    CANCELLED as CANCELLED,
+    CONNECTION_LOST as CONNECTION_LOST,
+    INTERNAL_ERROR as INTERNAL_ERROR,
+    INVALID_PARAMS as INVALID_PARAMS,
+    INVALID_REQUEST as INVALID_REQUEST,
+    METHOD_NOT_FOUND as METHOD_NOT_FOUND,
+    NOT_CONNECTED as NOT_CONNECTED,
+    PARSE_ERROR as PARSE_ERROR,
+    REQUEST_CANCELLED as REQUEST_CANCELLED,
+    SERVER_SHUTTING_DOWN as SERVER_SHUTTING_DOWN,
+    TIMEOUT as TIMEOUT,
+    UNAUTHORIZED as UNAUTHORIZED,
+    UNKNOWN_KIND_OR_LIST as UNKNOWN_KIND_OR_LIST,
 )
 
 
