@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.timeout(90)
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schema" / "openrpc.json").read_text(encoding="utf-8"))
 GEN = REPO / "scripts" / "gen-protocol"
