@@ -103,7 +103,7 @@ public final class SimulatedBackend: ModelBackend {
 
   /// Draws the outcome and the delay now (so they depend only on the order of calls),
   /// then after the delay either fails or passes the call on.
-  fileprivate func simulate<T>(
+  func simulate<T>(
     _ what: String, completion: @escaping (Result<T, FollowFailure>) -> Void,
     forward: @escaping (@escaping (Result<T, FollowFailure>) -> Void) -> Void
   ) {
@@ -202,32 +202,6 @@ public final class SimulatedBackend: ModelBackend {
       }
     }
     return settings
-  }
-}
-
-private struct SimulatedLists: ListSource {
-  let simulation: SimulatedBackend
-  let wrapped: ListSource
-
-  func listDescription(_ name: String) -> ListDescription? { wrapped.listDescription(name) }
-
-  func fetchListPage(_ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void) {
-    simulation.simulate("page of \(request.key)", completion: completion) { [wrapped] done in
-      wrapped.fetchListPage(request, completion: done)
-    }
-  }
-}
-
-private struct SimulatedDetails: DetailSource {
-  let simulation: SimulatedBackend
-  let wrapped: DetailSource
-
-  func hasDetail(kind: String) -> Bool { wrapped.hasDetail(kind: kind) }
-
-  func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
-    simulation.simulate("detail of \(key)", completion: completion) { [wrapped] done in
-      wrapped.fetchDetail(key, completion: done)
-    }
   }
 }
 

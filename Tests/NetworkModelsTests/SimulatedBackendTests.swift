@@ -78,6 +78,16 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     #expect(followed == [banksy])
   }
 
+  @Test func theWrappedBackendsCapabilitiesStayExceptItsPriorities() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    let rest = RESTBackend(configuration: try RESTConfiguration.parse(RESTPlaceholderTests.configuration), loop: loop)
+    let capabilities = SimulatedBackend(wrapping: rest, loop: loop, latencyMs: 1, seed: 1).capabilities
+    #expect(capabilities.environments === rest && capabilities.placeholders === rest)
+    #expect(capabilities.attributes === rest && capabilities.statistics === rest)
+    #expect(capabilities.lists?.listDescription("pair") != nil && capabilities.details != nil)
+    #expect(capabilities.prioritised == nil, "a simulated call waits in no HTTP queue")
+  }
+
   @Test func aZeroLatencyCallStillCompletesLater() throws {
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
