@@ -153,8 +153,9 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   public func request(_ endpoint: RESTConfiguration.Endpoint, kind: String, id: String? = nil, ids: [String] = [])
     -> HTTPRequest
   {
-    var values = ["kind": kind]
-    if let id { values["id"] = id }
+    // Made whole: adding "id" to a one-entry dictionary would grow and rehash it, for
+    // every request.
+    let values = id.map { ["kind": kind, "id": $0] } ?? ["kind": kind]
     return request(endpoint, values: values, ids: ids)
   }
 
