@@ -9,8 +9,8 @@ import class Foundation.ProcessInfo
 
 /// Release builds drop the run-time exclusivity checks (debug builds and the tests keep
 /// them): on the read path they cost ~2,000 instructions a request, a tenth of a cached
-/// `getFollowState` (bench/README.md "Transport"). A root-package-only flag, which is
-/// all netmodel is.
+/// `getFollowState` (bench/README.md "Instructions per request"). A root-package-only flag,
+/// which netmodel, a root package, may use.
 let releaseSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 var package = Package(
