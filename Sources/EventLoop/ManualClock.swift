@@ -1,16 +1,3 @@
-import Posix
-
-/// Where the loop reads the time; tests swap in a `ManualClock`.
-public protocol LoopClock: AnyObject {
-  /// Monotonic nanoseconds.
-  var now: UInt64 { get }
-}
-
-public final class MonotonicClock: LoopClock {
-  public init() {}
-  public var now: UInt64 { Process.monotonicNanoseconds() }
-}
-
 /// A clock that moves only when told to, so timer tests never sleep.
 public final class ManualClock: LoopClock {
   public private(set) var now: UInt64
