@@ -24,12 +24,6 @@ static inline int nm_set_nonblocking(int fd) {
   return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-static inline int nm_set_cloexec(int fd) {
-  int flags = fcntl(fd, F_GETFD);
-  if (flags < 0) return -1;
-  return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
-
 // accept4 is declared only under _GNU_SOURCE, which a system module cannot set for
 // the headers Glibc already imported.
 extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);

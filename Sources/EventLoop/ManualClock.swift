@@ -5,5 +5,4 @@ public final class ManualClock: LoopClock {
   public init(start: UInt64 = 1_000_000_000) { now = start }
 
   public func advance(byMilliseconds ms: UInt64) { now += ms * 1_000_000 }
-  public func advance(byNanoseconds ns: UInt64) { now += ns }
 }

@@ -94,8 +94,6 @@ public final class RPCServer {
     Log.info("listening on \(path)")
   }
 
-  public var socketPaths: [String] { listeners.map(\.path) }
-
   /// Runs `hook` once per loop iteration just before replies are written: where the
   /// outbox makes the iteration's mutations durable (group commit), so no reply
   /// promises what a crash could lose.

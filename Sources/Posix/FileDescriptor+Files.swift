@@ -17,8 +17,6 @@ extension FileDescriptor {
 
     /// Create the file when it does not exist (`O_CREAT`).
     public static let create = OpenOptions(rawValue: O_CREAT)
-    /// With `.create`: fail with EEXIST when the file exists (`O_EXCL`).
-    public static let exclusive = OpenOptions(rawValue: O_EXCL)
     /// Cut the file to length 0 (`O_TRUNC`).
     public static let truncate = OpenOptions(rawValue: O_TRUNC)
     /// Every write goes to the end of the file (`O_APPEND`).

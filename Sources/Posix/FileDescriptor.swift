@@ -94,11 +94,6 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     if nm_set_nonblocking(rawValue) != 0 { throw .current("fcntl(O_NONBLOCK)") }
   }
 
-  /// The corresponding C function is `fcntl(F_SETFD, FD_CLOEXEC)`.
-  public func setCloseOnExec() throws(Errno) {
-    if nm_set_cloexec(rawValue) != 0 { throw .current("fcntl(FD_CLOEXEC)") }
-  }
-
   /// Creates a connected pair of non-blocking Unix stream sockets (for tests and
   /// in-process connections). The corresponding C function is `socketpair`.
   public static func socketPair() throws(Errno) -> (FileDescriptor, FileDescriptor) {

@@ -13,10 +13,10 @@ public struct SignalFD {
     fd = FileDescriptor(rawValue: raw)
   }
 
-  /// The next pending signal number, or nil.
   public static let terminate = SIGTERM
   public static let interrupt = SIGINT
 
+  /// The next pending signal number, or nil.
   public func next() -> Int32? {
     let signal = nm_signalfd_read(fd.rawValue)
     return signal > 0 ? signal : nil

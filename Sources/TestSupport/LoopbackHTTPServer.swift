@@ -88,7 +88,6 @@ public final class LoopbackHTTPServer {
   }
 
   /// Requests whose path is `path` (any method, any query).
-  public func requests(to path: String) -> [Request] { requests.filter { $0.path == path } }
 
   private func acceptAll() {
     while true {
