@@ -189,11 +189,11 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     #expect(probe.calls.isEmpty)
   }
 
-  @Test func theSettingsInitializerUsesTheParsedValues() throws {
+  @Test func theSettingsInitializerUsesTheSettingsAndTheSeed() throws {
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
-    let settings = try SimulatedBackend.parse(spec: "latency=20,failure=0")
+    let settings = SimulationSettings(latencyMs: 20)
     let backend = SimulatedBackend(wrapping: probe, loop: loop, settings: settings, seed: 5)
     #expect(backend.settings.seed == 5)
     backend.fetchFollowing(banksy) { _ in }
@@ -203,48 +203,5 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     clock.advance(byMilliseconds: 1)
     try loop.runOnce(wait: false)
     #expect(probe.calls == ["fetch artist/banksy"])
-  }
-
-  // MARK: Parsing
-
-  @Test func parsesEveryKeyInAnyOrder() throws {
-    #expect(
-      try SimulatedBackend.parse(spec: "latency=300,jitter=100,failure=0.2")
-        == SimulationSettings(latencyMs: 300, jitterMs: 100, failureRate: 0.2))
-    #expect(
-      try SimulatedBackend.parse(spec: "status=503, failure=10% ,latency=5ms,seed=12")
-        == SimulationSettings(latencyMs: 5, failureRate: 0.1, failureStatus: 503, seed: 12))
-    #expect(try SimulatedBackend.parse(spec: "failure=1") == SimulationSettings(failureRate: 1))
-    #expect(try SimulatedBackend.parse(spec: "jitter=0") == SimulationSettings())
-    #expect(try SimulatedBackend.parse(spec: "LATENCY=7") == SimulationSettings(latencyMs: 7))
-  }
-
-  @Test(arguments: [
-    ("", "empty"),
-    ("latency=100,,failure=0.1", "empty setting"),
-    ("latency", "\"latency\" is not KEY=VALUE"),
-    ("delay=100", "unknown setting \"delay\""),
-    ("latency=-5", "latency=-5"),
-    ("latency=fast", "latency=fast"),
-    ("jitter=1.5", "jitter=1.5"),
-    ("failure=abc", "failure=abc is not a number"),
-    ("failure=1.5", "failure=1.5 is out of range"),
-    ("failure=-0.1", "failure=-0.1 is out of range"),
-    ("failure=nan", "failure=nan"),
-    ("failure=150%", "failure=150% is out of range"),
-    ("status=200", "status=200"),
-    ("status=abc", "status=abc"),
-    ("latency=1,latency=2", "latency is given twice"),
-    ("latency=", "latency has no value"),
-    ("seed=-1", "seed=-1"),
-  ])
-  func rejectsABadSpecNamingTheBadPart(spec: String, expected: String) {
-    do {
-      let settings = try SimulatedBackend.parse(spec: spec)
-      Issue.record("\(spec) was accepted as \(settings)")
-    } catch {
-      #expect(error.message.contains(expected), "\(error.message)")
-      #expect(error.description.hasPrefix("--simulate"))
-    }
   }
 }
