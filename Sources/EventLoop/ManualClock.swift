@@ -4,5 +4,5 @@ public final class ManualClock: LoopClock {
 
   public init(start: UInt64 = 1_000_000_000) { now = start }
 
-  public func advance(byMilliseconds ms: UInt64) { now += ms * 1_000_000 }
+  public func advance(by duration: Duration) { now += duration.clampedNanoseconds }
 }

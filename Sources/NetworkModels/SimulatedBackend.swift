@@ -122,13 +122,12 @@ public final class SimulatedBackend: FollowBackend {
     let delay = nextDelayNanoseconds()
     if fails { injectedFailureCount += 1 }
     let failure = fails ? SimulatedBackend.failure(status: settings.failureStatus, what: what) : nil
-    loop.schedule(afterNanoseconds: delay) {
+    loop.schedule(after: .nanoseconds(delay)) {
       if let failure {
         completion(.failure(failure))
       } else {
         forward(completion)
       }
-      return nil
     }
   }
 

@@ -158,7 +158,7 @@ public final class LoopbackHTTPServer {
       guard clients[client.fd.rawValue] === client else { return }
       try? client.fd.writeAll(text)
     case .after(let milliseconds, let next):
-      loop.schedule(afterMilliseconds: milliseconds) { [weak self] in self?.perform(next, on: client) }
+      loop.schedule(after: .milliseconds(milliseconds)) { [weak self] in self?.perform(next, on: client) }
     case .drop:
       close(client)
     case .hang:

@@ -53,12 +53,12 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     backend.setFollowing(banksy, true) { result = $0 }
     #expect(result == nil)
     try loop.runOnce(wait: false)
-    clock.advance(byMilliseconds: 99)
+    clock.advance(by: .milliseconds(99))
     try loop.runOnce(wait: false)
     try loop.runOnce(wait: false)
     #expect(result == nil)
     #expect(probe.calls.isEmpty)
-    clock.advance(byMilliseconds: 1)
+    clock.advance(by: .milliseconds(1))
     try loop.runOnce(wait: false)
     #expect(probe.calls == ["set artist/banksy true"])
     try loop.runOnce(wait: false)
@@ -76,7 +76,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     backend.followed(kind: "artist") { followed = try? $0.get() }
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(!local.isFollowing(banksy))
-    clock.advance(byMilliseconds: 50)
+    clock.advance(by: .milliseconds(50))
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(local.isFollowing(banksy))
     #expect(followed == [banksy])
@@ -103,7 +103,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     for i in 0..<200 { backend.fetchFollowing(EntityKey(kind: "artist", id: "a\(i)")) { _ in } }
     for _ in 0...140 {
       try loop.runOnce(wait: false)
-      clock.advance(byMilliseconds: 1)
+      clock.advance(by: .milliseconds(1))
     }
     #expect(probe.calls.count == 200)
     let delaysMs = probe.arrivals.map { ($0 - start) / 1_000_000 }
@@ -124,7 +124,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
         if case .failure = result { outcomes[i] = true } else { outcomes[i] = false }
       }
     }
-    clock.advance(byMilliseconds: 20)
+    clock.advance(by: .milliseconds(20))
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(outcomes.allSatisfy { $0 != nil })
     let failed = outcomes.map { $0 == true }
@@ -154,7 +154,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 5, failureRate: 1, seed: 3)
     var result: Result<Bool, FollowFailure>?
     backend.setFollowing(banksy, true) { result = $0 }
-    clock.advance(byMilliseconds: 5)
+    clock.advance(by: .milliseconds(5))
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(result == .failure(FollowFailure(.unavailable, "simulated network failure (follow artist/banksy)")))
     #expect(!local.isFollowing(banksy))
@@ -182,7 +182,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
       wrapping: probe, loop: loop, latencyMs: 1, failureRate: 1, failureStatus: status, seed: 9)
     var failure: FollowFailure?
     backend.followed(kind: "artist") { if case .failure(let f) = $0 { failure = f } }
-    clock.advance(byMilliseconds: 1)
+    clock.advance(by: .milliseconds(1))
     try loop.runOnce(wait: false)
     #expect(failure?.kind == kind)
     #expect(failure?.isRetryable == (kind == .unavailable))
@@ -197,10 +197,10 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(wrapping: probe, loop: loop, settings: settings, seed: 5)
     #expect(backend.settings.seed == 5)
     backend.fetchFollowing(banksy) { _ in }
-    clock.advance(byMilliseconds: 19)
+    clock.advance(by: .milliseconds(19))
     try loop.runOnce(wait: false)
     #expect(probe.calls.isEmpty)
-    clock.advance(byMilliseconds: 1)
+    clock.advance(by: .milliseconds(1))
     try loop.runOnce(wait: false)
     #expect(probe.calls == ["fetch artist/banksy"])
   }

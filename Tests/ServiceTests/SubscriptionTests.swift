@@ -64,7 +64,7 @@ struct StateChanged {
 
   /// Lets the backend answer what it was asked, and runs the turns that follow.
   func answerBackendCalls(_ fixture: ServiceFixture, peers: [InProcessPeer] = []) throws -> [[JSON]] {
-    fixture.clock.advance(byMilliseconds: 10)
+    fixture.clock.advance(by: .milliseconds(10))
     return try ([fixture.peer] + peers).map { try $0.drain() }
   }
 
