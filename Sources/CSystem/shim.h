@@ -68,9 +68,6 @@ static inline int nm_socketpair(int fds[2]) {
   return socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds);
 }
 
-extern int pipe2(int pipefd[2], int flags);
-static inline int nm_pipe(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
-
 // 1: pipe or socket (pollable, may block), 2: regular file (never blocks, not
 // pollable), 3: character device such as a tty or /dev/null, 0: other, -1: error.
 static inline int nm_fd_kind(int fd) {

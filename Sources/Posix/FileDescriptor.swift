@@ -101,11 +101,4 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     if nm_socketpair(&fds) != 0 { throw .current("socketpair") }
     return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
   }
-
-  /// Creates a pipe: (read end, write end), both non-blocking and close-on-exec.
-  public static func pipe() throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {
-    var fds: [Int32] = [-1, -1]
-    if nm_pipe(&fds) != 0 { throw .current("pipe2") }
-    return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
-  }
 }
