@@ -75,7 +75,7 @@ public final class EventLoop {
     let id = nextToken
     nextToken += 1
     timerBodies[id] = body
-    timers.insert(deadline: clock.now &+ delay.clampedNanoseconds, id: id)
+    timers.insert(deadline: deadline(after: delay.clampedNanoseconds, from: clock.now), id: id)
     return TimerID(value: id)
   }
 
@@ -86,6 +86,13 @@ public final class EventLoop {
       body()
       return nil
     }
+  }
+
+  /// A deadline beyond the clock's range is one it never reaches (a wrapped sum would
+  /// be in the past, and the timer would fire at once).
+  private func deadline(after delay: UInt64, from now: UInt64) -> UInt64 {
+    let (sum, overflow) = now.addingReportingOverflow(delay)
+    return overflow ? .max : sum
   }
 
   public func cancel(_ timer: TimerID) {
@@ -186,7 +193,7 @@ public final class EventLoop {
       if let again = body() {
         // The body may have cancelled itself while running.
         if timerBodies[top.id] != nil {
-          timers.insert(deadline: now &+ max(again.clampedNanoseconds, 1), id: top.id)
+          timers.insert(deadline: deadline(after: max(again.clampedNanoseconds, 1), from: now), id: top.id)
         }
       } else {
         timerBodies.removeValue(forKey: top.id)

@@ -46,6 +46,16 @@ import Testing
     #expect(ran)
   }
 
+  @Test func aDelayBeyondTheClocksRangeNeverComes() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    var ran = false
+    loop.schedule(after: .seconds(Int64.max)) { ran = true }
+    clock.advance(by: .seconds(1))
+    try loop.runOnce(wait: false)
+    #expect(!ran)
+  }
+
   @Test func cancelledTimersNeverRun() throws {
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
