@@ -31,7 +31,9 @@ public final class FollowStore {
   }
 
   public let loop: EventLoop
-  public var backend: FollowBackend
+  public let backend: ModelBackend
+  /// What the backend does beyond follows, as it said when the store was made.
+  public let capabilities: BackendCapabilities
   public var policy: RetryPolicy
   /// Kinds whose backend wants another retry policy than `policy`.
   public var kindPolicies: [String: RetryPolicy] = [:]
@@ -147,15 +149,16 @@ public final class FollowStore {
   private var environmentEpoch = 0
 
   public init(
-    loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
+    loop: EventLoop, backend: ModelBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
     seed: UInt64 = 0x6E65_746D_6F64_656C
   ) {
     self.loop = loop
     self.backend = backend
+    capabilities = backend.capabilities
     self.policy = policy
     self.intentLog = intentLog
     random = SplitMix64(seed: seed)
-    (backend.underlying as? AttributeSource)?.onAttributes = { [weak self] key, text in
+    capabilities.attributes?.onAttributes = { [weak self] key, text in
       self?.setAttributes(key, text)
     }
   }
@@ -195,7 +198,7 @@ public final class FollowStore {
     guard let intentLog else { return }
     var kept: [String: Int] = [:]
     for (key, wanted) in intentLog.unsettledIntents() {
-      if backend.underlying.kindProblem(key.kind) != nil {
+      if backend.kindProblem(key.kind) != nil {
         kept[key.kind, default: 0] += 1
         continue
       }

@@ -9,7 +9,9 @@ import Posix
 /// them all.
 ///
 /// Must be used on the loop's thread.
-public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource, PrioritisedBackend {
+public final class RESTBackend: ModelBackend, ListSource, DetailSource, ConfigurableBackend, AttributeSource,
+  PrioritisedBackend, BackendStatistics
+{
   public typealias Completion = (Result<Bool, FollowFailure>) -> Void
 
   public let configuration: RESTConfiguration
@@ -62,7 +64,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     authToken = token.flatMap { $0.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 }
   }
 
-  // MARK: FollowBackend
+  // MARK: ModelBackend
 
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
@@ -102,10 +104,14 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     }
   }
 
-  public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    loop.execute {
-      completion(.failure(FollowFailure(.unknownKind, "the rest backend describes no list following/\(kind)")))
-    }
+  public var capabilities: BackendCapabilities {
+    BackendCapabilities(
+      lists: self, details: self, attributes: self, environments: self, placeholders: self, prioritised: self,
+      statistics: self)
+  }
+
+  public var httpStatistics: HTTPStatistics {
+    HTTPStatistics(counters: http.counters, inFlight: http.inFlight, callsByEndpoint: calls)
   }
 
   // MARK: Batching
