@@ -48,6 +48,7 @@ var package = Package(
     .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(
       name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
+    .testTarget(name: "NetmodelTests", dependencies: ["netmodel", "NetworkModels"]),
   ],
   swiftLanguageModes: [.v6]
 )

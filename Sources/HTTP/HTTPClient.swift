@@ -205,10 +205,9 @@ public final class HTTPClient {
     if let timer { loop.cancel(timer) }
     timer = nil
     guard timeoutMs >= 0 else { return }
-    timer = loop.schedule(afterNanoseconds: UInt64(timeoutMs) * 1_000_000) { [unowned self] in
+    timer = loop.schedule(after: .milliseconds(timeoutMs)) { [unowned self] in
       self.timer = nil
       self.act(on: nm_curl_socket_timeout(), mask: 0)
-      return nil
     }
   }
 
@@ -266,10 +265,9 @@ public final class HTTPClient {
   private func waitForRate() {
     guard rateTimer == nil else { return }
     let delay = rate.delayUntilNext(now: loop.clock.now)
-    rateTimer = loop.schedule(afterNanoseconds: delay) { [weak self] in
+    rateTimer = loop.schedule(after: .nanoseconds(delay)) { [weak self] in
       self?.rateTimer = nil
       self?.startWaiting()
-      return nil
     }
   }
 

@@ -328,7 +328,7 @@ public final class FollowStore {
         counters.retries += 1
         let delay = policy.delayMs(attempt: work.attempt, retryAfterMs: failure.retryAfterMs, random: &random)
         Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay) ms")
-        work.retryTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
+        work.retryTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
           guard let self, let work else { return }
           work.retryTimer = nil
           if let wanted = work.wanted, self.backendHas(key, wanted) {
@@ -594,7 +594,7 @@ public final class FollowStore {
     }
     work.checkAttempt += 1
     let delay = policy.delayMs(attempt: work.checkAttempt, retryAfterMs: failure.retryAfterMs, random: &random)
-    work.checkTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
+    work.checkTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
       guard let self, let work else { return }
       work.checkTimer = nil
       work.readChecksRollback = self.records[key]?.confirmed != nil

@@ -3,7 +3,7 @@ import JSONRPC
 import NetworkModels
 
 extension Params {
-  /// `{kind, id}` of a follow method, validated as PROTOCOL.md "Data" says.
+  /// `{kind, id}` of a follow method, validated as README "EntityState" says.
   func entityKey(prefix: String = "") throws(ResponseError) -> EntityKey {
     guard let kind = try string("kind") else { throw .invalidParams("kind is required", path: prefix + "/kind") }
     guard let id = try string("id") else { throw .invalidParams("id is required", path: prefix + "/id") }

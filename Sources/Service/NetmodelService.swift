@@ -7,8 +7,9 @@ import Posix
 public let netmodelVersion = "0.1.0"
 public let protocolVersion = "1.0"
 
-/// The service: registers the JSON-RPC methods and keeps the process's lifecycle
-/// (LSP's `shutdown` then `exit`). Later layers (models, backends) plug in here.
+/// The service: registers the JSON-RPC methods on the network models (`Models`) and
+/// the subscriptions, has the models' intents made durable before a turn's replies
+/// are written, and keeps the process's lifecycle (LSP's `shutdown` then `exit`).
 ///
 /// Must be used on the loop's thread.
 public final class NetmodelService {

@@ -18,19 +18,19 @@ final class TimedBackend: ModelBackend, DetailSource {
   init(loop: EventLoop) { self.loop = loop }
 
   func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
-    loop.schedule(afterMilliseconds: latencyMs) { completion(.success(following)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(following)) }
   }
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
     reads.append(key)
     if levelAtCall?(key) == Preloader.Level.none { callsWhileOutOfRange.append(key) }
     let answer = followed.contains(key)
-    loop.schedule(afterMilliseconds: latencyMs) { completion(.success(answer)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(answer)) }
   }
   var capabilities: BackendCapabilities { BackendCapabilities(details: self) }
   func hasDetail(kind: String) -> Bool { detailKinds.contains(kind) }
   func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
     details.append(key)
-    loop.schedule(afterMilliseconds: latencyMs) { completion(.success(#"{"name":"\#(key.id)"}"#)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(#"{"name":"\#(key.id)"}"#)) }
   }
 }
 
@@ -51,7 +51,7 @@ final class PreloadFixture {
 
   func advance(ms: UInt64) throws {
     for _ in 0..<ms {
-      clock.advance(byMilliseconds: 1)
+      clock.advance(by: .milliseconds(1))
       try loop.runOnce(wait: false)
     }
   }

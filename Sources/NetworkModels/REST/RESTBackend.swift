@@ -125,9 +125,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     if pending.ids.count >= batch.maxIds {
       flush(kind: key.kind)
     } else if pending.timer == nil {
-      pending.timer = loop.schedule(afterNanoseconds: batch.windowMs * 1_000_000) { [weak self] in
+      pending.timer = loop.schedule(after: .milliseconds(batch.windowMs)) { [weak self] in
         self?.flush(kind: key.kind)
-        return nil
       }
     }
   }
