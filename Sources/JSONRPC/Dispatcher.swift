@@ -1,91 +1,72 @@
 import JSON
 import Posix
 
-/// One request as a handler sees it.
-public struct Request {
-  public let id: RequestID
-  public let method: String
-  /// What the peer sent as params, as found (see `RequestParams`).
-  public let rawParams: RequestParams
-  /// An object or an array; nil when the peer sent none or `null`.
-  public var params: JSON? { rawParams.json }
-  public let connection: Connection
-  public let responder: Responder
-}
-
 /// Method registry and dispatch: decodes frames into messages, answers what is malformed,
-/// routes the rest to handlers, and runs batches and `$/cancelRequest`. Knows nothing of
-/// what the methods do.
+/// routes the rest to the registered methods, and runs batches and `$/cancelRequest`.
+/// Knows nothing of what the methods do.
 ///
 /// Must be used on the loop's thread.
 public final class Dispatcher {
-  /// A handler answers through `request.responder`, now or later. Throwing answers
-  /// with that error.
-  public typealias RequestHandler = (Request) throws(ResponseError) -> Void
-  public typealias NotificationHandler = (_ params: JSON?, _ connection: Connection) -> Void
+  /// What the registry knows of a method, for `initialize` and the check against the
+  /// contract.
+  public struct MethodDescription {
+    public let name: String
+    public let fields: [ParamField]
+    /// Empty for a notification, which is never answered.
+    public let errorCodes: [ErrorCode]
+    public let isNotification: Bool
+  }
+
+  private typealias RunNotification = (ParamsReader, Connection) -> Void
 
   public let statistics: RPCStatistics
-  private var requestHandlers: [String: RequestHandler] = [:]
-  private var notificationHandlers: [String: NotificationHandler] = [:]
+  private var requestMethods: [String: any RequestRunner] = [:]
+  private var notificationMethods: [String: RunNotification] = [:]
+  public private(set) var descriptions: [String: MethodDescription] = [:]
   /// Consulted before every request: an error here answers it instead of its handler
-  /// (for example `-32005` after `shutdown`).
+  /// (for example the service's refusal after `shutdown`).
   public var gate: ((String) -> ResponseError?)?
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
-    notificationHandlers["$/cancelRequest"] = { params, connection in
-      guard let idValue = params?["id"], let id = RequestID(idValue) else { return }
-      connection.pendingRequests[id]?.cancel()
+    register(CancelRequest.self) { params, connection in
+      connection.pendingRequests[params.id]?.cancel()
     }
   }
 
-  public func register(_ method: String, _ handler: @escaping RequestHandler) {
-    requestHandlers[method] = handler
+  public func register<Method: RequestMethod>(
+    _ method: Method.Type, _ handler: @escaping (Request<Method>) throws(ResponseError) -> Void
+  ) {
+    requestMethods[Method.name] = RegisteredRequest<Method>(handler)
+    descriptions[Method.name] = MethodDescription(
+      name: Method.name, fields: Method.Params.fields, errorCodes: Method.errorCodes, isNotification: false)
   }
 
-  public func registerNotification(_ method: String, _ handler: @escaping NotificationHandler) {
-    notificationHandlers[method] = handler
+  /// A notification whose params do not decode is ignored (and logged): there is no one
+  /// to tell.
+  public func register<Method: NotificationMethod>(
+    _ method: Method.Type, _ handler: @escaping (Method.Params, Connection) -> Void
+  ) {
+    notificationMethods[Method.name] = { params, connection in
+      do throws(ResponseError) {
+        handler(try Method.Params(from: params), connection)
+      } catch {
+        Log.info("ignored notification \(Method.name) from connection \(connection.id): \(error.message)")
+      }
+    }
+    descriptions[Method.name] = MethodDescription(
+      name: Method.name, fields: Method.Params.fields, errorCodes: [], isNotification: true)
   }
 
   /// Every method the dispatcher handles, requests and notifications, sorted.
-  public var methods: [String] { Array(Set(requestHandlers.keys).union(notificationHandlers.keys)).sorted() }
+  public var methods: [String] { descriptions.keys.sorted() }
 
   // MARK: Frames
 
   public func handle(_ frame: Frame, from connection: Connection) {
     switch frame {
     case .message(let bytes):
-      // One request object, the common case, is scanned without building a tree;
-      // batches and anything else go through jansson.
-      let outcome = bytes.withUnsafeBytes { buffer in
-        Result { () throws(JSONError) -> IncomingMessage? in
-          if let object = try JSONScanner.scanObjectMembers(buffer) {
-            return IncomingMessage(scanned: object, in: buffer)
-          }
-          // Valid JSON, not an object: a batch is counted before its tree is built,
-          // which takes many times its size when its elements are tiny.
-          let elements = Dispatcher.topLevelArrayCount(buffer)
-          if elements > connection.maxBatchElements {
-            refuseBatch(of: elements, from: connection)
-            return nil
-          }
-          handle(try JSON.parse(buffer), from: connection)
-          return nil
-        }
-      }
-      switch outcome {
-      case .success(let message?): dispatch(message, connection: connection, batch: nil, slot: 0)
-      case .success(nil): break
-      case .failure(let error):
-        let data = JSON.object()
-          .set("line", .integer(error.line))
-          .set("column", .integer(error.column))
-          .set("position", .integer(error.position))
-        // JSON-RPC says id null here; but a client cannot match that to its call, so
-        // the id is given back when the envelope still shows it (see IDRecovery).
-        let id = bytes.withUnsafeBytes { IDRecovery.id(in: $0) }
-        sendError(ResponseError(.parseError, "parse error: \(error.message)", data: data), id: id, to: connection)
-      }
+      bytes.withUnsafeBytes { handleMessage($0, from: connection) }
     case .oversized(let size):
       let limit = Int64(connection.maxMessageBytes)
       let data = JSON.object().set("limit", .integer(limit))
@@ -97,6 +78,32 @@ public final class Dispatcher {
         id: nil, to: connection)
     case .badHeader(let reason):
       sendError(ResponseError(.parseError, "bad message header: \(reason)"), id: nil, to: connection)
+    }
+  }
+
+  /// One request object, the common case, is scanned without building a tree and run
+  /// while its bytes are at hand (its params are read from them); batches and anything
+  /// else go through jansson.
+  private func handleMessage(_ bytes: UnsafeRawBufferPointer, from connection: Connection) {
+    do throws(JSONError) {
+      if let object = try JSONScanner.scanObjectMembers(bytes) {
+        return dispatch(IncomingMessage(scanned: object, in: bytes), connection: connection, batch: nil, slot: 0)
+      }
+      // Valid JSON, not an object: a batch is counted before its tree is built,
+      // which takes many times its size when its elements are tiny.
+      let elements = Dispatcher.topLevelArrayCount(bytes)
+      if elements > connection.maxBatchElements { return refuseBatch(of: elements, from: connection) }
+      handle(try JSON.parse(bytes), from: connection)
+    } catch {
+      let data = JSON.object()
+        .set("line", .integer(error.line))
+        .set("column", .integer(error.column))
+        .set("position", .integer(error.position))
+      // JSON-RPC says id null here; but a client cannot match that to its call, so
+      // the id is given back when the envelope still shows it (see IDRecovery).
+      sendError(
+        ResponseError(.parseError, "parse error: \(error.message)", data: data), id: IDRecovery.id(in: bytes),
+        to: connection)
     }
   }
 
@@ -210,9 +217,9 @@ public final class Dispatcher {
     case .request(let id, let method, let params):
       let responder = Responder(
         id: id, method: method, connection: connection, batch: batch, slot: slot, statistics: statistics)
-      guard let handler = requestHandlers[method] else {
+      guard let run = requestMethods[method] else {
         statistics.requestsTotal += 1
-        if notificationHandlers[method] != nil {
+        if notificationMethods[method] != nil {
           responder.fail(.invalidRequest("\(method) is a notification: send it without an id"))
         } else {
           responder.fail(.methodNotFound(method))
@@ -225,7 +232,7 @@ public final class Dispatcher {
         return
       }
       do {
-        try handler(Request(id: id, method: method, rawParams: params, connection: connection, responder: responder))
+        try run.run(params, responder, connection)
       } catch {
         responder.fail(error)
       }
@@ -235,10 +242,10 @@ public final class Dispatcher {
       }
     case .notification(let method, let params):
       statistics.notificationsReceived += 1
-      if let handler = notificationHandlers[method] {
-        handler(params.json, connection)
-      } else if let handler = requestHandlers[method] {
-        run(method, params: params, with: handler, asNotificationFrom: connection)
+      if let run = notificationMethods[method] {
+        run(params, connection)
+      } else if let run = requestMethods[method] {
+        self.run(method, params: params, with: run, asNotificationFrom: connection)
       } else {
         Log.info("ignored notification \(method): no such method")
       }
@@ -255,13 +262,13 @@ public final class Dispatcher {
   /// and never answers. A fire-and-forget `follow` must not be lost; its errors can
   /// only go to the log.
   private func run(
-    _ method: String, params: RequestParams, with handler: RequestHandler, asNotificationFrom connection: Connection
+    _ method: String, params: ParamsReader, with run: any RequestRunner, asNotificationFrom connection: Connection
   ) {
     statistics.countRequest(method)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)
     if let refusal = gate?(method) { return responder.fail(refusal) }
     do {
-      try handler(Request(id: .null, method: method, rawParams: params, connection: connection, responder: responder))
+      try run.run(params, responder, connection)
     } catch {
       responder.fail(error)
     }
@@ -271,5 +278,24 @@ public final class Dispatcher {
   private func sendError(_ error: ResponseError, id: RequestID?, to connection: Connection) {
     statistics.countError(error.code)
     connection.send { MessageEncoder.error(id: id, error, into: &$0) }
+  }
+}
+
+/// Decodes a request's params and runs its handler, which answers through the responder,
+/// now or later. Throwing answers with that error.
+private protocol RequestRunner: AnyObject {
+  func run(_ params: ParamsReader, _ responder: Responder, _ connection: Connection) throws(ResponseError)
+}
+
+private final class RegisteredRequest<Method: RequestMethod>: RequestRunner {
+  private let handler: (Request<Method>) throws(ResponseError) -> Void
+
+  init(_ handler: @escaping (Request<Method>) throws(ResponseError) -> Void) {
+    self.handler = handler
+  }
+
+  func run(_ params: ParamsReader, _ responder: Responder, _ connection: Connection) throws(ResponseError) {
+    let decoded = try Method.Params(from: params)
+    try handler(Request(params: decoded, reply: Reply(responder: responder), connection: connection))
   }
 }

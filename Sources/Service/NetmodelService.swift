@@ -42,11 +42,11 @@ public final class NetmodelService {
   /// reconnect knows the server restarted (versions still never go backwards on one
   /// state folder; see `VersionBase`).
   public let instance: String
-  public private(set) var shutdownRequested = false
+  public internal(set) var shutdownRequested = false
   /// The process's exit code once the loop stops; nil while running.
   public private(set) var exitCode: Int32?
 
-  private lazy var discoverDocument: JSON = {
+  private(set) lazy var discoverDocument: JSON = {
     do {
       return try JSON.parse(openRPCDocumentText)
     } catch {
@@ -71,13 +71,7 @@ public final class NetmodelService {
     if let backend = self.store.backend.underlying as? ConfigurableBackend {
       self.configuration.environment = backend.environment
     }
-    registerLifecycleMethods()
-    registerStats()
-    registerFollowMethods()
-    registerSubscriptionMethods()
-    registerListMethods()
-    registerPreloadMethods()
-    registerConfigure()
+    registerMethods()
     // Weak: the server and the store may outlive this service (the fuzzer makes a new
     // service on the same server after `exit`), and a hook must then do nothing.
     self.store.onChange = { [weak self] state in
@@ -139,31 +133,6 @@ public final class NetmodelService {
     return String(repeating: "0", count: 16 - hex.count) + hex
   }
 
-  private func registerLifecycleMethods() {
-    let dispatcher = server.dispatcher
-    dispatcher.gate = { [unowned self] method in
-      guard self.shutdownRequested, method != "exit" else { return nil }
-      return ResponseError(
-        .shuttingDown, "server shutting down", data: JSON.object().set("retryable", .bool(false)))
-    }
-    dispatcher.register("initialize") { [unowned self] request throws(ResponseError) in
-      _ = try Params(request)
-      request.responder.succeed(self.initializeResult())
-    }
-    dispatcher.register("shutdown") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request)
-      self.shutdownRequested = true
-      request.responder.succeed(.null())
-    }
-    dispatcher.registerNotification("exit") { [unowned self] _, _ in
-      self.terminate(exitCode: self.shutdownRequested ? 0 : 1)
-    }
-    dispatcher.register("rpc.discover") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request)
-      request.responder.succeed(self.discoverDocument)
-    }
-  }
-
   /// Makes this turn's intents durable, then releases the replies that promise them.
   /// A mutation whose intent could not be saved was never accepted: the entity goes
   /// back to the intent on disk and the reply is -32001 (retryable), so nothing is
@@ -189,43 +158,11 @@ public final class NetmodelService {
     }
   }
 
-  private func registerConfigure() {
-    server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      let backend = self.store.backend.underlying as? ConfigurableBackend
-      let previousEnvironment = self.configuration.environment
-      let environment = try params.string("environment")
-      if let environment {
-        if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
-        if let backend, !backend.environmentNames.contains(environment) {
-          throw .invalidParams(
-            "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
-            path: "/environment")
-        }
-      }
-      if params.contains("authToken") {
-        // null clears the token; a string sets it.
-        self.configuration.authToken = try params.string("authToken")
-        backend?.setAuthToken(self.configuration.authToken)
-        // Intents and reads refused for want of credentials go out again now.
-        if environment == nil || environment == previousEnvironment { self.store.credentialsChanged() }
-      }
-      if let environment, environment != previousEnvironment {
-        self.configuration.environment = environment
-        if let backend {
-          _ = backend.selectEnvironment(environment)
-          self.switchEnvironment(from: previousEnvironment, to: environment)
-        }
-      }
-      request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
-    }
-  }
-
   /// Intents and states belong to the environment they were made in or read from:
   /// the old environment's pending intents stay in the outbox for it (sent when it is
   /// active again, in this run or a later one), every cached state and list is dropped
   /// and read again here, and this environment's waiting intents are sent.
-  private func switchEnvironment(from old: String, to new: String) {
+  func switchEnvironment(from old: String, to new: String) {
     Log.info("environment \(old) → \(new): \(old)'s pending intents wait for it; states are read again in \(new)")
     outbox?.switchEnvironment(to: new)
     store.environmentChanged(
@@ -234,18 +171,5 @@ public final class NetmodelService {
         "the environment changed to \(new); this intent stays pending for \(old) and is sent when \(old) is active again"
       ))
     lists.environmentChanged()
-  }
-
-  private func initializeResult() -> JSON {
-    let methods = JSON.array()
-    for method in server.dispatcher.methods { methods.append(.string(method)) }
-    return JSON.object()
-      .set(
-        "serverInfo",
-        JSON.object().set("name", .string("netmodel")).set("version", .string(netmodelVersion))
-          .set("instance", .string(instance))
-      )
-      .set("protocolVersion", .string(protocolVersion))
-      .set("capabilities", JSON.object().set("methods", methods))
   }
 }

@@ -1,0 +1,16 @@
+import JSON
+import JSONRPC
+
+/// `shutdown` (LSP's): every request after it is refused with -32005; `exit` then ends
+/// the process with 0.
+enum Shutdown: ServiceMethod {
+  static let name = "shutdown"
+  static let errorCodes = ErrorCode.everyMethod
+  typealias Params = NoParams
+  typealias Result = JSON
+
+  static func handle(_ request: Request<Shutdown>, by service: NetmodelService) throws(ResponseError) {
+    service.shutdownRequested = true
+    request.reply.succeed(.null())
+  }
+}
