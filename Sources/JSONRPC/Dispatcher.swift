@@ -86,8 +86,9 @@ public final class Dispatcher {
   /// else go through jansson.
   private func handleMessage(_ bytes: UnsafeRawBufferPointer, from connection: Connection) {
     do throws(JSONError) {
-      if let object = try JSONScanner.scanObjectMembers(bytes) {
-        return dispatch(IncomingMessage(scanned: object, in: bytes), connection: connection, batch: nil, slot: 0)
+      if let (object, params) = try JSONScanner.scanObjectMembers(bytes, withMembersOf: "params") {
+        let message = IncomingMessage(scanned: object, params: params, in: bytes)
+        return dispatch(message, connection: connection, batch: nil, slot: 0)
       }
       // Valid JSON, not an object: a batch is counted before its tree is built,
       // which takes many times its size when its elements are tiny.

@@ -62,7 +62,8 @@ extension IncomingMessage {
   /// Decodes a message from a scan of its top-level members: the common case of one
   /// request object needs no jansson tree (see `JSONScanner`). Its params are read from
   /// `bytes`, so it must be run before they go.
-  init(scanned object: JSONScanner.ScannedObject, in bytes: UnsafeRawBufferPointer) {
+  init(scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer)
+  {
     var id: RequestID?
     if let idMember = object["id"] {
       switch idMember.kind {
@@ -93,31 +94,27 @@ extension IncomingMessage {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
-    var params = ParamsReader(nil)
+    var reader = ParamsReader(nil)
     if let member = object["params"] {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
       case .null: break
-      case .object where member.isEmptyContainer: params = ParamsReader(JSON.object())
-      case .array where member.isEmptyContainer: params = ParamsReader(JSON.array())
+      case .object where member.isEmptyContainer: reader = ParamsReader(JSON.object())
+      case .array where member.isEmptyContainer: reader = ParamsReader(JSON.array())
       case .object:
-        // Already validated: a second scan of these few bytes reads the members.
-        if let members = try? JSONScanner.scanObjectMembers(memberBytes) {
-          params = ParamsReader(scanned: members, in: memberBytes)
-        } else {
-          params = ParamsReader(try? JSON.parse(memberBytes))
-        }
+        // Its members were scanned with the message's (`withMembersOf`).
+        reader = params.map { ParamsReader(scanned: $0, in: bytes) } ?? ParamsReader(try? JSON.parse(memberBytes))
       case .array:
-        params = ParamsReader(try? JSON.parse(memberBytes))
+        reader = ParamsReader(try? JSON.parse(memberBytes))
       default:
         self = .invalid(id: id ?? .null, .invalidRequest("params must be an object or an array"))
         return
       }
     }
     if let id {
-      self = .request(id: id, method: method, params: params)
+      self = .request(id: id, method: method, params: reader)
     } else {
-      self = .notification(method: method, params: params)
+      self = .notification(method: method, params: reader)
     }
   }
 }
