@@ -23,9 +23,9 @@ public final class Dispatcher {
   private var requestMethods: [String: any RequestRunner] = [:]
   private var notificationMethods: [String: RunNotification] = [:]
   public private(set) var descriptions: [String: MethodDescription] = [:]
-  /// Consulted before every request: an error here answers it instead of its handler
-  /// (for example the service's refusal after `shutdown`).
-  public var gate: ((String) -> ResponseError?)?
+  /// While set, every request is answered with it instead of being run (the service's
+  /// refusal after `shutdown`).
+  public var refusal: ResponseError?
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
@@ -37,7 +37,7 @@ public final class Dispatcher {
   public func register<Method: RequestMethod>(
     _ method: Method.Type, _ handler: @escaping (Request<Method>) throws(ResponseError) -> Void
   ) {
-    requestMethods[Method.name] = RegisteredRequest<Method>(handler)
+    requestMethods[Method.name] = RegisteredRequest<Method>(handler, counter: statistics.counter(for: Method.name))
     descriptions[Method.name] = MethodDescription(
       name: Method.name, fields: Method.Params.fields, errorCodes: Method.errorCodes, isNotification: false)
   }
@@ -227,8 +227,8 @@ public final class Dispatcher {
         }
         return
       }
-      statistics.countRequest(method)
-      if let refusal = gate?(method) {
+      statistics.countRequest(run.counter)
+      if let refusal {
         responder.fail(refusal)
         return
       }
@@ -265,9 +265,9 @@ public final class Dispatcher {
   private func run(
     _ method: String, params: ParamsReader, with run: any RequestRunner, asNotificationFrom connection: Connection
   ) {
-    statistics.countRequest(method)
+    statistics.countRequest(run.counter)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)
-    if let refusal = gate?(method) { return responder.fail(refusal) }
+    if let refusal { return responder.fail(refusal) }
     do {
       try run.run(params, responder, connection)
     } catch {
@@ -285,14 +285,17 @@ public final class Dispatcher {
 /// Decodes a request's params and runs its handler, which answers through the responder,
 /// now or later. Throwing answers with that error.
 private protocol RequestRunner: AnyObject {
+  var counter: RPCStatistics.MethodCounter { get }
   func run(_ params: ParamsReader, _ responder: Responder, _ connection: Connection) throws(ResponseError)
 }
 
 private final class RegisteredRequest<Method: RequestMethod>: RequestRunner {
   private let handler: (Request<Method>) throws(ResponseError) -> Void
+  let counter: RPCStatistics.MethodCounter
 
-  init(_ handler: @escaping (Request<Method>) throws(ResponseError) -> Void) {
+  init(_ handler: @escaping (Request<Method>) throws(ResponseError) -> Void, counter: RPCStatistics.MethodCounter) {
     self.handler = handler
+    self.counter = counter
   }
 
   func run(_ params: ParamsReader, _ responder: Responder, _ connection: Connection) throws(ResponseError) {

@@ -16,7 +16,6 @@ extension NetmodelService {
 
   func registerMethods() {
     let dispatcher = server.dispatcher
-    dispatcher.gate = { [unowned self] _ in self.shutdownRequested ? .shuttingDown : nil }
     for method in Self.requestMethods { register(method) }
     dispatcher.register(Exit.self) { [unowned self] _, _ in
       self.terminate(exitCode: self.shutdownRequested ? 0 : 1)

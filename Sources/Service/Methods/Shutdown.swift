@@ -11,6 +11,7 @@ enum Shutdown: ServiceMethod {
 
   static func handle(_ request: Request<Shutdown>, by service: NetmodelService) throws(ResponseError) {
     service.shutdownRequested = true
+    service.server.dispatcher.refusal = .shuttingDown
     request.reply.succeed(.null())
   }
 }
