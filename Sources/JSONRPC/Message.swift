@@ -121,6 +121,19 @@ extension IncomingMessage {
 
 /// Writes the bodies of outgoing messages straight into an output buffer.
 public enum MessageEncoder {
+  /// A request, as `netmodel call` and `watch` send them.
+  public static func request(id: RequestID, method: String, params: JSON?, into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: idPrefix)
+    id.encode(into: &buffer)
+    buffer.append(contentsOf: methodMember)
+    appendJSONString(method, to: &buffer)
+    if let params {
+      buffer.append(contentsOf: paramsPrefix)
+      params.encode(into: &buffer)
+    }
+    buffer.append(UInt8(ascii: "}"))
+  }
+
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
     buffer.append(contentsOf: idPrefix)
     id.encode(into: &buffer)
@@ -156,9 +169,11 @@ public enum MessageEncoder {
     }
   }
 
-  private static let idPrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+  private static let version = #"{"jsonrpc":"2.0","#
+  private static let idPrefix = Array((version + #""id":"#).utf8)
   private static let resultPrefix = Array(#","result":"#.utf8)
   private static let errorPrefix = Array(#","error":"#.utf8)
-  private static let methodPrefix = Array(#"{"jsonrpc":"2.0","method":"#.utf8)
+  private static let methodPrefix = Array((version + #""method":"#).utf8)
+  private static let methodMember = Array(#","method":"#.utf8)
   private static let paramsPrefix = Array(#","params":"#.utf8)
 }
