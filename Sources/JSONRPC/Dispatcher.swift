@@ -20,7 +20,7 @@ public final class Dispatcher {
   private typealias RunNotification = (ParamsReader, Connection) -> Void
 
   public let statistics: RPCStatistics
-  private var requestMethods: [String: any RequestRunner] = [:]
+  private var requestMethods: [String: RegisteredRequest] = [:]
   private var notificationMethods: [String: RunNotification] = [:]
   public private(set) var descriptions: [String: MethodDescription] = [:]
   /// While set, every request is answered with it instead of being run (the service's
@@ -34,10 +34,28 @@ public final class Dispatcher {
     }
   }
 
+  /// Inlinable, so the decoding and the call of the handler are compiled for `Method`
+  /// where it is registered: no generic code on the hot path.
+  @inlinable
   public func register<Method: RequestMethod>(
     _ method: Method.Type, _ handler: @escaping (Request<Method>) throws(ResponseError) -> Void
   ) {
-    requestMethods[Method.name] = RegisteredRequest<Method>(handler, counter: statistics.counter(for: Method.name))
+    add(Method.self) { params, responder, connection in
+      do throws(ResponseError) {
+        let decoded = try Method.Params(from: params)
+        try handler(Request(params: decoded, reply: Reply(responder: responder), connection: connection))
+        return nil
+      } catch {
+        return error
+      }
+    }
+  }
+
+  /// Decodes a request's params and runs its handler; what it returns answers the request.
+  @usableFromInline typealias RunRequest = (ParamsReader, Responder, Connection) -> ResponseError?
+
+  @usableFromInline func add<Method: RequestMethod>(_ method: Method.Type, run: @escaping RunRequest) {
+    requestMethods[Method.name] = RegisteredRequest(run: run, counter: statistics.counter(for: Method.name))
     descriptions[Method.name] = MethodDescription(
       name: Method.name, fields: Method.Params.fields, errorCodes: Method.errorCodes, isNotification: false)
   }
@@ -232,11 +250,7 @@ public final class Dispatcher {
         responder.fail(refusal)
         return
       }
-      do {
-        try run.run(params, responder, connection)
-      } catch {
-        responder.fail(error)
-      }
+      if let error = run.run(params, responder, connection) { responder.fail(error) }
       if !responder.isDone {
         if batch == nil { connection.pendingRequests[id] = responder }
         responder.markPending()
@@ -263,16 +277,12 @@ public final class Dispatcher {
   /// and never answers. A fire-and-forget `follow` must not be lost; its errors can
   /// only go to the log.
   private func run(
-    _ method: String, params: ParamsReader, with run: any RequestRunner, asNotificationFrom connection: Connection
+    _ method: String, params: ParamsReader, with run: RegisteredRequest, asNotificationFrom connection: Connection
   ) {
     statistics.countRequest(run.counter)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)
     if let refusal { return responder.fail(refusal) }
-    do {
-      try run.run(params, responder, connection)
-    } catch {
-      responder.fail(error)
-    }
+    if let error = run.run(params, responder, connection) { responder.fail(error) }
     responder.markPending()
   }
 
@@ -282,24 +292,8 @@ public final class Dispatcher {
   }
 }
 
-/// Decodes a request's params and runs its handler, which answers through the responder,
-/// now or later. Throwing answers with that error.
-private protocol RequestRunner: AnyObject {
-  var counter: RPCStatistics.MethodCounter { get }
-  func run(_ params: ParamsReader, _ responder: Responder, _ connection: Connection) throws(ResponseError)
-}
-
-private final class RegisteredRequest<Method: RequestMethod>: RequestRunner {
-  private let handler: (Request<Method>) throws(ResponseError) -> Void
+/// A registered request method and its count.
+private struct RegisteredRequest {
+  let run: Dispatcher.RunRequest
   let counter: RPCStatistics.MethodCounter
-
-  init(_ handler: @escaping (Request<Method>) throws(ResponseError) -> Void, counter: RPCStatistics.MethodCounter) {
-    self.handler = handler
-    self.counter = counter
-  }
-
-  func run(_ params: ParamsReader, _ responder: Responder, _ connection: Connection) throws(ResponseError) {
-    let decoded = try Method.Params(from: params)
-    try handler(Request(params: decoded, reply: Reply(responder: responder), connection: connection))
-  }
 }

@@ -80,12 +80,20 @@ public struct Request<Method: RequestMethod> {
   public let params: Method.Params
   public let reply: Reply<Method.Result>
   public let connection: Connection
+
+  @usableFromInline init(params: Method.Params, reply: Reply<Method.Result>, connection: Connection) {
+    self.params = params
+    self.reply = reply
+    self.connection = connection
+  }
 }
 
 /// Answers a request with its method's result type, now or later (see `Responder`).
 public struct Reply<Result: EncodableResult> {
   /// For handlers that keep the answer for later, or must hear of a cancel.
   public let responder: Responder
+
+  @usableFromInline init(responder: Responder) { self.responder = responder }
 
   public func succeed(_ result: Result) {
     responder.succeed { result.encode(into: &$0) }

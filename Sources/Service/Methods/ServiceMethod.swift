@@ -6,18 +6,24 @@ protocol ServiceMethod: RequestMethod {
 }
 
 extension NetmodelService {
-  /// Every request method schema/openrpc.json lists; `exit` and `$/cancelRequest` are
-  /// notifications.
-  static let requestMethods: [any ServiceMethod.Type] = [
-    Initialize.self, Shutdown.self, Discover.self, Stats.self, Configure.self,
-    Follow.self, Unfollow.self, SetFollowState.self, GetFollowState.self,
-    Subscribe.self, Unsubscribe.self, FetchList.self, GetEntity.self, SetInterfaceState.self,
-  ]
-
+  /// Every method schema/openrpc.json lists but `$/cancelRequest`, the dispatcher's own.
+  /// Each is named: registered with its type known, its decoding is compiled for it.
   func registerMethods() {
-    let dispatcher = server.dispatcher
-    for method in Self.requestMethods { register(method) }
-    dispatcher.register(Exit.self) { [unowned self] _, _ in
+    register(Initialize.self)
+    register(Shutdown.self)
+    register(Discover.self)
+    register(Stats.self)
+    register(Configure.self)
+    register(Follow.self)
+    register(Unfollow.self)
+    register(SetFollowState.self)
+    register(GetFollowState.self)
+    register(Subscribe.self)
+    register(Unsubscribe.self)
+    register(FetchList.self)
+    register(GetEntity.self)
+    register(SetInterfaceState.self)
+    server.dispatcher.register(Exit.self) { [unowned self] _, _ in
       self.terminate(exitCode: self.shutdownRequested ? 0 : 1)
     }
   }
