@@ -12,7 +12,8 @@ extension ErrorCode {
   /// What any method of the service may answer: bad params, a request after `shutdown`,
   /// a fault of the server's own.
   static let everyMethod: [ErrorCode] = [.invalidParams, .shuttingDown, .internalError]
-  /// What a method that reads or changes an entity may answer besides.
+  /// What a method that reads or changes an entity may answer besides: the backend's
+  /// failures, and -32800 when its caller cancels it while it waits.
   static let entityFailures: [ErrorCode] = [
     .backendUnavailable, .backendRejected, .unauthorized, .unknownKindOrList, .requestCancelled,
   ]
