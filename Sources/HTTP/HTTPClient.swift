@@ -145,7 +145,7 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
-    guard let handle = idleHandles.popLast() ?? curl_easy_init() else {
+    guard let handle = idleHandles.popLast() ?? newHandle() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
@@ -273,10 +273,23 @@ public final class HTTPClient {
     }
   }
 
+  /// A handle with the options every request shares (see `Transfer.prepare`).
+  private func newHandle() -> UnsafeMutableRawPointer? {
+    guard let handle = curl_easy_init() else { return nil }
+    if let code = Transfer.prepare(handle) {
+      Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
+      curl_easy_cleanup(handle)
+      return nil
+    }
+    return handle
+  }
+
   private func recycle(_ handle: UnsafeMutableRawPointer) {
-    // A reset handle keeps nothing of the last request but libcurl's caches.
+    // Kept as configured: the next request sets every option a request sets. What
+    // pointed into the finished transfer's memory goes, so nothing can reach it.
     if idleHandles.count < 4 * maxConnections {
-      curl_easy_reset(handle)
+      _ = nm_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+      _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
       idleHandles.append(handle)
     } else {
       curl_easy_cleanup(handle)

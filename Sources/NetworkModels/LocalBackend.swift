@@ -28,7 +28,7 @@ import Posix
 /// ever shows a state that might not survive.
 ///
 /// Any kind is accepted. All methods must be called on the loop's thread.
-public final class LocalBackend: FollowBackend {
+public final class LocalBackend: ModelBackend {
   public static let fileName = "local-follows.json"
   public static let journalName = "local-follows.log"
   static let formatVersion: Int64 = 1
@@ -141,7 +141,7 @@ public final class LocalBackend: FollowBackend {
     }
   }
 
-  // MARK: FollowBackend
+  // MARK: ModelBackend
 
   public func setFollowing(
     _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
@@ -167,6 +167,11 @@ public final class LocalBackend: FollowBackend {
     }
   }
 
+  public var capabilities: BackendCapabilities {
+    BackendCapabilities(lists: FollowingLists(loop: loop, followed: followed))
+  }
+
+  /// Every followed entity of `kind`, for the `following/<kind>` list.
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
     answer { [self] in
       (follows[kind] ?? []).sorted().map { EntityKey(kind: kind, id: $0) }

@@ -41,8 +41,8 @@ public struct SimulationSpecError: Error, Sendable, Equatable, CustomStringConve
 /// a failed follow takes no effect — or is passed on. The random choices come from a
 /// SplitMix64 generator: the same seed and the same calls give the same delays and
 /// failures. All methods must be called on the loop's thread.
-public final class SimulatedBackend: FollowBackend {
-  public let wrapped: FollowBackend
+public final class SimulatedBackend: ModelBackend {
+  public let wrapped: ModelBackend
   private let loop: EventLoop
   public let settings: SimulationSettings
   private var random: SplitMix64
@@ -52,7 +52,7 @@ public final class SimulatedBackend: FollowBackend {
   public private(set) var injectedFailureCount = 0
 
   public init(
-    wrapping wrapped: FollowBackend, loop: EventLoop, latencyMs: UInt64, jitterMs: UInt64 = 0,
+    wrapping wrapped: ModelBackend, loop: EventLoop, latencyMs: UInt64, jitterMs: UInt64 = 0,
     failureRate: Double = 0, failureStatus: Int? = nil, seed: UInt64
   ) {
     self.wrapped = wrapped
@@ -64,16 +64,13 @@ public final class SimulatedBackend: FollowBackend {
   }
 
   /// With the settings the command line parsed; `settings.seed` wins over `seed`.
-  public convenience init(wrapping wrapped: FollowBackend, loop: EventLoop, settings: SimulationSettings, seed: UInt64)
-  {
+  public convenience init(wrapping wrapped: ModelBackend, loop: EventLoop, settings: SimulationSettings, seed: UInt64) {
     self.init(
       wrapping: wrapped, loop: loop, latencyMs: settings.latencyMs, jitterMs: settings.jitterMs,
       failureRate: settings.failureRate, failureStatus: settings.failureStatus, seed: settings.seed ?? seed)
   }
 
-  // MARK: FollowBackend
-
-  public var underlying: FollowBackend { wrapped.underlying }
+  // MARK: ModelBackend
 
   public func setFollowing(
     _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
@@ -89,35 +86,24 @@ public final class SimulatedBackend: FollowBackend {
     }
   }
 
-  public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    simulate("followed \(kind)", completion: completion) { [wrapped] done in
-      wrapped.followed(kind: kind, completion: done)
-    }
-  }
+  public func kindProblem(_ kind: String) -> String? { wrapped.kindProblem(kind) }
 
-  public func listDescription(_ name: String) -> ListDescription? { wrapped.listDescription(name) }
-
-  public func fetchListPage(
-    _ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void
-  ) {
-    simulate("page of \(request.key)", completion: completion) { [wrapped] done in
-      wrapped.fetchListPage(request, completion: done)
-    }
-  }
-
-  public func hasDetail(kind: String) -> Bool { wrapped.hasDetail(kind: kind) }
-
-  public func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
-    simulate("detail of \(key)", completion: completion) { [wrapped] done in
-      wrapped.fetchDetail(key, completion: done)
-    }
+  /// The wrapped backend's, with its pages and details delayed and failed too. Calls
+  /// the service makes itself (configure, checks, stats) are not simulated, nor are
+  /// priorities: a simulated call waits in no HTTP queue.
+  public var capabilities: BackendCapabilities {
+    var capabilities = wrapped.capabilities
+    capabilities.lists = capabilities.lists.map { SimulatedLists(simulation: self, wrapped: $0) }
+    capabilities.details = capabilities.details.map { SimulatedDetails(simulation: self, wrapped: $0) }
+    capabilities.prioritised = nil
+    return capabilities
   }
 
   // MARK: Simulation
 
   /// Draws the outcome and the delay now (so they depend only on the order of calls),
   /// then after the delay either fails or passes the call on.
-  private func simulate<T>(
+  func simulate<T>(
     _ what: String, completion: @escaping (Result<T, FollowFailure>) -> Void,
     forward: @escaping (@escaping (Result<T, FollowFailure>) -> Void) -> Void
   ) {

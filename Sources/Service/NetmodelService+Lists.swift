@@ -42,7 +42,7 @@ extension NetmodelService {
   /// The same for a list's identity already read.
   func checked(_ list: (ListKey, [String: String]), path: String) throws(ResponseError) -> (ListKey, [String: String]) {
     let (key, values) = list
-    guard let description = store.backend.listDescription(key.name) else { throw Self.unknownList(key.name) }
+    guard let description = models.listDescription(key.name) else { throw Self.unknownList(key.name) }
     for name in description.requiredParams where values[name] == nil {
       throw .invalidParams(
         "list \(key.name) needs params.\(name)", path: path + "/params/" + ParamsReader.escapePointer(name))

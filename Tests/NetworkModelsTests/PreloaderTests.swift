@@ -5,7 +5,7 @@ import Testing
 /// Answers every call after `latencyMs` of the manual clock; kinds named in
 /// `detailKinds` have a detail endpoint. Records each call with the preloader's level
 /// of the item at the moment the call went out.
-final class TimedBackend: FollowBackend {
+final class TimedBackend: ModelBackend, DetailSource {
   let loop: EventLoop
   var latencyMs: UInt64 = 30
   var detailKinds: Set<String> = []
@@ -26,9 +26,7 @@ final class TimedBackend: FollowBackend {
     let answer = followed.contains(key)
     loop.schedule(afterMilliseconds: latencyMs) { completion(.success(answer)) }
   }
-  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    loop.execute { completion(.success([])) }
-  }
+  var capabilities: BackendCapabilities { BackendCapabilities(details: self) }
   func hasDetail(kind: String) -> Bool { detailKinds.contains(kind) }
   func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
     details.append(key)

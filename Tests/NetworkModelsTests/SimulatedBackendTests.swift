@@ -4,7 +4,7 @@ import Posix
 import Testing
 
 /// Counts the calls that reach it and answers on the next loop iteration.
-private final class SimulationProbeBackend: FollowBackend {
+private final class SimulationProbeBackend: ModelBackend {
   let loop: EventLoop
   let clock: ManualClock
   var calls: [String] = []
@@ -27,12 +27,6 @@ private final class SimulationProbeBackend: FollowBackend {
     note("fetch \(key)")
     let answer = follows.contains(key)
     loop.execute { completion(.success(answer)) }
-  }
-
-  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    note("followed \(kind)")
-    let keys = follows.filter { $0.kind == kind }.sorted { $0.id < $1.id }
-    loop.execute { completion(.success(keys)) }
   }
 
   private func note(_ call: String) {
@@ -73,13 +67,25 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 50, seed: 1)
     var followed: [EntityKey]?
     backend.setFollowing(banksy, true) { _ in }
-    backend.followed(kind: "artist") { followed = try? $0.get() }
+    backend.capabilities.lists?.fetchListPage(ListPageRequest(key: ListKey(name: "following/artist"))) {
+      followed = try? $0.get().items.map(\.key)
+    }
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(!local.isFollowing(banksy))
     clock.advance(byMilliseconds: 50)
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(local.isFollowing(banksy))
     #expect(followed == [banksy])
+  }
+
+  @Test func theWrappedBackendsCapabilitiesStayExceptItsPriorities() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    let rest = RESTBackend(configuration: try RESTConfiguration.parse(RESTPlaceholderTests.configuration), loop: loop)
+    let capabilities = SimulatedBackend(wrapping: rest, loop: loop, latencyMs: 1, seed: 1).capabilities
+    #expect(capabilities.environments === rest && capabilities.placeholders === rest)
+    #expect(capabilities.attributes === rest && capabilities.statistics === rest)
+    #expect(capabilities.lists?.listDescription("pair") != nil && capabilities.details != nil)
+    #expect(capabilities.prioritised == nil, "a simulated call waits in no HTTP queue")
   }
 
   @Test func aZeroLatencyCallStillCompletesLater() throws {
@@ -181,7 +187,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(
       wrapping: probe, loop: loop, latencyMs: 1, failureRate: 1, failureStatus: status, seed: 9)
     var failure: FollowFailure?
-    backend.followed(kind: "artist") { if case .failure(let f) = $0 { failure = f } }
+    backend.fetchFollowing(banksy) { if case .failure(let f) = $0 { failure = f } }
     clock.advance(byMilliseconds: 1)
     try loop.runOnce(wait: false)
     #expect(failure?.kind == kind)

@@ -31,7 +31,7 @@ enum Configure: ServiceMethod {
 
   static func handle(_ request: Request<Configure>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
-    let backend = service.store.backend.underlying as? ConfigurableBackend
+    let backend = service.models.environments
     let previousEnvironment = service.configuration.environment
     let environment = params.environment
     if let environment, let backend, !backend.environmentNames.contains(environment) {
@@ -41,16 +41,11 @@ enum Configure: ServiceMethod {
     }
     if case .set(let token) = params.authToken {
       service.configuration.authToken = token
-      backend?.setAuthToken(token)
-      // Intents and reads refused for want of credentials go out again now.
-      if environment == nil || environment == previousEnvironment { service.store.credentialsChanged() }
+      service.models.setAuthToken(token, resend: environment == nil || environment == previousEnvironment)
     }
     if let environment, environment != previousEnvironment {
       service.configuration.environment = environment
-      if let backend {
-        _ = backend.selectEnvironment(environment)
-        service.switchEnvironment(from: previousEnvironment, to: environment)
-      }
+      service.models.switchEnvironment(from: previousEnvironment, to: environment)
     }
     request.reply.succeed(JSON.object().set("environment", .string(service.configuration.environment)))
   }
