@@ -219,11 +219,29 @@ public struct JSONScanner {
   /// Validates `bytes` as exactly one JSON text. Returns nil when it is valid but its
   /// top-level value is not an object; otherwise that object's members.
   public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> ScannedObject? {
+    try scanObjectMembers(bytes, nested: nil)?.object
+  }
+
+  /// The same, and the members of the top-level member named `nestedKey` when it is a
+  /// non-empty object (a request's `params`), read in the same pass: their ranges too
+  /// are offsets in `bytes`.
+  public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, withMembersOf nestedKey: String)
+    throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)?
+  {
+    var key = nestedKey
+    return try key.withUTF8 { wanted in
+      Result { () throws(JSONError) in try scanObjectMembers(bytes, nested: InlineText.Packed(wanted)) }
+    }.get()
+  }
+
+  private static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, nested nestedKey: InlineText.Packed?)
+    throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)?
+  {
     guard let start = bytes.baseAddress, !bytes.isEmpty else {
       throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
     }
     var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count)
-    return try scanner.scanTopLevel()
+    return try scanner.scanTopLevel(nestedKey: nestedKey)
   }
 
   // MARK: - State
@@ -247,7 +265,9 @@ public struct JSONScanner {
 
   // MARK: - Top level
 
-  private mutating func scanTopLevel() throws(JSONError) -> ScannedObject? {
+  private mutating func scanTopLevel(nestedKey: InlineText.Packed?) throws(JSONError) -> (
+    object: ScannedObject, nested: ScannedObject?
+  )? {
     skipWhitespace()
     guard pos < end else { throw failure("unexpected end of input", at: pos) }
     guard base[pos] == UInt8(ascii: "{") else {
@@ -257,12 +277,24 @@ public struct JSONScanner {
       guard pos == end else { throw failure("end of file expected", at: pos) }
       return nil
     }
+    let scanned = try scanObject(enclosing: 0, nestedKey: nestedKey)
+    skipWhitespace()
+    guard pos == end else { throw failure("end of file expected", at: pos) }
+    return scanned
+  }
 
+  /// Scans the object at `pos` that `enclosing` containers enclose, recording its
+  /// members; with `nestedKey`, also those of that member's object (the last one of
+  /// that name, which is the one `member(_:)` finds).
+  private mutating func scanObject(enclosing: Int, nestedKey: InlineText.Packed?) throws(JSONError) -> (
+    object: ScannedObject, nested: ScannedObject?
+  ) {
     let objectStart = pos
     pos += 1
     skipWhitespace()
     var records: [Record] = []
     var spills: [String] = []
+    var nested: ScannedObject?
     if pos < end && base[pos] == UInt8(ascii: "}") {
       pos += 1
     } else {
@@ -281,7 +313,16 @@ public struct JSONScanner {
         try scanColon()
 
         let valueStart = pos
-        let info = try scanValue(enclosing: 1)
+        let info: ValueInfo
+        let isNested = nestedKey.map { key.equals($0, spills) } ?? false
+        if isNested, pos < end, base[pos] == UInt8(ascii: "{") {
+          let object = try scanObject(enclosing: enclosing + 1, nestedKey: nil).object
+          nested = object.records.isEmpty ? nil : object
+          info = ValueInfo(kind: .object, flag: object.records.isEmpty)
+        } else {
+          if isNested { nested = nil }
+          info = try scanValue(enclosing: enclosing + 1)
+        }
         let valueEnd = pos
         skipNULAfterToken(info.kind)
         let value =
@@ -293,7 +334,8 @@ public struct JSONScanner {
             isEmpty: info.kind.isContainer && info.flag))
 
         skipWhitespace()
-        guard pos < end else { throw failure("'}' expected", at: pos) }
+        // jansson's messages: a nested object ends early like any other container.
+        guard pos < end else { throw failure(enclosing == 0 ? "'}' expected" : "unexpected end of input", at: pos) }
         let c = base[pos]
         pos += 1
         if c == UInt8(ascii: ",") {
@@ -304,10 +346,7 @@ public struct JSONScanner {
         break
       }
     }
-    let objectEnd = pos
-    skipWhitespace()
-    guard pos == end else { throw failure("end of file expected", at: pos) }
-    return ScannedObject(records: records, spills: spills, range: objectStart..<objectEnd)
+    return (ScannedObject(records: records, spills: spills, range: objectStart..<pos), nested)
   }
 
   // MARK: - Values

@@ -1,91 +1,90 @@
 import JSON
 import Posix
 
-/// One request as a handler sees it.
-public struct Request {
-  public let id: RequestID
-  public let method: String
-  /// What the peer sent as params, as found (see `RequestParams`).
-  public let rawParams: RequestParams
-  /// An object or an array; nil when the peer sent none or `null`.
-  public var params: JSON? { rawParams.json }
-  public let connection: Connection
-  public let responder: Responder
-}
-
 /// Method registry and dispatch: decodes frames into messages, answers what is malformed,
-/// routes the rest to handlers, and runs batches and `$/cancelRequest`. Knows nothing of
-/// what the methods do.
+/// routes the rest to the registered methods, and runs batches and `$/cancelRequest`.
+/// Knows nothing of what the methods do.
 ///
 /// Must be used on the loop's thread.
 public final class Dispatcher {
-  /// A handler answers through `request.responder`, now or later. Throwing answers
-  /// with that error.
-  public typealias RequestHandler = (Request) throws(ResponseError) -> Void
-  public typealias NotificationHandler = (_ params: JSON?, _ connection: Connection) -> Void
+  /// What the registry knows of a method, for `initialize` and the check against the
+  /// contract.
+  public struct MethodDescription {
+    public let name: String
+    public let fields: [ParamField]
+    /// Empty for a notification, which is never answered.
+    public let errorCodes: [ErrorCode]
+    public let isNotification: Bool
+  }
+
+  private typealias RunNotification = (ParamsReader, Connection) -> Void
 
   public let statistics: RPCStatistics
-  private var requestHandlers: [String: RequestHandler] = [:]
-  private var notificationHandlers: [String: NotificationHandler] = [:]
-  /// Consulted before every request: an error here answers it instead of its handler
-  /// (for example `-32005` after `shutdown`).
-  public var gate: ((String) -> ResponseError?)?
+  private var requestMethods: [String: RegisteredRequest] = [:]
+  private var notificationMethods: [String: RunNotification] = [:]
+  public private(set) var descriptions: [String: MethodDescription] = [:]
+  /// While set, every request is answered with it instead of being run (the service's
+  /// refusal after `shutdown`).
+  public var refusal: ResponseError?
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
-    notificationHandlers["$/cancelRequest"] = { params, connection in
-      guard let idValue = params?["id"], let id = RequestID(idValue) else { return }
-      connection.pendingRequests[id]?.cancel()
+    register(CancelRequest.self) { params, connection in
+      connection.pendingRequests[params.id]?.cancel()
     }
   }
 
-  public func register(_ method: String, _ handler: @escaping RequestHandler) {
-    requestHandlers[method] = handler
+  /// Inlinable, so the decoding and the call of the handler are compiled for `Method`
+  /// where it is registered: no generic code on the hot path.
+  @inlinable
+  public func register<Method: RequestMethod>(
+    _ method: Method.Type, _ handler: @escaping (Request<Method>) throws(ResponseError) -> Void
+  ) {
+    add(Method.self) { params, responder, connection in
+      do throws(ResponseError) {
+        let decoded = try Method.Params(from: params)
+        try handler(Request(params: decoded, reply: Reply(responder: responder), connection: connection))
+        return nil
+      } catch {
+        return error
+      }
+    }
   }
 
-  public func registerNotification(_ method: String, _ handler: @escaping NotificationHandler) {
-    notificationHandlers[method] = handler
+  /// Decodes a request's params and runs its handler; what it returns answers the request.
+  @usableFromInline typealias RunRequest = (ParamsReader, Responder, Connection) -> ResponseError?
+
+  @usableFromInline func add<Method: RequestMethod>(_ method: Method.Type, run: @escaping RunRequest) {
+    requestMethods[Method.name] = RegisteredRequest(run: run, counter: statistics.counter(for: Method.name))
+    descriptions[Method.name] = MethodDescription(
+      name: Method.name, fields: Method.Params.fields, errorCodes: Method.errorCodes, isNotification: false)
+  }
+
+  /// A notification whose params do not decode is ignored (and logged): there is no one
+  /// to tell.
+  public func register<Method: NotificationMethod>(
+    _ method: Method.Type, _ handler: @escaping (Method.Params, Connection) -> Void
+  ) {
+    notificationMethods[Method.name] = { params, connection in
+      do throws(ResponseError) {
+        handler(try Method.Params(from: params), connection)
+      } catch {
+        Log.info("ignored notification \(Method.name) from connection \(connection.id): \(error.message)")
+      }
+    }
+    descriptions[Method.name] = MethodDescription(
+      name: Method.name, fields: Method.Params.fields, errorCodes: [], isNotification: true)
   }
 
   /// Every method the dispatcher handles, requests and notifications, sorted.
-  public var methods: [String] { Array(Set(requestHandlers.keys).union(notificationHandlers.keys)).sorted() }
+  public var methods: [String] { descriptions.keys.sorted() }
 
   // MARK: Frames
 
   public func handle(_ frame: Frame, from connection: Connection) {
     switch frame {
     case .message(let bytes):
-      // One request object, the common case, is scanned without building a tree;
-      // batches and anything else go through jansson.
-      let outcome = bytes.withUnsafeBytes { buffer in
-        Result { () throws(JSONError) -> IncomingMessage? in
-          if let object = try JSONScanner.scanObjectMembers(buffer) {
-            return IncomingMessage(scanned: object, in: buffer)
-          }
-          // Valid JSON, not an object: a batch is counted before its tree is built,
-          // which takes many times its size when its elements are tiny.
-          let elements = Dispatcher.topLevelArrayCount(buffer)
-          if elements > connection.maxBatchElements {
-            refuseBatch(of: elements, from: connection)
-            return nil
-          }
-          handle(try JSON.parse(buffer), from: connection)
-          return nil
-        }
-      }
-      switch outcome {
-      case .success(let message?): dispatch(message, connection: connection, batch: nil, slot: 0)
-      case .success(nil): break
-      case .failure(let error):
-        let data = JSON.object()
-          .set("line", .integer(error.line))
-          .set("column", .integer(error.column))
-          .set("position", .integer(error.position))
-        // JSON-RPC says id null here; but a client cannot match that to its call, so
-        // the id is given back when the envelope still shows it (see IDRecovery).
-        let id = bytes.withUnsafeBytes { IDRecovery.id(in: $0) }
-        sendError(ResponseError(.parseError, "parse error: \(error.message)", data: data), id: id, to: connection)
-      }
+      bytes.withUnsafeBytes { handleMessage($0, from: connection) }
     case .oversized(let size):
       let limit = Int64(connection.maxMessageBytes)
       let data = JSON.object().set("limit", .integer(limit))
@@ -97,6 +96,33 @@ public final class Dispatcher {
         id: nil, to: connection)
     case .badHeader(let reason):
       sendError(ResponseError(.parseError, "bad message header: \(reason)"), id: nil, to: connection)
+    }
+  }
+
+  /// One request object, the common case, is scanned without building a tree and run
+  /// while its bytes are at hand (its params are read from them); batches and anything
+  /// else go through jansson.
+  private func handleMessage(_ bytes: UnsafeRawBufferPointer, from connection: Connection) {
+    do throws(JSONError) {
+      if let (object, params) = try JSONScanner.scanObjectMembers(bytes, withMembersOf: "params") {
+        let message = IncomingMessage(scanned: object, params: params, in: bytes)
+        return dispatch(message, connection: connection, batch: nil, slot: 0)
+      }
+      // Valid JSON, not an object: a batch is counted before its tree is built,
+      // which takes many times its size when its elements are tiny.
+      let elements = Dispatcher.topLevelArrayCount(bytes)
+      if elements > connection.maxBatchElements { return refuseBatch(of: elements, from: connection) }
+      handle(try JSON.parse(bytes), from: connection)
+    } catch {
+      let data = JSON.object()
+        .set("line", .integer(error.line))
+        .set("column", .integer(error.column))
+        .set("position", .integer(error.position))
+      // JSON-RPC says id null here; but a client cannot match that to its call, so
+      // the id is given back when the envelope still shows it (see IDRecovery).
+      sendError(
+        ResponseError(.parseError, "parse error: \(error.message)", data: data), id: IDRecovery.id(in: bytes),
+        to: connection)
     }
   }
 
@@ -210,35 +236,31 @@ public final class Dispatcher {
     case .request(let id, let method, let params):
       let responder = Responder(
         id: id, method: method, connection: connection, batch: batch, slot: slot, statistics: statistics)
-      guard let handler = requestHandlers[method] else {
+      guard let run = requestMethods[method] else {
         statistics.requestsTotal += 1
-        if notificationHandlers[method] != nil {
+        if notificationMethods[method] != nil {
           responder.fail(.invalidRequest("\(method) is a notification: send it without an id"))
         } else {
           responder.fail(.methodNotFound(method))
         }
         return
       }
-      statistics.countRequest(method)
-      if let refusal = gate?(method) {
+      statistics.countRequest(run.counter)
+      if let refusal {
         responder.fail(refusal)
         return
       }
-      do {
-        try handler(Request(id: id, method: method, rawParams: params, connection: connection, responder: responder))
-      } catch {
-        responder.fail(error)
-      }
+      if let error = run.run(params, responder, connection) { responder.fail(error) }
       if !responder.isDone {
         if batch == nil { connection.pendingRequests[id] = responder }
         responder.markPending()
       }
     case .notification(let method, let params):
       statistics.notificationsReceived += 1
-      if let handler = notificationHandlers[method] {
-        handler(params.json, connection)
-      } else if let handler = requestHandlers[method] {
-        run(method, params: params, with: handler, asNotificationFrom: connection)
+      if let run = notificationMethods[method] {
+        run(params, connection)
+      } else if let run = requestMethods[method] {
+        self.run(method, params: params, with: run, asNotificationFrom: connection)
       } else {
         Log.info("ignored notification \(method): no such method")
       }
@@ -255,16 +277,12 @@ public final class Dispatcher {
   /// and never answers. A fire-and-forget `follow` must not be lost; its errors can
   /// only go to the log.
   private func run(
-    _ method: String, params: RequestParams, with handler: RequestHandler, asNotificationFrom connection: Connection
+    _ method: String, params: ParamsReader, with run: RegisteredRequest, asNotificationFrom connection: Connection
   ) {
-    statistics.countRequest(method)
+    statistics.countRequest(run.counter)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)
-    if let refusal = gate?(method) { return responder.fail(refusal) }
-    do {
-      try handler(Request(id: .null, method: method, rawParams: params, connection: connection, responder: responder))
-    } catch {
-      responder.fail(error)
-    }
+    if let refusal { return responder.fail(refusal) }
+    if let error = run.run(params, responder, connection) { responder.fail(error) }
     responder.markPending()
   }
 
@@ -272,4 +290,10 @@ public final class Dispatcher {
     statistics.countError(error.code)
     connection.send { MessageEncoder.error(id: id, error, into: &$0) }
   }
+}
+
+/// A registered request method and its count.
+private struct RegisteredRequest {
+  let run: Dispatcher.RunRequest
+  let counter: RPCStatistics.MethodCounter
 }

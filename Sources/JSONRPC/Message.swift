@@ -3,8 +3,8 @@ import JSON
 /// One decoded element of what a peer sent: a request, a notification, or something
 /// that is neither and gets an error reply (with its id when one could be read).
 public enum IncomingMessage {
-  case request(id: RequestID, method: String, params: RequestParams)
-  case notification(method: String, params: RequestParams)
+  case request(id: RequestID, method: String, params: ParamsReader)
+  case notification(method: String, params: ParamsReader)
   /// A response from the peer; the server sends no requests, so it is ignored.
   case response
   case invalid(id: RequestID?, ResponseError)
@@ -40,17 +40,16 @@ public enum IncomingMessage {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
-    var params = json["params"]
-    if let value = params {
-      switch value.kind {
-      case .object, .array: break
-      case .null: params = nil
+    let params = json["params"]
+    if let params {
+      switch params.kind {
+      case .object, .array, .null: break
       default:
         self = .invalid(id: id ?? .null, .invalidRequest("params must be an object or an array"))
         return
       }
     }
-    let found: RequestParams = params.map { .json($0) } ?? .none
+    let found = ParamsReader(params)
     if let id {
       self = .request(id: id, method: method, params: found)
     } else {
@@ -61,8 +60,10 @@ public enum IncomingMessage {
 
 extension IncomingMessage {
   /// Decodes a message from a scan of its top-level members: the common case of one
-  /// request object needs jansson only for non-empty `params` (see `JSONScanner`).
-  init(scanned object: JSONScanner.ScannedObject, in bytes: UnsafeRawBufferPointer) {
+  /// request object needs no jansson tree (see `JSONScanner`). Its params are read from
+  /// `bytes`, so it must be run before they go.
+  init(scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer)
+  {
     var id: RequestID?
     if let idMember = object["id"] {
       switch idMember.kind {
@@ -93,38 +94,46 @@ extension IncomingMessage {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
-    var params = RequestParams.none
+    var reader = ParamsReader(nil)
     if let member = object["params"] {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
-      case .null: params = .none
-      case .object where member.isEmptyContainer: params = .json(JSON.object())
-      case .array where member.isEmptyContainer: params = .json(JSON.array())
+      case .null: break
+      case .object where member.isEmptyContainer: reader = ParamsReader(JSON.object())
+      case .array where member.isEmptyContainer: reader = ParamsReader(JSON.array())
       case .object:
-        // Already validated: a second scan of these few bytes reads the members.
-        let copy = Array(memberBytes)
-        if let members = copy.withUnsafeBytes({ try? JSONScanner.scanObjectMembers($0) }) {
-          params = .scanned(members, bytes: copy)
-        } else {
-          params = (try? JSON.parse(memberBytes)).map { .json($0) } ?? .none
-        }
+        // Its members were scanned with the message's (`withMembersOf`).
+        reader = params.map { ParamsReader(scanned: $0, in: bytes) } ?? ParamsReader(try? JSON.parse(memberBytes))
       case .array:
-        params = (try? JSON.parse(memberBytes)).map { .json($0) } ?? .none
+        reader = ParamsReader(try? JSON.parse(memberBytes))
       default:
         self = .invalid(id: id ?? .null, .invalidRequest("params must be an object or an array"))
         return
       }
     }
     if let id {
-      self = .request(id: id, method: method, params: params)
+      self = .request(id: id, method: method, params: reader)
     } else {
-      self = .notification(method: method, params: params)
+      self = .notification(method: method, params: reader)
     }
   }
 }
 
 /// Writes the bodies of outgoing messages straight into an output buffer.
 public enum MessageEncoder {
+  /// A request, as `netmodel call` and `watch` send them.
+  public static func request(id: RequestID, method: String, params: JSON?, into buffer: inout [UInt8]) {
+    buffer.append(contentsOf: idPrefix)
+    id.encode(into: &buffer)
+    buffer.append(contentsOf: methodMember)
+    appendJSONString(method, to: &buffer)
+    if let params {
+      buffer.append(contentsOf: paramsPrefix)
+      params.encode(into: &buffer)
+    }
+    buffer.append(UInt8(ascii: "}"))
+  }
+
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
     buffer.append(contentsOf: idPrefix)
     id.encode(into: &buffer)
@@ -141,7 +150,30 @@ public enum MessageEncoder {
     buffer.append(UInt8(ascii: "}"))
   }
 
-  private static let idPrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+  /// The envelope of one notification method, made once: its params are written in
+  /// place.
+  public struct Notification: Sendable {
+    private let prefix: [UInt8]
+
+    public init(method: String) {
+      var prefix = MessageEncoder.methodPrefix
+      appendJSONString(method, to: &prefix)
+      prefix.append(contentsOf: MessageEncoder.paramsPrefix)
+      self.prefix = prefix
+    }
+
+    public func encode(into buffer: inout [UInt8], params encodeParams: (inout [UInt8]) -> Void) {
+      buffer.append(contentsOf: prefix)
+      encodeParams(&buffer)
+      buffer.append(UInt8(ascii: "}"))
+    }
+  }
+
+  private static let version = #"{"jsonrpc":"2.0","#
+  private static let idPrefix = Array((version + #""id":"#).utf8)
   private static let resultPrefix = Array(#","result":"#.utf8)
   private static let errorPrefix = Array(#","error":"#.utf8)
+  private static let methodPrefix = Array((version + #""method":"#).utf8)
+  private static let methodMember = Array(#","method":"#.utf8)
+  private static let paramsPrefix = Array(#","params":"#.utf8)
 }

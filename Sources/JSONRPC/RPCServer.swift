@@ -119,11 +119,10 @@ public final class RPCServer {
   /// than `shutdownTimeoutMs`: a peer that does not read must not keep the process
   /// (and what runs after this, such as the clean-shutdown compaction) from ending.
   /// What a peer has not taken by then is dropped, with a warning.
-  public func shutDown() {
+  /// Requests still pending are answered `goingAway`.
+  public func shutDown(answeringPending goingAway: ResponseError) {
     for listener in listeners { listener.close() }
     listeners.removeAll()
-    let goingAway = ResponseError(
-      .shuttingDown, "server shutting down", data: JSON.object().set("retryable", .bool(false)))
     for connection in connections.values { connection.failPendingRequests(goingAway) }
     flushAll()
     let deadline = Process.monotonicNanoseconds() &+ shutdownTimeoutMs &* 1_000_000

@@ -7,7 +7,13 @@ public final class RPCStatistics {
   public var connectionsOpen = 0
   public var connectionsTotal = 0
   public var requestsTotal = 0
-  public var requestsByMethod: [String: Int] = [:]
+  /// Requests run, by method: counted in a counter per method, so counting hashes no name.
+  public var requestsByMethod: [String: Int] {
+    var counts: [String: Int] = [:]
+    for (method, counter) in methodCounters where counter.count > 0 { counts[method] = counter.count }
+    return counts
+  }
+  private var methodCounters: [String: MethodCounter] = [:]
   public var notificationsReceived = 0
   public var bytesIn = 0
   public var bytesOut = 0
@@ -18,9 +24,21 @@ public final class RPCStatistics {
     self.startNanoseconds = startNanoseconds
   }
 
-  func countRequest(_ method: String) {
+  final class MethodCounter {
+    fileprivate(set) var count = 0
+  }
+
+  /// The counter of `method`'s requests, made when the method is registered.
+  func counter(for method: String) -> MethodCounter {
+    if let counter = methodCounters[method] { return counter }
+    let counter = MethodCounter()
+    methodCounters[method] = counter
+    return counter
+  }
+
+  func countRequest(_ counter: MethodCounter) {
     requestsTotal += 1
-    requestsByMethod[method, default: 0] += 1
+    counter.count += 1
   }
 
   func countError(_ code: ErrorCode) {

@@ -1,6 +1,7 @@
 import JSON
 
-/// A JSON-RPC error code. A struct, not an enum, so layers above can add their own.
+/// A JSON-RPC error code: JSON-RPC's own (and LSP's `-32800`) here; a struct, not an
+/// enum, so the layers above define their application codes where they belong.
 public struct ErrorCode: RawRepresentable, Hashable, Sendable {
   public let rawValue: Int64
   public init(rawValue: Int64) { self.rawValue = rawValue }
@@ -11,11 +12,6 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable {
   public static let invalidParams = ErrorCode(rawValue: -32602)
   public static let internalError = ErrorCode(rawValue: -32603)
   public static let requestCancelled = ErrorCode(rawValue: -32800)
-  public static let backendUnavailable = ErrorCode(rawValue: -32001)
-  public static let backendRejected = ErrorCode(rawValue: -32002)
-  public static let unauthorized = ErrorCode(rawValue: -32003)
-  public static let unknownKindOrList = ErrorCode(rawValue: -32004)
-  public static let shuttingDown = ErrorCode(rawValue: -32005)
 }
 
 /// The `error` member of a response.

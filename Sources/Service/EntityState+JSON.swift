@@ -41,7 +41,7 @@ extension FollowFailure {
 extension EntityState {
   /// Writes this state's JSON text straight into `buffer` (the hot path of every
   /// follow reply and notification).
-  func encode(into buffer: inout [UInt8]) {
+  public func encode(into buffer: inout [UInt8]) {
     buffer.append(contentsOf: EntityStateText.kind)
     appendJSONString(key.kind, to: &buffer)
     buffer.append(contentsOf: EntityStateText.id)

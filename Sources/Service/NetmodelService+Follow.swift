@@ -2,7 +2,12 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-extension Params {
+extension EntityKey {
+  /// `{kind, id}` as the follow methods take them.
+  static let fields: [ParamField] = [.required("kind", .string), .required("id", .string)]
+}
+
+extension ParamsReader {
   /// `{kind, id}` of a follow method, validated as README "EntityState" says.
   func entityKey(prefix: String = "") throws(ResponseError) -> EntityKey {
     guard let kind = try string("kind") else { throw .invalidParams("kind is required", path: prefix + "/kind") }
@@ -18,8 +23,12 @@ extension NetmodelService {
   /// `{kind, id}` of a request, refused at once when the backend cannot have that kind
   /// (-32004) or cannot send that id (-32602, a dot segment): no state changes, no
   /// version, no notification, nothing in the outbox.
-  func knownKey(_ params: Params, prefix: String = "") throws(ResponseError) -> EntityKey {
-    let key = try params.entityKey(prefix: prefix)
+  func knownKey(_ params: ParamsReader, prefix: String = "") throws(ResponseError) -> EntityKey {
+    try checked(try params.entityKey(prefix: prefix), prefix: prefix)
+  }
+
+  /// The same for a key already read.
+  func checked(_ key: EntityKey, prefix: String = "") throws(ResponseError) -> EntityKey {
     try checkKind(key.kind, path: prefix + "/kind")
     return try sendable(key, prefix: prefix)
   }
@@ -32,6 +41,8 @@ extension NetmodelService {
   }
 }
 
+extension EntityState: EncodableResult {}
+
 extension Responder {
   func succeed(_ state: EntityState) {
     succeed { state.encode(into: &$0) }
@@ -39,44 +50,8 @@ extension Responder {
 }
 
 extension NetmodelService {
-  func registerFollowMethods() {
-    let dispatcher = server.dispatcher
-    dispatcher.register("follow") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      try self.mutate(try self.knownKey(params), to: true, await: try params.bool("await") ?? false, request.responder)
-    }
-    dispatcher.register("unfollow") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      try self.mutate(try self.knownKey(params), to: false, await: try params.bool("await") ?? false, request.responder)
-    }
-    dispatcher.register("setFollowState") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      let key = try self.knownKey(params)
-      guard let following = try params.bool("following") else {
-        throw .invalidParams("following is required", path: "/following")
-      }
-      try self.mutate(key, to: following, await: try params.bool("await") ?? false, request.responder)
-    }
-    dispatcher.register("getFollowState") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      let key = try self.knownKey(params)
-      let refresh = try params.bool("refresh") ?? false
-      let maxAge = try params.integer("maxAgeMs")
-      if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
-      let responder = request.responder
-      self.store.read(key, refresh: refresh, maxAgeMs: maxAge.map(UInt64.init) ?? self.configuration.defaultMaxAgeMs) {
-        result in
-        switch result {
-        case .success(let state): responder.succeed(state)
-        case .failure(let failure): responder.fail(failure.failure.responseError(state: failure.state))
-        }
-      }
-    }
-  }
-
-  private func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder)
-    throws(ResponseError)
-  {
+  /// A follow, unfollow or setFollowState of a checked key, answered through `responder`.
+  func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder) {
     models.setFollowing(key, following, awaitSettle: awaitSettle) { responder.answer($0) }
   }
 }

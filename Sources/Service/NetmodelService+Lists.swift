@@ -3,29 +3,8 @@ import JSONRPC
 import NetworkModels
 
 extension NetmodelService {
-  func registerListMethods() {
-    server.dispatcher.register("fetchList") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      let (key, values) = try self.checkedListKey(params, path: "")
-      let page: PageRequest
-      switch try params.string("page") {
-      case nil: page = .first
-      case let text?:
-        guard let chosen = PageRequest(rawValue: text) else {
-          throw .invalidParams("page must be first, next or refresh", path: "/page")
-        }
-        page = chosen
-      }
-      let responder = request.responder
-      let known = self.lists.fetch(key, params: values, page: page) { [unowned self] snapshot in
-        responder.succeed { self.encode(snapshot, into: &$0) }
-      }
-      if !known { throw Self.unknownList(key.name) }
-    }
-  }
-
   /// `{list, params?}` as a list's identity and its template values.
-  static func listKey(_ params: Params, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+  static func listKey(_ params: ParamsReader, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
     guard let name = try params.string("list"), !name.isEmpty else {
       throw .invalidParams("list is required", path: path + "/list")
     }
@@ -33,7 +12,7 @@ extension NetmodelService {
     var values: [String: String] = [:]
     if let object = try params.object("params") {
       for (member, value) in object.members {
-        let memberPath = path + "/params/" + Params.escapePointer(member)
+        let memberPath = path + "/params/" + ParamsReader.escapePointer(member)
         switch value.kind {
         case .string: values[member] = value.string
         case .integer: values[member] = String(value.integer ?? 0)
@@ -56,16 +35,21 @@ extension NetmodelService {
 
   /// A list's identity, refused when the backend has no such list (-32004), or a
   /// param it needs is missing, it does not take one given, or one is too long (-32602).
-  func checkedListKey(_ params: Params, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
-    let (key, values) = try Self.listKey(params, path: path)
+  func checkedListKey(_ params: ParamsReader, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+    try checked(Self.listKey(params, path: path), path: path)
+  }
+
+  /// The same for a list's identity already read.
+  func checked(_ list: (ListKey, [String: String]), path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+    let (key, values) = list
     guard let description = models.listDescription(key.name) else { throw Self.unknownList(key.name) }
     for name in description.requiredParams where values[name] == nil {
       throw .invalidParams(
-        "list \(key.name) needs params.\(name)", path: path + "/params/" + Params.escapePointer(name))
+        "list \(key.name) needs params.\(name)", path: path + "/params/" + ParamsReader.escapePointer(name))
     }
     // Sorted: the error names the same param whatever the member order.
     for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-      let memberPath = path + "/params/" + Params.escapePointer(name)
+      let memberPath = path + "/params/" + ParamsReader.escapePointer(name)
       guard description.requiredParams.contains(name) else {
         let taken = description.requiredParams.isEmpty ? "none" : description.requiredParams.joined(separator: ", ")
         throw .invalidParams("list \(key.name) takes no param \(name) (its params: \(taken))", path: memberPath)

@@ -4,13 +4,6 @@ import NetworkModels
 import Posix
 
 extension NetmodelService {
-  func registerStats() {
-    server.dispatcher.register("stats") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request)
-      request.responder.succeed(self.statsResult())
-    }
-  }
-
   /// The counters as the `Stats` schema in schema/openrpc.json describes them.
   func statsResult() -> JSON {
     let stats = server.statistics

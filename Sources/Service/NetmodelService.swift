@@ -39,11 +39,11 @@ public final class NetmodelService {
   /// reconnect knows the server restarted (versions still never go backwards on one
   /// state folder; see `VersionBase`).
   public let instance: String
-  public private(set) var shutdownRequested = false
+  public internal(set) var shutdownRequested = false
   /// The process's exit code once the loop stops; nil while running.
   public private(set) var exitCode: Int32?
 
-  private lazy var discoverDocument: JSON = {
+  private(set) lazy var discoverDocument: JSON = {
     do {
       return try JSON.parse(openRPCDocumentText)
     } catch {
@@ -66,13 +66,7 @@ public final class NetmodelService {
     if let environment = self.models.environments?.environment {
       self.configuration.environment = environment
     }
-    registerLifecycleMethods()
-    registerStats()
-    registerFollowMethods()
-    registerSubscriptionMethods()
-    registerListMethods()
-    registerPreloadMethods()
-    registerConfigure()
+    registerMethods()
     self.models.observer = self
     // Weak: the server may outlive this service (the fuzzer makes a new service on
     // the same server after `exit`), and a hook must then do nothing.
@@ -107,71 +101,5 @@ public final class NetmodelService {
     let value = generator.next() as UInt64
     let hex = String(value, radix: 16)
     return String(repeating: "0", count: 16 - hex.count) + hex
-  }
-
-  private func registerLifecycleMethods() {
-    let dispatcher = server.dispatcher
-    dispatcher.gate = { [unowned self] method in
-      guard self.shutdownRequested, method != "exit" else { return nil }
-      return ResponseError(
-        .shuttingDown, "server shutting down", data: JSON.object().set("retryable", .bool(false)))
-    }
-    dispatcher.register("initialize") { [unowned self] request throws(ResponseError) in
-      _ = try Params(request)
-      request.responder.succeed(self.initializeResult())
-    }
-    dispatcher.register("shutdown") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request)
-      self.shutdownRequested = true
-      request.responder.succeed(.null())
-    }
-    dispatcher.registerNotification("exit") { [unowned self] _, _ in
-      self.terminate(exitCode: self.shutdownRequested ? 0 : 1)
-    }
-    dispatcher.register("rpc.discover") { [unowned self] request throws(ResponseError) in
-      try Params.expectNone(request)
-      request.responder.succeed(self.discoverDocument)
-    }
-  }
-
-  private func registerConfigure() {
-    server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
-      let params = try Params(request)
-      let backend = self.models.environments
-      let previousEnvironment = self.configuration.environment
-      let environment = try params.string("environment")
-      if let environment {
-        if environment.isEmpty { throw .invalidParams("environment must not be empty", path: "/environment") }
-        if let backend, !backend.environmentNames.contains(environment) {
-          throw .invalidParams(
-            "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
-            path: "/environment")
-        }
-      }
-      if params.contains("authToken") {
-        // null clears the token; a string sets it.
-        self.configuration.authToken = try params.string("authToken")
-        self.models.setAuthToken(
-          self.configuration.authToken, resend: environment == nil || environment == previousEnvironment)
-      }
-      if let environment, environment != previousEnvironment {
-        self.configuration.environment = environment
-        self.models.switchEnvironment(from: previousEnvironment, to: environment)
-      }
-      request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
-    }
-  }
-
-  private func initializeResult() -> JSON {
-    let methods = JSON.array()
-    for method in server.dispatcher.methods { methods.append(.string(method)) }
-    return JSON.object()
-      .set(
-        "serverInfo",
-        JSON.object().set("name", .string("netmodel")).set("version", .string(netmodelVersion))
-          .set("instance", .string(instance))
-      )
-      .set("protocolVersion", .string(protocolVersion))
-      .set("capabilities", JSON.object().set("methods", methods))
   }
 }

@@ -312,16 +312,18 @@ final class NotificationQueue {
     let seq = self.seq
     let encodeList = self.encodeList
     let encode = { (buffer: inout [UInt8]) in
-      buffer.append(contentsOf: NotificationText.prefix)
-      appendJSONString(slot.subscription, to: &buffer)
-      buffer.append(contentsOf: NotificationText.seq)
-      appendDecimal(Int64(seq), to: &buffer)
-      buffer.append(contentsOf: NotificationText.state)
-      switch pending {
-      case .entity(let state): state.encode(into: &buffer)
-      case .list(let key): encodeList(key, &buffer)
+      NotificationText.stateChanged.encode(into: &buffer) { buffer in
+        buffer.append(contentsOf: NotificationText.subscription)
+        appendJSONString(slot.subscription, to: &buffer)
+        buffer.append(contentsOf: NotificationText.seq)
+        appendDecimal(Int64(seq), to: &buffer)
+        buffer.append(contentsOf: NotificationText.state)
+        switch pending {
+        case .entity(let state): state.encode(into: &buffer)
+        case .list(let key): encodeList(key, &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
       }
-      buffer.append(contentsOf: NotificationText.suffix)
     }
     if aheadOfReplies {
       connection.sendNotification(encodeBody: encode)
@@ -332,8 +334,8 @@ final class NotificationQueue {
 }
 
 private enum NotificationText {
-  static let prefix = Array(#"{"jsonrpc":"2.0","method":"stateChanged","params":{"subscription":"#.utf8)
+  static let stateChanged = MessageEncoder.Notification(method: "stateChanged")
+  static let subscription = Array(#"{"subscription":"#.utf8)
   static let seq = Array(#","seq":"#.utf8)
   static let state = Array(#","state":"#.utf8)
-  static let suffix = Array("}}".utf8)
 }

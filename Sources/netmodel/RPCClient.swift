@@ -45,9 +45,13 @@ struct RPCClient {
 
   /// Tells the server to stop working on request `id` (`$/cancelRequest`), if it listens.
   func cancel(_ id: Int64) {
-    var bytes = Array(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"#.utf8)
-    appendDecimal(id, to: &bytes)
-    bytes.append(contentsOf: Array("}}\n".utf8))
+    var bytes: [UInt8] = []
+    MessageEncoder.Notification(method: "$/cancelRequest").encode(into: &bytes) { params in
+      params.append(contentsOf: Array(#"{"id":"#.utf8))
+      appendDecimal(id, to: &params)
+      params.append(UInt8(ascii: "}"))
+    }
+    bytes.append(0x0A)
     _ = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
   }
 
@@ -56,15 +60,8 @@ struct RPCClient {
     let id = nextID
     nextID += 1
     var bytes: [UInt8] = []
-    bytes.append(contentsOf: Array(#"{"jsonrpc":"2.0","id":"#.utf8))
-    appendDecimal(id, to: &bytes)
-    bytes.append(contentsOf: Array(#","method":"#.utf8))
-    appendJSONString(method, to: &bytes)
-    if let params {
-      bytes.append(contentsOf: Array(#","params":"#.utf8))
-      params.encode(into: &bytes)
-    }
-    bytes.append(contentsOf: Array("}\n".utf8))
+    MessageEncoder.request(id: .integer(id), method: method, params: params, into: &bytes)
+    bytes.append(0x0A)
     let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
     if case .failure(let error) = written { throw Failure(description: "cannot send: \(error)") }
     return id

@@ -104,7 +104,7 @@ func serve(_ options: ServeOptions) -> Int32 {
       try server.attachStdio()
     }
     try loop.run()
-    server.shutDown()
+    server.shutDown(answeringPending: .shuttingDown)
     models.commitIntents()
     // A clean stop leaves everything in the snapshot, so the next start reads one file.
     do { try local?.compact() } catch { Log.warn("could not compact the local follows: \(error)") }

@@ -4,6 +4,25 @@ import JSONRPC
 import TestSupport
 import Testing
 
+/// Whatever params the peer sent, as a tree.
+struct AnyParams: MethodParams {
+  static let fields: [ParamField] = []
+  let tree: JSON?
+  init(from params: ParamsReader) { tree = params.tree }
+}
+
+/// A test method named `Name`: it takes any params and answers with any JSON.
+protocol TestMethod: RequestMethod where Params == AnyParams, Result == JSON {}
+extension TestMethod {
+  static var errorCodes: [ErrorCode] { [.invalidParams] }
+}
+
+enum Echo: TestMethod { static let name = "echo" }
+enum Hold: TestMethod { static let name = "hold" }
+enum Fail: TestMethod { static let name = "fail" }
+enum Count: TestMethod { static let name = "count" }
+enum Big: TestMethod { static let name = "big" }
+
 /// A server with a few handlers, one of which answers only when told to.
 final class Fixture {
   let loop: EventLoop
@@ -19,15 +38,16 @@ final class Fixture {
     server = RPCServer(
       loop: loop, maxMessageBytes: maxMessageBytes, maxUnreadBytes: maxUnreadBytes, maxBatchElements: maxBatchElements,
       maxPendingRequests: maxPendingRequests)
-    server.dispatcher.register("echo") { request in
-      request.responder.succeed(request.params ?? .null())
+    server.dispatcher.register(Echo.self) { request in
+      request.reply.succeed(request.params.tree ?? .null())
     }
-    server.dispatcher.register("hold") { [unowned self] request in
-      let method = request.method
-      request.responder.onCancel = { [unowned self] in self.cancelled.append(method) }
-      self.held.append(request.responder)
+    server.dispatcher.register(Hold.self) { [unowned self] request in
+      let responder = request.reply.responder
+      let method = responder.method
+      responder.onCancel = { [unowned self] in self.cancelled.append(method) }
+      self.held.append(responder)
     }
-    server.dispatcher.register("fail") { _ throws(ResponseError) in
+    server.dispatcher.register(Fail.self) { _ throws(ResponseError) in
       throw .invalidParams("bad", path: "/x")
     }
   }
@@ -235,9 +255,9 @@ final class Fixture {
   @Test func aBatchReplyStopsGrowingAtTheLimitAndTheRestIsNotRun() throws {
     let fixture = try Fixture(maxUnreadBytes: 10_000)
     var ran = 0
-    fixture.server.dispatcher.register("count") { request in
+    fixture.server.dispatcher.register(Count.self) { request in
       ran += 1
-      request.responder.succeed(.string(String(repeating: "z", count: 3000)))
+      request.reply.succeed(.string(String(repeating: "z", count: 3000)))
     }
     let peer = try fixture.peer()
     let elements = (0..<10).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"count"}"# }
@@ -266,9 +286,9 @@ final class Fixture {
   @Test func aBatchOfTooManyElementsIsRefusedWholeBeforeItRuns() throws {
     let fixture = try Fixture(maxBatchElements: 3)
     var ran = 0
-    fixture.server.dispatcher.register("count") { request in
+    fixture.server.dispatcher.register(Count.self) { request in
       ran += 1
-      request.responder.succeed(.null())
+      request.reply.succeed(.null())
     }
     let peer = try fixture.peer()
     let one = #"{"jsonrpc":"2.0","id":1,"method":"count","params":{"a":[1,2,"],[,"]}}"#
@@ -298,9 +318,9 @@ final class Fixture {
   @Test func readingPausesBetweenMessagesNotOnlyBetweenReads() throws {
     let fixture = try Fixture(maxUnreadBytes: 100_000)
     var ran = 0
-    fixture.server.dispatcher.register("big") { request in
+    fixture.server.dispatcher.register(Big.self) { request in
       ran += 1
-      request.responder.succeed(.string(String(repeating: "b", count: 30_000)))
+      request.reply.succeed(.string(String(repeating: "b", count: 30_000)))
     }
     let peer = try fixture.peer()
     // 200 requests in one write: one read delivers them all.

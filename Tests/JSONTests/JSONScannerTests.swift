@@ -38,9 +38,15 @@ private func sameBytes(_ a: String?, _ b: String?) -> Bool {
 }
 
 /// Nil when the scanner agrees with jansson on `bytes`: both reject, or both accept and
-/// (for a top-level object) the scanner's members are jansson's. Otherwise what differs.
+/// (for a top-level object) the scanner's members are jansson's, and so are those of a
+/// nested object read in the same pass. Otherwise what differs.
 private func disagreement(_ bytes: [UInt8]) -> String? {
   let reference = try? JSON.parse(bytes)
+  var nestedKeys = ["params"]
+  if let first = reference?.members.first?.key { nestedKeys.append(first) }
+  for key in nestedKeys {
+    if let problem = nestedDisagreement(bytes, key: key) { return "with the members of \(key): \(problem)" }
+  }
   let scanned = scan(bytes)
   switch (reference, scanned) {
   case (nil, .failure):
@@ -55,6 +61,30 @@ private func disagreement(_ bytes: [UInt8]) -> String? {
     }
     guard let object else { return "top level is an object, but the scanner returned nil" }
     return memberDisagreement(bytes, value, object)
+  }
+}
+
+/// Nil when scanning with the members of `key` gives the plain scan's verdict and, when
+/// `key` names a non-empty object, that object's members as jansson reads them.
+private func nestedDisagreement(_ bytes: [UInt8], key: String) -> String? {
+  let nestedScan = bytes.withUnsafeBytes { buffer in
+    Result { () throws(JSONError) in try JSONScanner.scanObjectMembers(buffer, withMembersOf: key) }
+  }
+  switch (scan(bytes), nestedScan) {
+  case (.failure(let plain), .failure(let nested)):
+    return plain.message == nested.message && plain.position == nested.position
+      ? nil : "errors differ: \(plain) / \(nested)"
+  case (.success(nil), .success(nil)):
+    return nil
+  case (.success(let plain?), .success(let (object, nested)?)):
+    guard plain.members.map(\.range) == object.members.map(\.range) else { return "top-level members differ" }
+    guard let value = (try? JSON.parse(bytes))?[key], value.isObject, value.count > 0 else {
+      return nested == nil ? nil : "members of what is no non-empty object"
+    }
+    guard let nested else { return "no members of a non-empty object" }
+    return memberDisagreement(bytes, value, nested)
+  default:
+    return "verdicts differ"
   }
 }
 

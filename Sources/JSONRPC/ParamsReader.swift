@@ -1,13 +1,18 @@
 import JSON
-import JSONRPC
 
 /// Reads by-name params and reports the first bad field as `-32602` with `data.path`.
 /// Absent params, `null`, `[]` and `{}` all read as "no params": real clients send each.
-public struct Params {
+///
+/// A single request's params object is read from the scan of the frame's own bytes: no
+/// copy and no tree. Such a reader points into those bytes, so it lives only while the
+/// dispatcher runs the method (`MethodParams.init(from:)`), which keeps what it read.
+public struct ParamsReader {
   private enum Source {
     case none
     case object(JSON)
-    case scanned(JSONScanner.ScannedObject, bytes: [UInt8])
+    /// Params sent by position: refused by every read.
+    case array(JSON)
+    case scanned(JSONScanner.ScannedObject, bytes: UnsafeRawBufferPointer)
   }
 
   private let source: Source
@@ -15,43 +20,54 @@ public struct Params {
   /// `topics`) report the full JSON Pointer.
   public let path: String
 
-  /// A request's params; scanned params are read without building a tree.
-  public init(_ request: Request) throws(ResponseError) {
+  /// The members of a params object, scanned within `bytes` (ranges are relative to it).
+  init(scanned members: JSONScanner.ScannedObject, in bytes: UnsafeRawBufferPointer) {
+    source = .scanned(members, bytes: bytes)
     path = ""
-    switch request.rawParams {
-    case .none: source = .none
-    case .scanned(let members, let bytes): source = .scanned(members, bytes: bytes)
-    case .json(let value): source = try Params.source(of: value, path: "")
-    }
   }
 
-  /// A nested object (or a request's params given as a tree).
-  public init(_ params: JSON?, path: String = "") throws(ResponseError) {
+  /// A request's params as a tree, or a nested object at `path`.
+  public init(_ params: JSON?, path: String = "") {
     self.path = path
-    source = try params.map { (value) throws(ResponseError) in try Params.source(of: value, path: path) } ?? .none
+    guard let params else {
+      source = .none
+      return
+    }
+    switch params.kind {
+    case .object: source = .object(params)
+    case .array where params.count == 0, .null: source = .none
+    default: source = .array(params)
+    }
   }
 
-  private static func source(of value: JSON, path: String) throws(ResponseError) -> Source {
-    switch value.kind {
-    case .object: return .object(value)
-    case .array where value.count == 0: return .none
-    default:
-      throw .invalidParams(path.isEmpty ? "params must be an object (by-name)" : "must be an object", path: path)
+  /// The params as a tree (nil when there are none), for a method that takes any value.
+  public var tree: JSON? {
+    switch source {
+    case .none: return nil
+    case .object(let value), .array(let value): return value
+    case .scanned(let members, let bytes):
+      return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[members.range]))
     }
+  }
+
+  private func requireObject() throws(ResponseError) {
+    guard case .array = source else { return }
+    throw .invalidParams(path.isEmpty ? "params must be an object (by-name)" : "must be an object", path: path)
   }
 
   /// For methods that take none: anything but an empty value is refused, so a typo in a
   /// client is seen rather than silently ignored.
-  public static func expectNone(_ request: Request) throws(ResponseError) {
-    let read = try Params(request)
-    if let key = read.firstKey {
-      throw .invalidParams("unexpected param \(key); this method takes none", path: "/" + escapePointer(key))
+  public func expectNone() throws(ResponseError) {
+    try requireObject()
+    if let key = firstKey {
+      throw .invalidParams(
+        "unexpected param \(key); this method takes none", path: "/" + ParamsReader.escapePointer(key))
     }
   }
 
   private var firstKey: String? {
     switch source {
-    case .none: return nil
+    case .none, .array: return nil
     case .object(let object): return object.members.first?.key
     case .scanned(let members, _): return members.members.first?.key
     }
@@ -63,37 +79,43 @@ public struct Params {
     case string(String)
     case bool(Bool)
     case integer(Int64)
-    case other(() -> JSON?, isObject: Bool)
+    case other(JSONScanner.Kind, Range<Int>)
+    case tree(JSON)
   }
 
-  private func find(_ key: String) -> Found {
+  private func find(_ key: String) throws(ResponseError) -> Found {
     switch source {
     case .none:
+      return .absent
+    case .array:
+      try requireObject()
       return .absent
     case .object(let object):
       guard let value = object[key], !value.isNull else { return .absent }
       if let string = value.string { return .string(string) }
       if let bool = value.bool { return .bool(bool) }
       if let integer = value.integer { return .integer(integer) }
-      return .other({ value }, isObject: value.isObject)
-    case .scanned(let members, let bytes):
+      return .tree(value)
+    case .scanned(let members, _):
       guard let member = members[key], member.kind != .null else { return .absent }
       switch member.kind {
       case .string: return .string(member.stringValue ?? "")
       case .true: return .bool(true)
       case .false: return .bool(false)
       case .integer: return .integer(member.integerValue ?? 0)
-      default:
-        let range = member.range
-        return .other(
-          { bytes.withUnsafeBytes { try? JSON.parse(UnsafeRawBufferPointer(rebasing: $0[range])) } },
-          isObject: member.kind == .object)
+      default: return .other(member.kind, member.range)
       }
     }
   }
 
+  /// The tree of a value found as `.other`; only asked for objects, arrays and reals.
+  private func build(_ range: Range<Int>) -> JSON? {
+    guard case .scanned(_, let bytes) = source else { return nil }
+    return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
+  }
+
   public func string(_ key: String) throws(ResponseError) -> String? {
-    switch find(key) {
+    switch try find(key) {
     case .absent: return nil
     case .string(let value): return value
     default: throw .invalidParams("\(key) must be a string", path: path + "/" + key)
@@ -101,7 +123,7 @@ public struct Params {
   }
 
   public func bool(_ key: String) throws(ResponseError) -> Bool? {
-    switch find(key) {
+    switch try find(key) {
     case .absent: return nil
     case .bool(let value): return value
     default: throw .invalidParams("\(key) must be a boolean", path: path + "/" + key)
@@ -109,7 +131,7 @@ public struct Params {
   }
 
   public func integer(_ key: String) throws(ResponseError) -> Int64? {
-    switch find(key) {
+    switch try find(key) {
     case .absent: return nil
     case .integer(let value): return value
     default: throw .invalidParams("\(key) must be an integer", path: path + "/" + key)
@@ -117,43 +139,39 @@ public struct Params {
   }
 
   public func object(_ key: String) throws(ResponseError) -> JSON? {
-    switch find(key) {
+    switch try find(key) {
     case .absent: return nil
-    case .other(let build, isObject: true): return build()
+    case .other(.object, let range): return build(range)
+    case .tree(let value) where value.isObject: return value
     default: throw .invalidParams("\(key) must be an object", path: path + "/" + key)
     }
   }
 
   /// Any value, as a tree; nil when absent or `null`.
-  public func value(_ key: String) -> JSON? {
-    switch find(key) {
+  public func value(_ key: String) throws(ResponseError) -> JSON? {
+    switch try find(key) {
     case .absent: return nil
     case .string(let value): return .string(value)
     case .bool(let value): return .bool(value)
     case .integer(let value): return .integer(value)
-    case .other(let build, _): return build()
+    case .other(_, let range): return build(range)
+    case .tree(let value): return value
     }
   }
 
   /// True when the member is present, `null` included.
   public func contains(_ key: String) -> Bool {
     switch source {
-    case .none: return false
+    case .none, .array: return false
     case .object(let object): return object[key] != nil
     case .scanned(let members, _): return members[key] != nil
     }
   }
 
   /// RFC 6901: `~` → `~0`, `/` → `~1`.
-  static func escapePointer(_ key: String) -> String {
-    key.replacingTildeAndSlash()
-  }
-}
-
-extension String {
-  fileprivate func replacingTildeAndSlash() -> String {
+  public static func escapePointer(_ key: String) -> String {
     var result = ""
-    for character in self {
+    for character in key {
       switch character {
       case "~": result += "~0"
       case "/": result += "~1"

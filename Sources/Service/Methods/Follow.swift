@@ -1,0 +1,26 @@
+import JSONRPC
+import NetworkModels
+
+/// `follow`: `setFollowState` with `following: true` (README "Mutations").
+enum Follow: ServiceMethod {
+  static let name = "follow"
+  static let errorCodes = ErrorCode.everyMethod + ErrorCode.entityFailures
+  typealias Result = EntityState
+
+  struct Params: MethodParams {
+    static let fields: [ParamField] = EntityKey.fields + [.optional("await", .boolean)]
+    let key: EntityKey
+    /// Answer once the backend settled the intent, not at once.
+    let await: Bool
+
+    init(from params: ParamsReader) throws(ResponseError) {
+      key = try params.entityKey()
+      self.await = try params.bool("await") ?? false
+    }
+  }
+
+  static func handle(_ request: Request<Follow>, by service: NetmodelService) throws(ResponseError) {
+    let params = request.params
+    service.mutate(try service.checked(params.key), to: true, await: params.await, request.reply.responder)
+  }
+}

@@ -1,0 +1,32 @@
+import JSONRPC
+import NetworkModels
+
+/// `getEntity`: an entity's state with its details, at the front of the preload queue
+/// (README "Preload").
+enum GetEntity: ServiceMethod {
+  static let name = "getEntity"
+  static let errorCodes = ErrorCode.everyMethod + ErrorCode.entityFailures
+  typealias Result = EntityState
+
+  struct Params: MethodParams {
+    static let fields: [ParamField] = EntityKey.fields + [.optional("refresh", .boolean)]
+    let key: EntityKey
+    let refresh: Bool
+
+    init(from params: ParamsReader) throws(ResponseError) {
+      key = try params.entityKey()
+      refresh = try params.bool("refresh") ?? false
+    }
+  }
+
+  static func handle(_ request: Request<GetEntity>, by service: NetmodelService) throws(ResponseError) {
+    let params = request.params
+    let reply = request.reply
+    service.preloader.entity(try service.checked(params.key), refresh: params.refresh) { result in
+      switch result {
+      case .success(let state): reply.succeed(state)
+      case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
+      }
+    }
+  }
+}

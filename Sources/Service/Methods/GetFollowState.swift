@@ -1,0 +1,40 @@
+import JSONRPC
+import NetworkModels
+
+/// `getFollowState`: an entity's state, from the cache when fresh enough (README "Reads").
+enum GetFollowState: ServiceMethod {
+  static let name = "getFollowState"
+  static let errorCodes = ErrorCode.everyMethod + ErrorCode.entityFailures
+  typealias Result = EntityState
+
+  struct Params: MethodParams {
+    static let fields: [ParamField] =
+      EntityKey.fields + [.optional("refresh", .boolean), .optional("maxAgeMs", .integer)]
+    let key: EntityKey
+    let refresh: Bool
+    /// nil: the configured default.
+    let maxAgeMs: UInt64?
+
+    init(from params: ParamsReader) throws(ResponseError) {
+      key = try params.entityKey()
+      refresh = try params.bool("refresh") ?? false
+      let maxAge = try params.integer("maxAgeMs")
+      if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
+      maxAgeMs = maxAge.map(UInt64.init)
+    }
+  }
+
+  static func handle(_ request: Request<GetFollowState>, by service: NetmodelService) throws(ResponseError) {
+    let params = request.params
+    let key = try service.checked(params.key)
+    let reply = request.reply
+    service.store.read(
+      key, refresh: params.refresh, maxAgeMs: params.maxAgeMs ?? service.configuration.defaultMaxAgeMs
+    ) { result in
+      switch result {
+      case .success(let state): reply.succeed(state)
+      case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
+      }
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import JSONRPC
+import NetworkModels
+
+/// `setFollowState`: the wanted `following` of an entity (README "Mutations").
+enum SetFollowState: ServiceMethod {
+  static let name = "setFollowState"
+  static let errorCodes = Follow.errorCodes
+  typealias Result = EntityState
+
+  struct Params: MethodParams {
+    static let fields: [ParamField] =
+      EntityKey.fields + [.required("following", .boolean), .optional("await", .boolean)]
+    let key: EntityKey
+    let following: Bool
+    let await: Bool
+
+    init(from params: ParamsReader) throws(ResponseError) {
+      key = try params.entityKey()
+      guard let following = try params.bool("following") else {
+        throw .invalidParams("following is required", path: "/following")
+      }
+      self.following = following
+      self.await = try params.bool("await") ?? false
+    }
+  }
+
+  static func handle(_ request: Request<SetFollowState>, by service: NetmodelService) throws(ResponseError) {
+    let params = request.params
+    service.mutate(
+      try service.checked(params.key), to: params.following, await: params.await, request.reply.responder)
+  }
+}

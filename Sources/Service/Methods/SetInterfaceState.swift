@@ -1,0 +1,43 @@
+import JSON
+import JSONRPC
+import NetworkModels
+
+/// `setInterfaceState`: what a screen shows or may show next, so its details are
+/// preloaded in that order (README "Preload").
+enum SetInterfaceState: ServiceMethod {
+  static let name = "setInterfaceState"
+  static let errorCodes = ErrorCode.everyMethod + [.unknownKindOrList, .requestCancelled]
+  typealias Result = JSON
+
+  struct Params: MethodParams {
+    static let fields: [ParamField] = [.required("items", .array), .required("state", .string)]
+    let level: Preloader.Level
+    /// Read into keys by the handler: their kinds are checked against the backend.
+    let items: JSON
+
+    init(from params: ParamsReader) throws(ResponseError) {
+      guard let name = try params.string("state") else { throw .invalidParams("state is required", path: "/state") }
+      guard let level = Preloader.Level(name: name) else {
+        throw .invalidParams("state must be none, preload, display or visible", path: "/state")
+      }
+      guard let items = try params.value("items"), items.isArray else {
+        throw .invalidParams("items must be an array of {kind, id}", path: "/items")
+      }
+      self.level = level
+      self.items = items
+    }
+  }
+
+  static func handle(_ request: Request<SetInterfaceState>, by service: NetmodelService) throws(ResponseError) {
+    let items = request.params.items
+    var keys: [EntityKey] = []
+    keys.reserveCapacity(items.count)
+    for (index, item) in items.elements.enumerated() {
+      let path = "/items/\(index)"
+      guard item.isObject else { throw .invalidParams("an item must be {kind, id}", path: path) }
+      keys.append(try service.knownKey(ParamsReader(item, path: path), prefix: path))
+    }
+    service.preloader.set(keys, to: request.params.level, host: request.connection.id)
+    request.reply.succeed(JSON.object().set("accepted", .integer(keys.count)))
+  }
+}

@@ -1,0 +1,17 @@
+import JSON
+import JSONRPC
+
+/// `shutdown` (LSP's): every request after it is refused with -32005; `exit` then ends
+/// the process with 0.
+enum Shutdown: ServiceMethod {
+  static let name = "shutdown"
+  static let errorCodes = ErrorCode.everyMethod
+  typealias Params = NoParams
+  typealias Result = JSON
+
+  static func handle(_ request: Request<Shutdown>, by service: NetmodelService) throws(ResponseError) {
+    service.shutdownRequested = true
+    service.server.dispatcher.refusal = .shuttingDown
+    request.reply.succeed(.null())
+  }
+}

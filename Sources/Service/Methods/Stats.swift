@@ -1,0 +1,14 @@
+import JSON
+import JSONRPC
+
+/// `stats`: the counters (`NetmodelService.statsResult`).
+enum Stats: ServiceMethod {
+  static let name = "stats"
+  static let errorCodes = ErrorCode.everyMethod
+  typealias Params = NoParams
+  typealias Result = JSON
+
+  static func handle(_ request: Request<Stats>, by service: NetmodelService) throws(ResponseError) {
+    request.reply.succeed(service.statsResult())
+  }
+}

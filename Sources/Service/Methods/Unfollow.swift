@@ -1,0 +1,15 @@
+import JSONRPC
+import NetworkModels
+
+/// `unfollow`: `setFollowState` with `following: false` (README "Mutations").
+enum Unfollow: ServiceMethod {
+  static let name = "unfollow"
+  static let errorCodes = Follow.errorCodes
+  typealias Params = Follow.Params
+  typealias Result = EntityState
+
+  static func handle(_ request: Request<Unfollow>, by service: NetmodelService) throws(ResponseError) {
+    let params = request.params
+    service.mutate(try service.checked(params.key), to: false, await: params.await, request.reply.responder)
+  }
+}
