@@ -113,7 +113,7 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     try FileSystem.rename(file(name), to: file(target))
   }
 
-  private func remove(_ name: String) throws(Errno) {
+  public func remove(_ name: String) throws(Errno) {
     try observer?.willPerform(.remove(name))
     try FileSystem.removeFile(file(name))
   }

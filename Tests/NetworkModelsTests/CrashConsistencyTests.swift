@@ -345,7 +345,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
   }
 
   static func recoverOutbox(_ folder: StateFolder) throws -> [EntityKey: Bool] {
-    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+    let outbox = try Outbox(folder: folder)
     return Dictionary(uniqueKeysWithValues: outbox.unsettledIntents().map { ($0.0, $0.1) })
   }
 
@@ -358,7 +358,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
 
   @Test func theOutboxRecoversFromEveryCrashOfAHistory() throws {
     let count = try explore { folder, ledger, _ in
-      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+      let outbox = try Outbox(folder: folder)
       func commit(_ batch: [(String, Bool?)]) {
         for (id, w) in batch {
           outbox.record(k(id), wanted: w)
@@ -418,7 +418,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
         default: false
         }
       }
-      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+      let outbox = try Outbox(folder: folder)
       outbox.record(k("a"), wanted: true)
       ledger.ask(k("a"), true)
       #expect(outbox.commit())
@@ -507,14 +507,14 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
         default: false
         }
       }
-      var outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+      var outbox = try Outbox(folder: folder)
       for _ in 0..<8 {
         failing = random.next() % 4 == 0
         switch random.next() % 6 {
         case 0:
           failing = false
           ledger.restart()
-          outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+          outbox = try Outbox(folder: folder)
         case 1:
           if (try? outbox.compact()) == nil {
             // Not answered either way: a compaction only rewrites what is durable.
