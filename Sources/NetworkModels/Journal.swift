@@ -49,8 +49,12 @@ public final class Journal {
   public static let compactionFactor = 2
 
   public let folder: StateFolder
-  private var parts: [JournalPart] = []
-  private var fd: FileDescriptor?
+  /// Weak: each part holds its journal.
+  private var attached: [Attached] = []
+  private struct Attached {
+    weak var part: JournalPart?
+  }
+  private var parts: [JournalPart] { attached.compactMap(\.part) }
   /// The file's length after the last successful write: where a failed one is cut back to.
   private var writtenSize = 0
   /// Lines read at start that no part has claimed yet.
@@ -90,22 +94,20 @@ public final class Journal {
     self.folder = folder
     folder.removeStaleTemporaries()
     guard let bytes = try folder.read(Journal.fileName) else {
+      // An empty journal, made durable by syncing the folder that names it, so that
+      // commits need one fsync only. When that fails, the first commit writes it anew.
       do {
-        fd = try folder.open(Journal.fileName, .writeOnly, options: [.create, .append])
+        try folder.open(Journal.fileName, .writeOnly, options: [.create, .append]).close()
         try folder.syncFolder()
       } catch {
-        // The first commit tries again, by compaction.
         Log.warn("\(folder.file(Journal.fileName)) could not be created: \(error)")
-        fd?.close()
-        fd = nil
+        rewriteNeeded = true
       }
       return
     }
     read(bytes)
     writtenSize = bytes.count
   }
-
-  deinit { fd?.close() }
 
   private func read(_ bytes: [UInt8]) {
     var start = 0
@@ -142,7 +144,7 @@ public final class Journal {
   /// Gives `part` its lines read at start, in file order; `legacyFiles`: the files of
   /// an earlier version it read before (the next compaction replaces them).
   public func attach(_ part: JournalPart, legacyFiles: [String] = []) {
-    parts.append(part)
+    attached.append(Attached(part: part))
     unclaimed.removeAll { line in
       line.withUnsafeBytes { bytes in
         guard let record = try? JSONScanner.scanObjectMembers(bytes) else { return false }
@@ -180,24 +182,32 @@ public final class Journal {
   public func commit(sync: Bool = false) -> Bool {
     guard bufferedLines > 0 else { return true }
     let syncing = sync || urgentLines > 0
-    if rewriteNeeded || fd == nil || !folder.isLinked(fd!) {
-      // No descriptor, or the file lost its name (removed, or the state folder deleted
-      // while running): appending would acknowledge records no start reads. Write
-      // everything to a new file instead; without a folder that fails.
-      guard (try? compact()) != nil else { return false }
-      syncedCommitCount += 1
-      return true
+    // Opened for each commit: an open and a close cost little next to the fsync, and a
+    // file that lost its name (removed, or the state folder deleted while running),
+    // or a folder made read-only, makes the commit fail instead of going to a file no
+    // start reads.
+    if rewriteNeeded { return commitByRewriting() }
+    let fd: FileDescriptor
+    do {
+      fd = try folder.open(Journal.fileName, .writeOnly, options: [.append])
+    } catch  where error.code == Errno.noEntry {
+      // Write everything to a new file instead; without a folder that fails.
+      return commitByRewriting()
+    } catch {
+      fail(error, fd: nil)
+      return false
     }
+    defer { fd.close() }
     var bytes: [UInt8] = []
     if mayHaveTornTail { bytes.append(UInt8(ascii: "\n")) }
     bytes += buffer
     do throws(Errno) {
       mayHaveTornTail = true
-      try folder.write(bytes, to: fd!, Journal.fileName)
-      if syncing { try folder.sync(fd!, Journal.fileName) }
+      try folder.write(bytes, to: fd, Journal.fileName)
+      if syncing { try folder.sync(fd, Journal.fileName) }
       mayHaveTornTail = false
     } catch {
-      fail(error)
+      fail(Errno(error.code, call: "\(error.call) \(folder.file(Journal.fileName))"), fd: fd)
       return false
     }
     writtenSize += bytes.count
@@ -210,13 +220,19 @@ public final class Journal {
     return true
   }
 
+  private func commitByRewriting() -> Bool {
+    guard (try? compact()) != nil else { return false }
+    syncedCommitCount += 1
+    return true
+  }
+
   private func succeed() {
     clearBuffer()
     for part in parts { part.recordsCommitted() }
     for part in parts { part.commitEnded() }
   }
 
-  private func fail(_ error: Errno) {
+  private func fail(_ error: Errno, fd: FileDescriptor?) {
     lastError = error
     Log.error("could not save \(bufferedLines) record(s) to \(folder.file(Journal.fileName)): \(error)")
     // A partial write may have left whole lines nobody was told about: shrinking
@@ -282,15 +298,6 @@ public final class Journal {
       for part in parts { part.recordsFailed(error) }
       for part in parts { part.commitEnded() }
       throw error
-    }
-    // The old descriptor points at the replaced file: appends go to the new one.
-    fd?.close()
-    fd = nil
-    do {
-      fd = try folder.open(Journal.fileName, .writeOnly, options: [.append])
-    } catch {
-      // The next commit compacts again.
-      Log.error("could not open \(folder.file(Journal.fileName)) for appending: \(error)")
     }
     writtenSize = bytes.count
     bytesCompacted += bytes.count

@@ -405,6 +405,102 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     #expect(count > 100)
   }
 
+  /// Intents are recorded under this kind in the ledger, follows under `k`'s.
+  static func intent(_ id: String) -> EntityKey { EntityKey(kind: "intent", id: id) }
+
+  static func recoverShared(_ folder: StateFolder) throws -> [EntityKey: Bool] {
+    let journal = try Journal(folder: folder)
+    let backend = try LocalBackend(loop: try EventLoop(clock: ManualClock()), journal: journal)
+    let outbox = try Outbox(journal: journal)
+    var result: [EntityKey: Bool] = [:]
+    for id in ["a", "b", "c", "d", "e"] where backend.isFollowing(k(id)) { result[k(id)] = true }
+    for (key, wanted) in outbox.unsettledIntents() { result[intent(key.id)] = wanted }
+    return result
+  }
+
+  /// Turns as the service makes them with the local backend: each records intents and
+  /// follows in one journal, one commit makes both durable, the follows are confirmed
+  /// in it and their intents settle (without an fsync, in the next commit).
+  func exploreSharedJournal(
+    before: (StateFolder, Ledger) throws -> Void = { _, _ in },
+    _ turns: [[(String, Bool)]], failingTurn: Int? = nil
+  ) throws -> Int {
+    var failing = false
+    return try explore { folder, ledger, recorder in
+      recorder.fail = { op in
+        if case .sync = op { return failing }
+        return false
+      }
+      try before(folder, ledger)
+      let loop = try EventLoop(clock: ManualClock())
+      let journal = try Journal(folder: folder)
+      let backend = try LocalBackend(loop: loop, journal: journal)
+      let outbox = try Outbox(journal: journal)
+      // Settlements wait for the next commit, which writes them (with its fsync).
+      var unwrittenSettlements: [String] = []
+      for (n, batch) in turns.enumerated() {
+        let asked = Set(batch.map(\.0))
+        let settlements = unwrittenSettlements.filter { !asked.contains($0) }
+        unwrittenSettlements.removeAll()
+        if n == 2 { try journal.compact() }
+        failing = n == failingTurn
+        for (id, f) in batch {
+          ledger.ask(Self.intent(id), f)
+          outbox.record(k(id), wanted: f)
+          ledger.ask(k(id), f ? true : nil)
+          backend.setFollowing(k(id), f) { result in
+            guard case .success = result else {
+              ledger.refuse(Self.intent(id))
+              ledger.refuse(k(id))
+              return
+            }
+            ledger.acknowledge(Self.intent(id), f)
+            ledger.acknowledge(k(id), f ? true : nil)
+            ledger.ask(Self.intent(id), nil)
+            outbox.record(k(id), wanted: nil)  // confirmed: the store settles the intent
+            unwrittenSettlements.append(id)
+          }
+        }
+        // The service's commit, before the turn's replies. A settlement it fails to write
+        // stays asked: its intent is sent once more after a restart.
+        if case .success = outbox.commitOrTakeBack() {
+          for id in settlements { ledger.acknowledge(Self.intent(id), nil) }
+        }
+        try loop.runOnce(wait: false)
+      }
+      failing = false
+    } recover: {
+      try Self.recoverShared($0)
+    }
+  }
+
+  @Test func aSharedJournalRecoversIntentsAndFollowsFromEveryCrash() throws {
+    let turns = [
+      [("a", true), ("b", true)], [("c", true), ("a", false)], [("d", true), ("b", false)], [("e", true)],
+    ]
+    #expect(try exploreSharedJournal(turns) > 100)
+    #expect(try exploreSharedJournal(turns, failingTurn: 2) > 100)
+    #expect(try exploreSharedJournal(turns, failingTurn: 3) > 100)
+  }
+
+  /// A folder of an earlier version (outbox.log, local-follows.json and .log) is moved
+  /// into the journal by the first commit: no crash during it loses or invents anything.
+  @Test func theMoveFromTheFilesOfAnEarlierVersionSurvivesEveryCrash() throws {
+    let count = try exploreSharedJournal(
+      before: { folder, ledger in
+        for id in ["a", "b", "c"] { ledger.ask(k(id), true) }
+        ledger.ask(Self.intent("d"), true)
+        try folder.replace(
+          LocalBackend.legacySnapshotName, with: Array(#"{"version":1,"follows":{"artist":["a","b"]}}"#.utf8))
+        try folder.replace(
+          LocalBackend.legacyJournalName, with: Array((#"{"k":"artist","i":"c","f":true}"# + "\n").utf8))
+        try folder.replace(Outbox.legacyFileName, with: Array((#"{"k":"artist","i":"d","w":true}"# + "\n").utf8))
+        for id in ["a", "b", "c"] { ledger.acknowledge(k(id), true) }
+        ledger.acknowledge(Self.intent("d"), true)
+      }, [[("e", true), ("a", false)], [("b", false)]])
+    #expect(count > 100)
+  }
+
   /// An fsync that fails after its write reached the page cache: the mutations are
   /// answered with an error, and the lines may still reach the disk later (a later
   /// fsync of the same file writes them). They must not win after a restart.
