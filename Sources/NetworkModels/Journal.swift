@@ -142,7 +142,9 @@ public final class Journal {
   }
 
   /// Gives `part` its lines read at start, in file order; `legacyFiles`: the files of
-  /// an earlier version it read before (the next compaction replaces them).
+  /// an earlier version it read before (the next compaction replaces them). The part
+  /// is held weakly, and must live as long as the journal is written: a compaction
+  /// after it went away would leave its state out.
   public func attach(_ part: JournalPart, legacyFiles: [String] = []) {
     attached.append(Attached(part: part))
     unclaimed.removeAll { line in

@@ -24,7 +24,7 @@ import Posix
 /// journal at its first compaction.
 ///
 /// Any kind is accepted. All methods must be called on the loop's thread.
-public final class LocalBackend: FollowBackend, JournalPart {
+public final class LocalBackend: FollowBackend {
   /// The snapshot and journal of versions before the shared journal, read at start.
   public static let legacySnapshotName = "local-follows.json"
   public static let legacyJournalName = "local-follows.log"
@@ -184,43 +184,6 @@ public final class LocalBackend: FollowBackend, JournalPart {
   /// not yet committed are made durable by it too.
   public func compact() throws(Errno) { try journal.compact() }
 
-  // MARK: JournalPart
-
-  public func replay(_ record: JSONScanner.ScannedObject) -> Bool {
-    guard let change = LocalBackend.parseRecord(record) else { return false }
-    apply(change.key, change.following)
-    return true
-  }
-
-  public func appendState(to bytes: inout [UInt8]) {
-    for kind in follows.keys.sorted() {
-      for id in follows[kind]!.sorted() { LocalBackend.appendLine(EntityKey(kind: kind, id: id), true, to: &bytes) }
-    }
-  }
-
-  public var stateLines: Int { followCount }
-
-  public func recordsCommitted() { changes.removeAll(keepingCapacity: changes.count <= 4096) }
-
-  public func recordsFailed(_ error: Errno) {
-    guard !changes.isEmpty else { return }
-    // Nothing of this commit is durable: undo exactly its changes, newest first, and
-    // fail the mutations as retryable.
-    Log.error("could not save follows: \(error)")
-    for change in changes.reversed() { apply(change.key, !change.following) }
-    changes.removeAll()
-    lastSaveFailure = FollowFailure(.unavailable, "could not save follows: \(error)")
-  }
-
-  /// Calls every completion that waited for the commit. Calls made by those
-  /// completions wait for the next one.
-  public func commitEnded() {
-    let batch = waiting
-    waiting.removeAll()
-    for body in batch { body() }
-    lastSaveFailure = nil
-  }
-
   // MARK: File format
 
   struct FormatProblem: Error {
@@ -332,5 +295,42 @@ public final class LocalBackend: FollowBackend, JournalPart {
       let following = object["f"]?.boolValue
     else { return nil }
     return (EntityKey(kind: kind, id: id), following)
+  }
+}
+
+extension LocalBackend: JournalPart {
+  public func replay(_ record: JSONScanner.ScannedObject) -> Bool {
+    guard let change = LocalBackend.parseRecord(record) else { return false }
+    apply(change.key, change.following)
+    return true
+  }
+
+  public func appendState(to bytes: inout [UInt8]) {
+    for kind in follows.keys.sorted() {
+      for id in follows[kind]!.sorted() { LocalBackend.appendLine(EntityKey(kind: kind, id: id), true, to: &bytes) }
+    }
+  }
+
+  public var stateLines: Int { followCount }
+
+  public func recordsCommitted() { changes.removeAll(keepingCapacity: changes.count <= 4096) }
+
+  public func recordsFailed(_ error: Errno) {
+    guard !changes.isEmpty else { return }
+    // Nothing of this commit is durable: undo exactly its changes, newest first, and
+    // fail the mutations as retryable.
+    Log.error("could not save follows: \(error)")
+    for change in changes.reversed() { apply(change.key, !change.following) }
+    changes.removeAll()
+    lastSaveFailure = FollowFailure(.unavailable, "could not save follows: \(error)")
+  }
+
+  /// Calls every completion that waited for the commit. Calls made by those
+  /// completions wait for the next one.
+  public func commitEnded() {
+    let batch = waiting
+    waiting.removeAll()
+    for body in batch { body() }
+    lastSaveFailure = nil
   }
 }
