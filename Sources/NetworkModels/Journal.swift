@@ -85,8 +85,6 @@ public final class Journal {
   /// Bytes appended since start, and bytes written by compactions.
   public private(set) var bytesAppended = 0
   public private(set) var bytesCompacted = 0
-  /// The failure of the last commit or compaction, nil once one succeeds.
-  public private(set) var lastError: Errno?
 
   /// Reads `journal.log` in `folder` (creating it empty, and durable, when missing);
   /// parts attach with `attach(_:)`. Throws when the file cannot be read.
@@ -216,7 +214,6 @@ public final class Journal {
     bytesAppended += bytes.count
     lineCount += bufferedLines
     if syncing { syncedCommitCount += 1 }
-    lastError = nil
     succeed()
     compactIfDue()
     return true
@@ -235,7 +232,6 @@ public final class Journal {
   }
 
   private func fail(_ error: Errno, fd: FileDescriptor?) {
-    lastError = error
     Log.error("could not save \(bufferedLines) record(s) to \(folder.file(Journal.fileName)): \(error)")
     // A partial write may have left whole lines nobody was told about: shrinking
     // needs no space, so cut them off. If even that fails, the next commit rewrites.
@@ -295,7 +291,6 @@ public final class Journal {
     } catch {
       Log.error("could not compact \(folder.file(Journal.fileName)): \(error)")
       // The old file is still in place, as it was: nothing of the buffer is in it.
-      lastError = error
       clearBuffer()
       for part in parts { part.recordsFailed(error) }
       for part in parts { part.commitEnded() }
@@ -308,7 +303,6 @@ public final class Journal {
     mayHaveTornTail = false
     compactionRetryLines = 0
     compactionCount += 1
-    lastError = nil
     succeed()
   }
 }

@@ -60,8 +60,6 @@ public final class Outbox: IntentLog, JournalPart {
   public var commitCount: Int { journal.syncedCommitCount }
   /// Compactions of the journal since start.
   public var compactionCount: Int { journal.compactionCount }
-  /// The failure of the last commit or compaction, nil once one succeeds.
-  public var lastError: Errno? { journal.lastError }
 
   /// Opens the journal in `folder` for the outbox alone; see `init(journal:environment:)`.
   public convenience init(folder: StateFolder, environment: String? = nil) throws(Errno) {
