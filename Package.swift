@@ -7,6 +7,12 @@ import PackageDescription
 // must not do, so it exists only when asked for (see README "Fuzzing").
 import class Foundation.ProcessInfo
 
+/// Release builds drop the run-time exclusivity checks (debug builds and the tests keep
+/// them): on the read path they cost ~2,000 instructions a request, a tenth of a cached
+/// `getFollowState` (bench/README.md "Instructions per request"). A root-package-only flag,
+/// which netmodel, a root package, may use.
+let releaseSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 var package = Package(
   name: "netmodel",
   products: [
@@ -19,15 +25,19 @@ var package = Package(
       providers: [.apt(["libjansson-dev"])]),
     .systemLibrary(
       name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-    .target(name: "Posix", dependencies: ["CSystem"]),
-    .target(name: "EventLoop", dependencies: ["Posix"]),
-    .target(name: "JSON", dependencies: ["CJansson"]),
-    .target(name: "JSONRPC", dependencies: ["JSON", "EventLoop", "Posix"]),
-    .target(name: "HTTP", dependencies: ["CCurl", "EventLoop", "Posix"]),
-    .target(name: "NetworkModels", dependencies: ["HTTP", "EventLoop", "JSON", "Posix"]),
-    .target(name: "Service", dependencies: ["NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"]),
+    .target(name: "Posix", dependencies: ["CSystem"], swiftSettings: releaseSettings),
+    .target(name: "EventLoop", dependencies: ["Posix"], swiftSettings: releaseSettings),
+    .target(name: "JSON", dependencies: ["CJansson"], swiftSettings: releaseSettings),
+    .target(name: "JSONRPC", dependencies: ["JSON", "EventLoop", "Posix"], swiftSettings: releaseSettings),
+    .target(name: "HTTP", dependencies: ["CCurl", "EventLoop", "Posix"], swiftSettings: releaseSettings),
+    .target(
+      name: "NetworkModels", dependencies: ["HTTP", "EventLoop", "JSON", "Posix"], swiftSettings: releaseSettings),
+    .target(
+      name: "Service", dependencies: ["NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
+      swiftSettings: releaseSettings),
     .executableTarget(
-      name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"]),
+      name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
+      swiftSettings: releaseSettings),
     .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport"]),
@@ -38,6 +48,7 @@ var package = Package(
     .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(
       name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
+    .testTarget(name: "NetmodelTests", dependencies: ["netmodel", "NetworkModels"]),
   ],
   swiftLanguageModes: [.v6]
 )

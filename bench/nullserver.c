@@ -1,7 +1,7 @@
 /*
  * nullserver — the "floor" JSON-RPC server for the netmodel benchmarks.
  *
- * It speaks the transport of PROTOCOL.md ("Transport and framing") and nothing
+ * It speaks the transport of the README ("Talking to it": framing) and nothing
  * else: every request is answered {"jsonrpc":"2.0","id":<id>,"result":null}
  * in the framing the peer used, whatever its method.  It does no JSON work
  * beyond locating the top-level "id" (see jsonscan.h), so its figures are what

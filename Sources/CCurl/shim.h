@@ -47,16 +47,6 @@ static inline long nm_easy_getinfo_long(CURL *easy, CURLINFO info) {
   curl_easy_getinfo(easy, info, &value);
   return value;
 }
-static inline void *nm_easy_getinfo_private(CURL *easy) {
-  char *value = NULL;
-  curl_easy_getinfo(easy, CURLINFO_PRIVATE, &value);
-  return value;
-}
-static inline double nm_easy_getinfo_double(CURL *easy, CURLINFO info) {
-  double value = 0;
-  curl_easy_getinfo(easy, info, &value);
-  return value;
-}
 
 // CURLMsg.data is a union: Swift cannot read its members directly.
 static inline CURLcode nm_msg_result(const CURLMsg *message) { return message->data.result; }

@@ -24,12 +24,6 @@ static inline int nm_set_nonblocking(int fd) {
   return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-static inline int nm_set_cloexec(int fd) {
-  int flags = fcntl(fd, F_GETFD);
-  if (flags < 0) return -1;
-  return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
-
 // accept4 is declared only under _GNU_SOURCE, which a system module cannot set for
 // the headers Glibc already imported.
 extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
@@ -73,9 +67,6 @@ static inline int nm_unix_connect(int fd, const char *path) {
 static inline int nm_socketpair(int fds[2]) {
   return socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds);
 }
-
-extern int pipe2(int pipefd[2], int flags);
-static inline int nm_pipe(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
 
 // 1: pipe or socket (pollable, may block), 2: regular file (never blocks, not
 // pollable), 3: character device such as a tty or /dev/null, 0: other, -1: error.

@@ -8,8 +8,9 @@ import Posix
 /// time, no sleeping.
 public final class EventLoop {
   public typealias IOHandler = (IOEvents) -> Void
-  /// A timer's body returns the delay until it should run again, or nil to stop.
-  public typealias TimerBody = () -> UInt64?
+  /// A repeating timer's body returns the delay until it should run again, or nil to
+  /// stop.
+  public typealias TimerBody = () -> Duration?
 
   public struct Registration: Hashable, Sendable {
     fileprivate let token: UInt64
@@ -68,31 +69,40 @@ public final class EventLoop {
 
   // MARK: Timers
 
-  /// Runs `body` after `delay` nanoseconds, then again after each delay it returns.
+  /// Runs `body` after `delay`, then again after each delay it returns.
   @discardableResult
-  public func schedule(afterNanoseconds delay: UInt64, _ body: @escaping TimerBody) -> TimerID {
+  public func scheduleRepeating(after delay: Duration, _ body: @escaping TimerBody) -> TimerID {
     let id = nextToken
     nextToken += 1
     timerBodies[id] = body
-    timers.insert(deadline: clock.now &+ delay, id: id)
+    timers.insert(deadline: deadline(after: delay.clampedNanoseconds, from: clock.now), id: id)
     return TimerID(value: id)
   }
 
-  /// A one-shot timer in milliseconds.
+  /// Runs `body` once, after `delay`.
   @discardableResult
-  public func schedule(afterMilliseconds ms: UInt64, _ body: @escaping () -> Void) -> TimerID {
-    schedule(afterNanoseconds: ms * 1_000_000) {
+  public func schedule(after delay: Duration, _ body: @escaping () -> Void) -> TimerID {
+    scheduleRepeating(after: delay) {
       body()
       return nil
     }
+  }
+
+  /// A deadline beyond the clock's range is one it never reaches (a wrapped sum would
+  /// be in the past, and the timer would fire at once).
+  private func deadline(after delay: UInt64, from now: UInt64) -> UInt64 {
+    let (sum, overflow) = now.addingReportingOverflow(delay)
+    return overflow ? .max : sum
   }
 
   public func cancel(_ timer: TimerID) {
     timerBodies.removeValue(forKey: timer.value)
   }
 
-  /// Nanoseconds until the earliest live timer, or nil when none is scheduled.
-  public var nextTimerDelay: UInt64? {
+  /// The time until the earliest live timer, or nil when none is scheduled.
+  public var nextTimerDelay: Duration? { nanosecondsUntilNextTimer.map { .nanoseconds($0) } }
+
+  private var nanosecondsUntilNextTimer: UInt64? {
     while let top = timers.peek() {
       if timerBodies[top.id] == nil {
         _ = timers.pop()
@@ -132,7 +142,7 @@ public final class EventLoop {
     iteration &+= 1
     var timeoutMs: Int32 = 0
     if wait && pendingTasks.isEmpty {
-      if let delay = nextTimerDelay {
+      if let delay = nanosecondsUntilNextTimer {
         // Round up, so a timer never fires a little before its deadline.
         timeoutMs = Int32(clamping: (delay + 999_999) / 1_000_000)
       } else {
@@ -183,7 +193,7 @@ public final class EventLoop {
       if let again = body() {
         // The body may have cancelled itself while running.
         if timerBodies[top.id] != nil {
-          timers.insert(deadline: now &+ max(again, 1), id: top.id)
+          timers.insert(deadline: deadline(after: max(again.clampedNanoseconds, 1), from: now), id: top.id)
         }
       } else {
         timerBodies.removeValue(forKey: top.id)

@@ -145,7 +145,7 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
-    guard let handle = idleHandles.popLast() ?? curl_easy_init() else {
+    guard let handle = idleHandles.popLast() ?? newHandle() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
@@ -205,10 +205,9 @@ public final class HTTPClient {
     if let timer { loop.cancel(timer) }
     timer = nil
     guard timeoutMs >= 0 else { return }
-    timer = loop.schedule(afterNanoseconds: UInt64(timeoutMs) * 1_000_000) { [unowned self] in
+    timer = loop.schedule(after: .milliseconds(timeoutMs)) { [unowned self] in
       self.timer = nil
       self.act(on: nm_curl_socket_timeout(), mask: 0)
-      return nil
     }
   }
 
@@ -266,17 +265,29 @@ public final class HTTPClient {
   private func waitForRate() {
     guard rateTimer == nil else { return }
     let delay = rate.delayUntilNext(now: loop.clock.now)
-    rateTimer = loop.schedule(afterNanoseconds: delay) { [weak self] in
+    rateTimer = loop.schedule(after: .nanoseconds(delay)) { [weak self] in
       self?.rateTimer = nil
       self?.startWaiting()
-      return nil
     }
   }
 
+  /// A handle with the options every request shares (see `Transfer.prepare`).
+  private func newHandle() -> UnsafeMutableRawPointer? {
+    guard let handle = curl_easy_init() else { return nil }
+    if let code = Transfer.prepare(handle) {
+      Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
+      curl_easy_cleanup(handle)
+      return nil
+    }
+    return handle
+  }
+
   private func recycle(_ handle: UnsafeMutableRawPointer) {
-    // A reset handle keeps nothing of the last request but libcurl's caches.
+    // Kept as configured: the next request sets every option a request sets. What
+    // pointed into the finished transfer's memory goes, so nothing can reach it.
     if idleHandles.count < 4 * maxConnections {
-      curl_easy_reset(handle)
+      _ = nm_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+      _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
       idleHandles.append(handle)
     } else {
       curl_easy_cleanup(handle)

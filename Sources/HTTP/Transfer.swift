@@ -33,8 +33,37 @@ final class Transfer {
     errorBuffer.deallocate()
   }
 
-  /// Sets every option of the request on the handle; false if libcurl refused one
-  /// (then `errorMessage` says which).
+  /// Sets the options every request shares, once per handle: the pool keeps its
+  /// handles as configured (no `curl_easy_reset`), so `configure` sets only what differs
+  /// between requests. nil when libcurl took them all.
+  static func prepare(_ easy: UnsafeMutableRawPointer) -> CURLcode? {
+    var failed: CURLcode = CURLE_OK
+    func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
+    check(nm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+    // Only what an API speaks: no file://, no redirects to another scheme.
+    check(nm_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+    // The path goes out as built: libcurl would otherwise resolve "/./" and "/../"
+    // (RFC 3986 §5.2.4) and call another resource than the one the caller checked.
+    check(nm_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
+    check(nm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
+    check(nm_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1))
+    check(
+      nm_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        return transfer.received(UnsafeRawBufferPointer(start: data, count: size * count))
+      })
+    check(
+      nm_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        transfer.receivedHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
+      })
+    return failed == CURLE_OK ? nil : failed
+  }
+
+  /// Sets the options of this request on a handle `prepare` set up: every option a
+  /// request may set is set by each one, so nothing of the handle's last request stays.
+  /// nil when libcurl took them all.
   func configure() -> HTTPError? {
     let easy = handle
     let context = Unmanaged.passUnretained(self).toOpaque()
@@ -44,34 +73,18 @@ final class Transfer {
     check(nm_easy_setopt_string(easy, CURLOPT_URL, request.url))
     check(nm_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context))
     check(nm_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
-    check(nm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-    // Only what an API speaks: no file://, no redirects to another scheme.
-    check(nm_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
-    // The path goes out as built: libcurl would otherwise resolve "/./" and "/../"
-    // (RFC 3986 §5.2.4) and call another resource than the one the caller checked.
-    check(nm_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
-    check(nm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
-    check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
-    check(nm_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1))
+    check(nm_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+    check(nm_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
+    // Compression saves nothing on loopback, and asking for it costs libcurl a header
+    // built per request.
+    check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, Transfer.isLoopback(request.url) ? nil : ""))
     check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(clamping: request.timeoutMs)))
     check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(clamping: request.connectTimeoutMs)))
-    check(
-      nm_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        return transfer.received(UnsafeRawBufferPointer(start: data, count: size * count))
-      })
-    check(nm_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
-    check(
-      nm_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
-        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
-        transfer.receivedHeader(UnsafeRawBufferPointer(start: data, count: size * count))
-        return size * count
-      })
-    check(nm_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
 
     switch (request.method, request.body) {
     case ("GET", nil):
       check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
+      check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil))
     case (let method, nil) where method != "POST" && method != "PUT" && method != "PATCH":
       check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
       check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method))
@@ -86,7 +99,7 @@ final class Transfer {
         terminated.withUnsafeMutableBytes { buffer in
           nm_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, buffer.baseAddress)
         })
-      if method != "POST" { check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method)) }
+      check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method == "POST" ? nil : method))
     }
 
     // "Expect:" stops libcurl waiting for a 100-continue before bodies over 1 KiB.
@@ -101,6 +114,29 @@ final class Transfer {
       return HTTPError(.invalidRequest, "\(request.summary): \(String(cString: curl_easy_strerror(failed)))")
     }
     return nil
+  }
+
+  /// Whether `url` names this machine by its loopback address or `localhost`. Reads
+  /// bytes: it runs for every request, and `String` prefix tests cost more than the
+  /// header it saves.
+  static func isLoopback(_ url: String) -> Bool {
+    var url = url
+    return url.withUTF8 { bytes in
+      func has(_ prefix: StaticString, at offset: Int) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard offset + count <= bytes.count else { return false }
+        let start = prefix.utf8Start
+        for index in 0..<count where bytes[offset + index] != start[index] { return false }
+        return true
+      }
+      let host = has("http://", at: 0) ? 7 : has("https://", at: 0) ? 8 : -1
+      guard host > 0 else { return false }
+      let name = host + (has("localhost", at: host) ? 9 : 0)
+      if name > host && (name == bytes.count || bytes[name] == UInt8(ascii: ":") || bytes[name] == UInt8(ascii: "/")) {
+        return true
+      }
+      return has("127.", at: host) || has("[::1]", at: host)
+    }
   }
 
   private func received(_ bytes: UnsafeRawBufferPointer) -> Int {

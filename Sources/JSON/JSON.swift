@@ -123,9 +123,6 @@ public final class JSON {
     }
   }
 
-  /// The length in bytes of a string value.
-  public var stringByteCount: Int { json_string_length(raw) }
-
   public var integer: Int64? { kind == .integer ? json_integer_value(raw) : nil }
   public var real: Double? { kind == .real ? json_real_value(raw) : nil }
   /// Integers and reals alike.
@@ -173,9 +170,6 @@ public final class JSON {
     json_array_append(raw, value.raw)
     return self
   }
-
-  /// A deep copy that shares nothing with this value.
-  public func deepCopy() -> JSON { JSON(owning: json_deep_copy(raw)) }
 
   public static func == (lhs: JSON, rhs: JSON) -> Bool { json_equal(lhs.raw, rhs.raw) == 1 }
 }

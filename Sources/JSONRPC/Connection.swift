@@ -37,8 +37,6 @@ public final class Connection {
   /// example); at that many, the connection reads none of its messages until one is
   /// answered.
   public let maxPendingRequests: Int
-  /// Higher layers keep per-connection state here (subscriptions, for example).
-  public var attachments: [String: AnyObject] = [:]
   /// Called when every queued byte has been taken by the peer: the moment to queue
   /// more of what was held back (coalesced notifications).
   public var onDrained: (() -> Void)?

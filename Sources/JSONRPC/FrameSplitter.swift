@@ -1,3 +1,5 @@
+import Glibc
+
 /// How a connection frames its messages, detected from its first non-whitespace byte.
 public enum Framing: Sendable, Equatable {
   /// LSP base protocol: `Content-Length: N\r\n`, other headers, a blank line, N bytes.
@@ -110,7 +112,7 @@ public struct FrameSplitter {
 
   private mutating func nextLine() -> Frame? {
     if scanned < start { scanned = start }
-    let newline = buffer[scanned...].firstIndex(of: 0x0A)
+    let newline = firstNewline(from: scanned)
     if case .restOfLine = skip {
       guard let newline else {
         start = buffer.count
@@ -147,6 +149,17 @@ public struct FrameSplitter {
   }
 
   /// nil: need more bytes; .some(nil): a frame was skipped, look again.
+  /// memchr, not `firstIndex(of:)` on a slice: every line of a pipelined stream is
+  /// searched byte by byte, and the generic search cost more than the rest of the split.
+  private func firstNewline(from offset: Int) -> Int? {
+    buffer.withUnsafeBytes { bytes in
+      guard offset < bytes.count, let base = bytes.baseAddress,
+        let found = memchr(base + offset, 0x0A, bytes.count - offset)
+      else { return nil }
+      return base.distance(to: UnsafeRawPointer(found))
+    }
+  }
+
   private mutating func nextContentLengthFrame() -> Frame?? {
     let tooLong = Frame.badHeader("headers longer than \(FrameSplitter.maxHeaderBytes) bytes")
     guard let headerEnd = findHeaderEnd() else {

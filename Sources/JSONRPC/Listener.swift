@@ -80,7 +80,7 @@ final class Listener {
     try? loop.modify(registration, events: [])
     let delay = backOffMs
     backOffMs = min(backOffMs * 2, Listener.maxBackOffMs)
-    backingOff = loop.schedule(afterMilliseconds: delay) { [weak self] in
+    backingOff = loop.schedule(after: .milliseconds(delay)) { [weak self] in
       self?.backingOff = nil
       self?.pollAgain()
     }

@@ -141,17 +141,7 @@ public enum MessageEncoder {
     buffer.append(UInt8(ascii: "}"))
   }
 
-  public static func notification(method: String, params: JSON, into buffer: inout [UInt8]) {
-    buffer.append(contentsOf: methodPrefix)
-    appendJSONString(method, to: &buffer)
-    buffer.append(contentsOf: paramsPrefix)
-    params.encode(into: &buffer)
-    buffer.append(UInt8(ascii: "}"))
-  }
-
   private static let idPrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
   private static let resultPrefix = Array(#","result":"#.utf8)
   private static let errorPrefix = Array(#","error":"#.utf8)
-  private static let methodPrefix = Array(#"{"jsonrpc":"2.0","method":"#.utf8)
-  private static let paramsPrefix = Array(#","params":"#.utf8)
 }

@@ -26,8 +26,8 @@ public final class RPCServer {
 
   /// Called when stdin ends: the host that spawned us is gone.
   public var onStdioEnded: (() -> Void)?
-  /// Called for every new connection and every closed one (for subscriptions later).
-  public var onConnectionOpened: ((Connection) -> Void)?
+  /// Called for every closed connection: what a higher layer keeps for it (its
+  /// subscriptions) goes with it.
   public var onConnectionClosed: ((Connection) -> Void)?
 
   public private(set) var connections: [Int: Connection] = [:]
@@ -76,7 +76,6 @@ public final class RPCServer {
     statistics.connectionsOpen += 1
     statistics.connectionsTotal += 1
     Log.debug("connection \(connection.id) opened (\(transport))")
-    onConnectionOpened?(connection)
     return connection
   }
 
@@ -93,8 +92,6 @@ public final class RPCServer {
     listeners.append(listener)
     Log.info("listening on \(path)")
   }
-
-  public var socketPaths: [String] { listeners.map(\.path) }
 
   /// Runs `hook` once per loop iteration just before replies are written: where the
   /// outbox makes the iteration's mutations durable (group commit), so no reply

@@ -75,13 +75,12 @@ final class EvictionClock {
     // A sweep looks at every item: when that is slow (many items, all held), the next
     // waits long enough that sweeping never takes more than a fifth of the loop.
     let next = max((UInt64(tick) + 1) * tickNs + start, now &+ 4 &* sweepNs)
-    timer = loop.schedule(afterNanoseconds: next > now ? next - now : 0) { [weak self] in
-      guard let self else { return nil }
+    timer = loop.schedule(after: .nanoseconds(next > now ? next - now : 0)) { [weak self] in
+      guard let self else { return }
       self.timer = nil
       self.advance()
       let began = self.loop.clock.now
       if self.sweep() { self.schedule(after: self.loop.clock.now &- began) }
-      return nil
     }
   }
 }

@@ -31,7 +31,9 @@ public final class FollowStore {
   }
 
   public let loop: EventLoop
-  public var backend: FollowBackend
+  public let backend: ModelBackend
+  /// What the backend does beyond follows, as it said when the store was made.
+  public let capabilities: BackendCapabilities
   public var policy: RetryPolicy
   /// Kinds whose backend wants another retry policy than `policy`.
   public var kindPolicies: [String: RetryPolicy] = [:]
@@ -147,15 +149,16 @@ public final class FollowStore {
   private var environmentEpoch = 0
 
   public init(
-    loop: EventLoop, backend: FollowBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
+    loop: EventLoop, backend: ModelBackend, policy: RetryPolicy = RetryPolicy(), intentLog: IntentLog? = nil,
     seed: UInt64 = 0x6E65_746D_6F64_656C
   ) {
     self.loop = loop
     self.backend = backend
+    capabilities = backend.capabilities
     self.policy = policy
     self.intentLog = intentLog
     random = SplitMix64(seed: seed)
-    (backend.underlying as? AttributeSource)?.onAttributes = { [weak self] key, text in
+    capabilities.attributes?.onAttributes = { [weak self] key, text in
       self?.setAttributes(key, text)
     }
   }
@@ -170,8 +173,7 @@ public final class FollowStore {
     record.following = following
     record.confirmedAt = loop.clock.now
     records[key] = record
-    let hadError = errors.removeValue(forKey: key) != nil
-    readErrors.remove(key)
+    let hadError = forgetError(key)
     if before.bits != record.bits || hadError { changed(key) }
   }
 
@@ -195,7 +197,7 @@ public final class FollowStore {
     guard let intentLog else { return }
     var kept: [String: Int] = [:]
     for (key, wanted) in intentLog.unsettledIntents() {
-      if backend.underlying.kindProblem(key.kind) != nil {
+      if backend.kindProblem(key.kind) != nil {
         kept[key.kind, default: 0] += 1
         continue
       }
@@ -304,13 +306,12 @@ public final class FollowStore {
     case .success(let confirmed):
       work.attempt = 0
       work.uncertain = false
-      waitingForCredentials.remove(key)
+      if !waitingForCredentials.isEmpty { waitingForCredentials.remove(key) }
       var record = records[key] ?? freshRecord
       record.confirmed = confirmed
       record.confirmedAt = loop.clock.now
       records[key] = record
-      errors[key] = nil
-      readErrors.remove(key)
+      forgetError(key)
       onConfirmed?(key)
       if work.wanted == nil || work.wanted == confirmed {
         settle(key, work)
@@ -327,7 +328,7 @@ public final class FollowStore {
         counters.retries += 1
         let delay = policy.delayMs(attempt: work.attempt, retryAfterMs: failure.retryAfterMs, random: &random)
         Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay) ms")
-        work.retryTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
+        work.retryTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
           guard let self, let work else { return }
           work.retryTimer = nil
           if let wanted = work.wanted, self.backendHas(key, wanted) {
@@ -459,7 +460,7 @@ public final class FollowStore {
   private func finishMutation(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     work.wanted = nil
     work.attempt = 0
-    waitingForCredentials.remove(key)
+    if !waitingForCredentials.isEmpty { waitingForCredentials.remove(key) }
     intentLog?.record(key, wanted: nil)
     var record = records[key] ?? freshRecord
     record.following = record.confirmed
@@ -539,7 +540,7 @@ public final class FollowStore {
     work.readWaiters = []
     switch result {
     case .success(let following):
-      readsWaitingForCredentials.remove(key)
+      if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
       // A read that started before the latest mutation, or overlaps one in flight,
       // may describe the backend before that mutation: it must not become `confirmed`.
       let stale =
@@ -547,15 +548,15 @@ public final class FollowStore {
         || work.readStartedCalls != work.callsSent
       if !stale {
         work.uncertain = false
-        var record = records[key] ?? freshRecord
-        let before = record
+        let index = recordIndex(key)
+        let before = records.values[index]
+        var record = before
         record.confirmed = following
         record.confirmedAt = loop.clock.now
         if work.wanted == nil { record.following = following }
-        records[key] = record
+        records.values[index] = record
         let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
-        let hadError = !keepsReason && errors.removeValue(forKey: key) != nil
-        if !keepsReason { readErrors.remove(key) }
+        let hadError = !keepsReason && forgetError(key)
         if before.bits != record.bits || hadError { changed(key) }
       }
       work.readChecksRollback = false
@@ -593,7 +594,7 @@ public final class FollowStore {
     }
     work.checkAttempt += 1
     let delay = policy.delayMs(attempt: work.checkAttempt, retryAfterMs: failure.retryAfterMs, random: &random)
-    work.checkTimer = loop.schedule(afterMilliseconds: delay) { [weak self, weak work] in
+    work.checkTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
       guard let self, let work else { return }
       work.checkTimer = nil
       work.readChecksRollback = self.records[key]?.confirmed != nil
@@ -612,19 +613,33 @@ public final class FollowStore {
     return created
   }
 
+  /// Drops the entity's `error`; true when it had one. The side tables are empty in
+  /// the common case, and asking an empty one is cheaper than hashing the key.
+  @discardableResult
+  private func forgetError(_ key: EntityKey) -> Bool {
+    if !readErrors.isEmpty { readErrors.remove(key) }
+    return !errors.isEmpty && errors.removeValue(forKey: key) != nil
+  }
+
   private func dropIfIdle(_ key: EntityKey, _ work: Activity) {
-    if work.isIdle, activities[key] === work { activities[key] = nil }
+    if work.isIdle, let index = activities.index(forKey: key), activities.values[index] === work {
+      activities.remove(at: index)
+    }
+  }
+
+  /// Where `key`'s record is, made fresh when there is none: one lookup to read and
+  /// change it in place, where `records[key]` and `records[key] = …` take two.
+  private func recordIndex(_ key: EntityKey) -> [EntityKey: Record].Index {
+    if let index = records.index(forKey: key) { return index }
+    records[key] = freshRecord
+    return records.index(forKey: key)!
   }
 
   /// Every change of state goes through here: one version step, one notification.
   private func changed(_ key: EntityKey) {
-    var index = records.index(forKey: key)
-    if index == nil {
-      records[key] = freshRecord
-      index = records.index(forKey: key)
-    }
-    records.values[index!].version &+= 1
-    versions.ensure(UInt64(records.values[index!].version))
+    let index = recordIndex(key)
+    records.values[index].version &+= 1
+    versions.ensure(UInt64(records.values[index].version))
     keepBounded()
     onChange?(state(key))
   }

@@ -1,6 +1,6 @@
 import EventLoop
 
-/// The stateful list data sources (the seed's `ListState`): each list is idle,
+/// The stateful list data sources (README "Lists", `ListState`): each list is idle,
 /// loading, loaded or failed; pages append; a refresh replaces the items when it
 /// arrives and keeps the old ones meanwhile; a failed page keeps what was loaded
 /// and can be asked for again. Items reference entities of the `FollowStore`, so a
@@ -95,7 +95,8 @@ public final class ListStore {
   }
 
   public let store: FollowStore
-  public var backend: FollowBackend { store.backend }
+  /// The backend's lists; without any, every list is unknown.
+  public let source: ListSource?
   /// Called after every change of a list's state.
   public var onChange: ((ListKey) -> Void)?
   /// Whether anyone listens to a list: out-of-date lists with listeners are fetched
@@ -119,6 +120,7 @@ public final class ListStore {
 
   public init(store: FollowStore) {
     self.store = store
+    source = store.capabilities.lists
   }
 
   /// Whether a list in memory holds the entity (it must then stay in memory too).
@@ -217,7 +219,7 @@ public final class ListStore {
       existing.touched = evictionClock.tick
       return existing
     }
-    guard let description = backend.listDescription(key.name) else { return nil }
+    guard let description = source?.listDescription(key.name) else { return nil }
     let created = Entry(description: description, params: params)
     created.version = versionFloor
     created.touched = evictionClock.tick
@@ -246,7 +248,7 @@ public final class ListStore {
       onChange?(key)
     }
     counters.pageCalls += 1
-    backend.fetchListPage(ListPageRequest(key: key, params: entry.params, page: token)) { [weak self] result in
+    source?.fetchListPage(ListPageRequest(key: key, params: entry.params, page: token)) { [weak self] result in
       self?.pageReturned(key, entry, request, token, result)
     }
   }

@@ -24,7 +24,7 @@ import Posix
 /// journal at its first compaction.
 ///
 /// Any kind is accepted. All methods must be called on the loop's thread.
-public final class LocalBackend: FollowBackend {
+public final class LocalBackend: ModelBackend {
   /// The snapshot and journal of versions before the shared journal, read at start.
   public static let legacySnapshotName = "local-follows.json"
   public static let legacyJournalName = "local-follows.log"
@@ -99,7 +99,7 @@ public final class LocalBackend: FollowBackend {
     journal.attach(self, legacyFiles: legacy)
   }
 
-  // MARK: FollowBackend
+  // MARK: ModelBackend
 
   public func setFollowing(
     _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
@@ -128,6 +128,11 @@ public final class LocalBackend: FollowBackend {
     }
   }
 
+  public var capabilities: BackendCapabilities {
+    BackendCapabilities(lists: FollowingLists(loop: loop, followed: followed))
+  }
+
+  /// Every followed entity of `kind`, for the `following/<kind>` list.
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
     answer { [self] in
       (follows[kind] ?? []).sorted().map { EntityKey(kind: kind, id: $0) }

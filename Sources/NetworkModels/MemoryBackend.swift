@@ -2,11 +2,15 @@ import EventLoop
 
 /// A backend that keeps follows in memory and confirms on the next loop iteration:
 /// for tests, fuzzing and benchmarks that must not touch the disk.
-public final class MemoryBackend: FollowBackend {
+public final class MemoryBackend: ModelBackend {
   private let loop: EventLoop
   public private(set) var follows: Set<EntityKey> = []
 
   public init(loop: EventLoop) { self.loop = loop }
+
+  public var capabilities: BackendCapabilities {
+    BackendCapabilities(lists: FollowingLists(loop: loop, followed: followed))
+  }
 
   public func setFollowing(
     _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void

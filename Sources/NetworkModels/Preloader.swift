@@ -59,8 +59,8 @@ public final class Preloader {
   private var inFlight: [EntityKey: Load] = [:]
   private var inFlightPerLevel = Array(repeating: 0, count: Level.allCases.count)
   private var details: [EntityKey: DetailCall] = [:]
-  private var backend: FollowBackend { store.backend }
-  private var prioritised: PrioritisedBackend? { store.backend as? PrioritisedBackend }
+  private let detailSource: DetailSource?
+  private let prioritised: PrioritisedBackend?
 
   private struct Load {
     var level: Level
@@ -85,6 +85,8 @@ public final class Preloader {
   public init(store: FollowStore, maxInFlight: Int = 16) {
     self.store = store
     self.maxInFlight = max(1, maxInFlight)
+    detailSource = store.capabilities.details
+    prioritised = store.capabilities.prioritised
   }
 
   public var queuedCount: Int { queuedAt.count }
@@ -135,7 +137,8 @@ public final class Preloader {
     _ key: EntityKey, refresh: Bool, priority: HTTPPriority,
     completion: @escaping (Result<EntityState, FollowStore.SettleFailure>) -> Void
   ) {
-    let needsDetail = backend.hasDetail(kind: key.kind) && (refresh || store.state(key).attributes == nil)
+    let source = detailSource.flatMap { $0.hasDetail(kind: key.kind) ? $0 : nil }
+    let needsDetail = source != nil && (refresh || store.state(key).attributes == nil)
     let needsState = refresh || !store.isKnown(key)
     var remaining = (needsDetail ? 1 : 0) + (needsState ? 1 : 0)
     var failure: FollowStore.SettleFailure?
@@ -159,13 +162,13 @@ public final class Preloader {
       store.read(key, refresh: refresh, maxAgeMs: refresh ? 0 : 1 << 40, completion: partDone)
       if let before { prioritised?.readPriority = before }
     }
-    if needsDetail { loadDetail(key, priority: priority, completion: partDone) }
+    if needsDetail, let source { loadDetail(key, from: source, priority: priority, completion: partDone) }
   }
 
   // MARK: The queue
 
   private func needsWork(_ key: EntityKey) -> Bool {
-    !store.isKnown(key) || (backend.hasDetail(kind: key.kind) && store.state(key).attributes == nil)
+    !store.isKnown(key) || (detailSource?.hasDetail(kind: key.kind) == true && store.state(key).attributes == nil)
   }
 
   private func update(_ key: EntityKey) {
@@ -252,7 +255,7 @@ public final class Preloader {
   }
 
   private func loadDetail(
-    _ key: EntityKey, priority: HTTPPriority,
+    _ key: EntityKey, from source: DetailSource, priority: HTTPPriority,
     completion: @escaping (Result<EntityState, FollowStore.SettleFailure>) -> Void
   ) {
     if let call = details[key] {
@@ -280,7 +283,7 @@ public final class Preloader {
     if let prioritised {
       call.pending = prioritised.fetchDetail(key, priority: priority, completion: done)
     } else {
-      backend.fetchDetail(key, completion: done)
+      source.fetchDetail(key, completion: done)
     }
   }
 }

@@ -58,7 +58,4 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
   }
-
-  /// A uniform value in 0..<1.
-  public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -21,9 +21,6 @@ public struct Errno: Error, Equatable, CustomStringConvertible {
     "\(call): \(String(cString: strerror(code))) (errno \(code))"
   }
 
-  public static let wouldBlock = EAGAIN
-  public static let addressInUse = EADDRINUSE
-  public static let connectionRefused = ECONNREFUSED
   public static let noEntry = ENOENT
 }
 

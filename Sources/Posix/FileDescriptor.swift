@@ -94,23 +94,11 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     if nm_set_nonblocking(rawValue) != 0 { throw .current("fcntl(O_NONBLOCK)") }
   }
 
-  /// The corresponding C function is `fcntl(F_SETFD, FD_CLOEXEC)`.
-  public func setCloseOnExec() throws(Errno) {
-    if nm_set_cloexec(rawValue) != 0 { throw .current("fcntl(FD_CLOEXEC)") }
-  }
-
   /// Creates a connected pair of non-blocking Unix stream sockets (for tests and
   /// in-process connections). The corresponding C function is `socketpair`.
   public static func socketPair() throws(Errno) -> (FileDescriptor, FileDescriptor) {
     var fds: [Int32] = [-1, -1]
     if nm_socketpair(&fds) != 0 { throw .current("socketpair") }
-    return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
-  }
-
-  /// Creates a pipe: (read end, write end), both non-blocking and close-on-exec.
-  public static func pipe() throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {
-    var fds: [Int32] = [-1, -1]
-    if nm_pipe(&fds) != 0 { throw .current("pipe2") }
     return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
   }
 }

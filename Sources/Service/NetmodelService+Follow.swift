@@ -3,7 +3,7 @@ import JSONRPC
 import NetworkModels
 
 extension Params {
-  /// `{kind, id}` of a follow method, validated as PROTOCOL.md "Data" says.
+  /// `{kind, id}` of a follow method, validated as README "EntityState" says.
   func entityKey(prefix: String = "") throws(ResponseError) -> EntityKey {
     guard let kind = try string("kind") else { throw .invalidParams("kind is required", path: prefix + "/kind") }
     guard let id = try string("id") else { throw .invalidParams("id is required", path: prefix + "/id") }
@@ -25,7 +25,7 @@ extension NetmodelService {
   }
 
   func checkKind(_ kind: String, path: String) throws(ResponseError) {
-    guard let problem = store.backend.underlying.kindProblem(kind) else { return }
+    guard let problem = models.kindProblem(kind) else { return }
     throw ResponseError(
       .unknownKindOrList, problem,
       data: JSON.object().set("kind", .string(kind)).set("path", .string(path)).set("retryable", .bool(false)))
@@ -77,25 +77,6 @@ extension NetmodelService {
   private func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder)
     throws(ResponseError)
   {
-    guard awaitSettle else {
-      let state = store.setFollowing(key, following)
-      // The reply promises the intent: it waits for this turn's commit (even a repeat
-      // of a mutation earlier in this turn, whose record is not on disk yet either).
-      if let outbox, outbox.needsCommit {
-        repliesAwaitingCommit.append((responder, state))
-      } else {
-        responder.succeed(state)
-      }
-      return
-    }
-    let token = ObjectIdentifier(responder)
-    awaitedMutations[token] = (responder, key)
-    store.setFollowing(key, following) { [weak self] result in
-      self?.awaitedMutations[token] = nil
-      switch result {
-      case .success(let state): responder.succeed(state)
-      case .failure(let failure): responder.fail(failure.failure.responseError(state: failure.state))
-      }
-    }
+    models.setFollowing(key, following, awaitSettle: awaitSettle) { responder.answer($0) }
   }
 }

@@ -58,7 +58,7 @@ extension NetmodelService {
   /// param it needs is missing, it does not take one given, or one is too long (-32602).
   func checkedListKey(_ params: Params, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
     let (key, values) = try Self.listKey(params, path: path)
-    guard let description = store.backend.listDescription(key.name) else { throw Self.unknownList(key.name) }
+    guard let description = models.listDescription(key.name) else { throw Self.unknownList(key.name) }
     for name in description.requiredParams where values[name] == nil {
       throw .invalidParams(
         "list \(key.name) needs params.\(name)", path: path + "/params/" + Params.escapePointer(name))

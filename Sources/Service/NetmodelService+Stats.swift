@@ -33,10 +33,12 @@ extension NetmodelService {
     let notifications = JSON.object()
       .set("sent", .integer(subscriptions.counters.notificationsSent))
       .set("coalesced", .integer(subscriptions.counters.coalesced))
-    if let rest = store.backend.underlying as? RESTBackend {
-      let http = rest.http.counters
+    if let figures = models.statistics?.httpStatistics {
+      let http = figures.counters
       let calls = JSON.object()
-      for (endpoint, count) in rest.calls.sorted(by: { $0.key < $1.key }) { calls.set(endpoint, .integer(count)) }
+      for (endpoint, count) in figures.callsByEndpoint.sorted(by: { $0.key < $1.key }) {
+        calls.set(endpoint, .integer(count))
+      }
       backend.set(
         "http",
         JSON.object()
@@ -44,7 +46,7 @@ extension NetmodelService {
           .set("responses", .integer(http.responses))
           .set("transportErrors", .integer(http.transportErrors))
           .set("connectionsOpened", .integer(http.connectionsOpened))
-          .set("inFlight", .integer(rest.http.inFlight))
+          .set("inFlight", .integer(figures.inFlight))
           .set("byEndpoint", calls))
     }
     let listCounters = lists.counters

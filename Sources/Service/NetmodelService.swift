@@ -7,8 +7,9 @@ import Posix
 public let netmodelVersion = "0.1.0"
 public let protocolVersion = "1.0"
 
-/// The service: registers the JSON-RPC methods and keeps the process's lifecycle
-/// (LSP's `shutdown` then `exit`). Later layers (models, backends) plug in here.
+/// The service: registers the JSON-RPC methods on the network models (`Models`) and
+/// the subscriptions, has the models' intents made durable before a turn's replies
+/// are written, and keeps the process's lifecycle (LSP's `shutdown` then `exit`).
 ///
 /// Must be used on the loop's thread.
 public final class NetmodelService {
@@ -26,17 +27,13 @@ public final class NetmodelService {
   }
 
   public let server: RPCServer
-  public let store: FollowStore
-  public let lists: ListStore
-  public let preloader: Preloader
+  public let models: Models
+  public var store: FollowStore { models.store }
+  public var lists: ListStore { models.lists }
+  public var preloader: Preloader { models.preloader }
+  public var outbox: Outbox? { models.outbox }
   public var configuration: Configuration
-  /// Made durable once per loop iteration, before replies are written.
-  public let outbox: Outbox?
   let subscriptions = SubscriptionHub()
-  /// Responders of `await: true` mutations not yet settled, by responder.
-  var awaitedMutations: [ObjectIdentifier: (Responder, EntityKey)] = [:]
-  /// Replies of this turn's mutations, held until their intents are on disk.
-  var repliesAwaitingCommit: [(Responder, EntityState)] = []
   public var loop: EventLoop { server.loop }
   /// A new random id per process start: a client that sees another one after a
   /// reconnect knows the server restarted (versions still never go backwards on one
@@ -54,22 +51,20 @@ public final class NetmodelService {
     }
   }()
 
-  /// Without a store, follows live in memory only (tests, fuzzing).
+  /// Without models, follows live in memory only (tests, fuzzing).
   /// `instance` is random unless given (the fuzzer compares two runs byte for byte).
   public init(
-    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil, configuration: Configuration = Configuration(),
+    server: RPCServer, models: Models? = nil, configuration: Configuration = Configuration(),
     instance: String = NetmodelService.newInstanceID()
   ) {
     self.server = server
     self.instance = instance
-    self.store = store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop))
-    self.lists = ListStore(store: self.store)
-    self.lists.eviction = configuration.listEviction
-    self.preloader = Preloader(store: self.store)
-    self.outbox = outbox
+    self.models =
+      models ?? Models(store: FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)))
+    self.models.lists.eviction = configuration.listEviction
     self.configuration = configuration
-    if let backend = self.store.backend.underlying as? ConfigurableBackend {
-      self.configuration.environment = backend.environment
+    if let environment = self.models.environments?.environment {
+      self.configuration.environment = environment
     }
     registerLifecycleMethods()
     registerStats()
@@ -78,21 +73,9 @@ public final class NetmodelService {
     registerListMethods()
     registerPreloadMethods()
     registerConfigure()
-    // Weak: the server and the store may outlive this service (the fuzzer makes a new
-    // service on the same server after `exit`), and a hook must then do nothing.
-    self.store.onChange = { [weak self] state in
-      self?.subscriptions.publish(state)
-      self?.lists.entityChanged(state.key)
-    }
-    self.store.onConfirmed = { [weak self] key in self?.lists.mutationConfirmed(key) }
-    lists.onChange = { [weak self] key in self?.subscriptions.publish(list: key) }
-    lists.hasSubscribers = { [weak self] key in self?.subscriptions.hasSubscribers(key) ?? false }
-    // Eviction keeps what anyone still needs: a subscription by exact topic, a list
-    // in memory holding the entity, a preload.
-    self.store.isHeld = { [weak self] key in
-      guard let self else { return false }
-      return self.subscriptions.isSubscribed(key) || self.lists.holds(key) || self.preloader.isBusy(key)
-    }
+    self.models.observer = self
+    // Weak: the server may outlive this service (the fuzzer makes a new service on
+    // the same server after `exit`), and a hook must then do nothing.
     subscriptions.encodeList = { [weak self] key, buffer in
       guard let self, let snapshot = self.lists.snapshot(key) else {
         return buffer.append(contentsOf: JSONLiteral.null)
@@ -105,7 +88,7 @@ public final class NetmodelService {
     }
     server.addPreFlushHook { [weak self] in
       guard let self else { return }
-      self.commitIntents()
+      self.models.commitIntents()
       self.subscriptions.drainAll()
     }
   }
@@ -115,21 +98,8 @@ public final class NetmodelService {
   public func terminate(exitCode code: Int32) {
     guard exitCode == nil else { return }
     exitCode = code
-    failAwaitedMutations()
+    models.stopAwaitedMutations()
     loop.stop()
-  }
-
-  /// An awaited mutation still pending at exit is answered -32005 with its state, like
-  /// every other error of a mutation: the intent stays in the outbox for the next start.
-  private func failAwaitedMutations() {
-    let waiting = awaitedMutations
-    awaitedMutations.removeAll()
-    for (responder, key) in waiting.values {
-      let data = JSON.object().set("retryable", .bool(true))
-      data.set("state", store.state(key).json)
-      responder.fail(
-        ResponseError(.shuttingDown, "server shutting down; the intent is kept for its next start", data: data))
-    }
   }
 
   public static func newInstanceID() -> String {
@@ -164,36 +134,10 @@ public final class NetmodelService {
     }
   }
 
-  /// Makes this turn's intents durable, then releases the replies that promise them.
-  /// A mutation whose intent could not be saved was never accepted: the entity goes
-  /// back to the intent on disk and the reply is -32001 (retryable), so nothing is
-  /// acknowledged that a crash could lose.
-  public func commitIntents() {
-    var notSaved: [EntityKey: FollowFailure] = [:]
-    // Every turn: a turn with only settlements writes them without an fsync.
-    if let outbox, case .failure(let unsaved) = outbox.commitOrTakeBack() {
-      let failure = FollowFailure(.unavailable, "could not save the intent: \(unsaved.error)")
-      for (key, durable) in unsaved.intents {
-        notSaved[key] = failure
-        store.intentNotSaved(key, durable: durable, failure: failure)
-      }
-    }
-    guard !repliesAwaitingCommit.isEmpty else { return }
-    let replies = repliesAwaitingCommit
-    repliesAwaitingCommit.removeAll()
-    for (responder, state) in replies {
-      if let failure = notSaved[state.key] {
-        responder.fail(failure.responseError(state: store.state(state.key)))
-      } else {
-        responder.succeed(state)
-      }
-    }
-  }
-
   private func registerConfigure() {
     server.dispatcher.register("configure") { [unowned self] request throws(ResponseError) in
       let params = try Params(request)
-      let backend = self.store.backend.underlying as? ConfigurableBackend
+      let backend = self.models.environments
       let previousEnvironment = self.configuration.environment
       let environment = try params.string("environment")
       if let environment {
@@ -207,34 +151,15 @@ public final class NetmodelService {
       if params.contains("authToken") {
         // null clears the token; a string sets it.
         self.configuration.authToken = try params.string("authToken")
-        backend?.setAuthToken(self.configuration.authToken)
-        // Intents and reads refused for want of credentials go out again now.
-        if environment == nil || environment == previousEnvironment { self.store.credentialsChanged() }
+        self.models.setAuthToken(
+          self.configuration.authToken, resend: environment == nil || environment == previousEnvironment)
       }
       if let environment, environment != previousEnvironment {
         self.configuration.environment = environment
-        if let backend {
-          _ = backend.selectEnvironment(environment)
-          self.switchEnvironment(from: previousEnvironment, to: environment)
-        }
+        self.models.switchEnvironment(from: previousEnvironment, to: environment)
       }
       request.responder.succeed(JSON.object().set("environment", .string(self.configuration.environment)))
     }
-  }
-
-  /// Intents and states belong to the environment they were made in or read from:
-  /// the old environment's pending intents stay in the outbox for it (sent when it is
-  /// active again, in this run or a later one), every cached state and list is dropped
-  /// and read again here, and this environment's waiting intents are sent.
-  private func switchEnvironment(from old: String, to new: String) {
-    Log.info("environment \(old) → \(new): \(old)'s pending intents wait for it; states are read again in \(new)")
-    outbox?.switchEnvironment(to: new)
-    store.environmentChanged(
-      awaitFailure: FollowFailure(
-        .unavailable,
-        "the environment changed to \(new); this intent stays pending for \(old) and is sent when \(old) is active again"
-      ))
-    lists.environmentChanged()
   }
 
   private func initializeResult() -> JSON {

@@ -1650,6 +1650,74 @@ let openRPCDocumentText = ##"""
       ]
     }
   ],
+  "x-netmodel-protocol": {
+    "description": "The constants every netmodel client shares, in one place: scripts/gen-protocol writes them into each client (clients/python/netmodel_client/_protocol.py, clients/node/lib/protocol.js and protocol.d.ts, clients/nvim/lua/netmodel/protocol.lua), and `scripts/gen-protocol --check` (run by scripts/test) fails when a written file differs. The server's error codes are components.errors; this object adds what the clients decide on their side of the wire.",
+    "errorNames": {
+      "description": "The name a client gives each error of components.errors: the component's name, except where this maps it to another (kept for compatibility). Python makes constants of them in upper case (SERVER_SHUTTING_DOWN) and classes of the names; Node `ErrorCodes` and classes; Neovim `errors` in netmodel.protocol.",
+      "renamed": {
+        "ShuttingDown": "ServerShuttingDown"
+      }
+    },
+    "clientErrors": {
+      "description": "Errors made by the client, not the server, as numbers outside JSON-RPC's reserved range (-32768…-32000), the same in every client.",
+      "codes": {
+        "ConnectionLost": -31999,
+        "Timeout": -31998,
+        "NotConnected": -31997,
+        "Cancelled": -31996
+      }
+    },
+    "defaultSocket": {
+      "description": "Where clients (and `netmodel serve --socket`, `call`, `watch`) look for the socket: `$XDG_RUNTIME_DIR/netmodel/netmodel.sock` when that variable is set and not empty, else the fallback with `{uid}` replaced by the user's uid.",
+      "env": "XDG_RUNTIME_DIR",
+      "underEnv": "netmodel/netmodel.sock",
+      "fallback": "/tmp/netmodel-{uid}/netmodel.sock"
+    },
+    "topicShorthands": {
+      "description": "Strings taken wherever topics are, as `netmodel watch` takes them. `list:NAME` is a list without params, sent with `params: {}`; anything else is refused before sending.",
+      "forms": [
+        {
+          "shorthand": "entity",
+          "topic": {
+            "type": "entity"
+          }
+        },
+        {
+          "shorthand": "entity:KIND",
+          "topic": {
+            "type": "entity",
+            "kind": "KIND"
+          }
+        },
+        {
+          "shorthand": "entity:KIND/ID",
+          "topic": {
+            "type": "entity",
+            "kind": "KIND",
+            "id": "ID"
+          }
+        },
+        {
+          "shorthand": "list:NAME",
+          "topic": {
+            "type": "list",
+            "list": "NAME",
+            "params": {}
+          }
+        }
+      ]
+    },
+    "versions": {
+      "description": "Which states a client delivers: per entity (kind, id) and per list (list, canonical params), a state is delivered when its `version` compares with the one held as `deliverWhen` says (`>`: an equal version is the same state seen twice, a reply and a notification, and is dropped). Versions held are kept across a reconnect to the same server `instance` and forgotten when it differs or is not named, so a restarted server's states are taken even if it counts lower.",
+      "deliverWhen": ">",
+      "keptAcrossReconnect": "sameInstance"
+    },
+    "listParams": {
+      "description": "A list is named by its name and its params. The canonical form of params, the list's key in every client and the server's ListState `params`: members whose value is null dropped (the server ignores them), keys sorted by code point, compact JSON (no spaces, non-ASCII characters as they are); no params is `{}`. Empty params are sent as an object, `{}`, never `[]`.",
+      "dropNull": true,
+      "empty": "{}"
+    }
+  },
   "components": {
     "schemas": {
       "RequestID": {

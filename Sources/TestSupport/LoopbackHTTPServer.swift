@@ -88,7 +88,6 @@ public final class LoopbackHTTPServer {
   }
 
   /// Requests whose path is `path` (any method, any query).
-  public func requests(to path: String) -> [Request] { requests.filter { $0.path == path } }
 
   private func acceptAll() {
     while true {
@@ -159,7 +158,7 @@ public final class LoopbackHTTPServer {
       guard clients[client.fd.rawValue] === client else { return }
       try? client.fd.writeAll(text)
     case .after(let milliseconds, let next):
-      loop.schedule(afterMilliseconds: milliseconds) { [weak self] in self?.perform(next, on: client) }
+      loop.schedule(after: .milliseconds(milliseconds)) { [weak self] in self?.perform(next, on: client) }
     case .drop:
       close(client)
     case .hang:

@@ -35,7 +35,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     var kindPolicies: [String: RetryPolicy] = [:]
     // One journal for the outbox and the local backend: one fsync per loop turn.
     let journal = try Journal(folder: folder)
-    var backend: FollowBackend
+    var backend: ModelBackend
     // Intents are kept per environment when the backend has environments.
     var environment: String?
     switch options.backend {
@@ -81,7 +81,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     configuration.listEviction = options.listEviction
-    let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)
+    let models = Models(store: store, outbox: outbox)
+    let service = NetmodelService(server: server, models: models, configuration: configuration)
     store.replayIntents()
 
     _ = try loop.register(signals.fd, events: .readable) { _ in
@@ -104,7 +105,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     try loop.run()
     server.shutDown()
-    service.commitIntents()
+    models.commitIntents()
     // A clean stop leaves a compact journal, so the next start reads the state only.
     do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
     return service.exitCode ?? 0

@@ -77,11 +77,7 @@ struct ServeOptions {
       case "--state-dir":
         stateDirectory = try value()
       case "--simulate":
-        let spec = try value()
-        switch Result(catching: { () throws(SimulationSpecError) in try SimulatedBackend.parse(spec: spec) }) {
-        case .success(let settings): simulation = settings
-        case .failure(let error): throw UsageError(message: error.message)
-        }
+        simulation = try SimulationSettings.parse(option: try value())
       case "--seed":
         let text = try value()
         guard let number = UInt64(text) else {

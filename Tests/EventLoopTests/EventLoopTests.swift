@@ -7,16 +7,16 @@ import Testing
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     var fired: [String] = []
-    loop.schedule(afterMilliseconds: 20) { fired.append("b") }
-    loop.schedule(afterMilliseconds: 10) { fired.append("a") }
-    loop.schedule(afterMilliseconds: 20) { fired.append("c") }
+    loop.schedule(after: .milliseconds(20)) { fired.append("b") }
+    loop.schedule(after: .milliseconds(10)) { fired.append("a") }
+    loop.schedule(after: .milliseconds(20)) { fired.append("c") }
     try loop.runOnce(wait: false)
     #expect(fired.isEmpty)
-    #expect(loop.nextTimerDelay == 10_000_000)
-    clock.advance(byMilliseconds: 10)
+    #expect(loop.nextTimerDelay == .milliseconds(10))
+    clock.advance(by: .milliseconds(10))
     try loop.runOnce(wait: false)
     #expect(fired == ["a"])
-    clock.advance(byMilliseconds: 10)
+    clock.advance(by: .milliseconds(10))
     try loop.runOnce(wait: false)
     #expect(fired == ["a", "b", "c"])
     #expect(loop.nextTimerDelay == nil)
@@ -26,24 +26,43 @@ import Testing
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     var runs = 0
-    loop.schedule(afterNanoseconds: 5_000_000) {
+    loop.scheduleRepeating(after: .milliseconds(5)) {
       runs += 1
-      return runs < 3 ? 5_000_000 : nil
+      return runs < 3 ? .milliseconds(5) : nil
     }
     for _ in 0..<10 {
-      clock.advance(byMilliseconds: 5)
+      clock.advance(by: .milliseconds(5))
       try loop.runOnce(wait: false)
     }
     #expect(runs == 3)
+  }
+
+  @Test func aDelayBelowZeroIsDueAtOnce() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    var ran = false
+    loop.schedule(after: .milliseconds(-5)) { ran = true }
+    #expect(loop.nextTimerDelay == .zero)
+    try loop.runOnce(wait: false)
+    #expect(ran)
+  }
+
+  @Test func aDelayBeyondTheClocksRangeNeverComes() throws {
+    let clock = ManualClock()
+    let loop = try EventLoop(clock: clock)
+    var ran = false
+    loop.schedule(after: .seconds(Int64.max)) { ran = true }
+    clock.advance(by: .seconds(1))
+    try loop.runOnce(wait: false)
+    #expect(!ran)
   }
 
   @Test func cancelledTimersNeverRun() throws {
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     var ran = false
-    let timer = loop.schedule(afterMilliseconds: 1) { ran = true }
+    let timer = loop.schedule(after: .milliseconds(1)) { ran = true }
     loop.cancel(timer)
-    clock.advance(byMilliseconds: 5)
+    clock.advance(by: .milliseconds(5))
     try loop.runOnce(wait: false)
     #expect(!ran)
     #expect(loop.nextTimerDelay == nil)

@@ -1,8 +1,9 @@
 import EventLoop
-import HTTP
 import Posix
 import TestSupport
 import Testing
+
+@testable import HTTP
 
 /// The client against a real HTTP server on loopback, both driven by one loop.
 @Suite struct HTTPClientTests {
@@ -52,13 +53,29 @@ import Testing
         method: "POST", url: server.baseURL + "/follow", headers: [("X-Access-Token", "secret")], body: body))
     _ = try send(client, HTTPRequest(method: "DELETE", url: server.baseURL + "/follow/banksy"))
     _ = try send(client, HTTPRequest(method: "PUT", url: server.baseURL + "/empty", body: []))
+    // Pooled handles keep their options: nothing of the requests before may stay.
+    _ = try send(client, HTTPRequest(method: "GET", url: server.baseURL + "/after"))
     let requests = server.requests
-    #expect(requests.map(\.method) == ["POST", "DELETE", "PUT"])
+    #expect(requests.map(\.method) == ["POST", "DELETE", "PUT", "GET"])
     #expect(requests[0].body == #"{"artist_id":"banksy"}"#)
     #expect(requests[0].headers["x-access-token"] == "secret")
     #expect(requests[0].headers["expect"] == nil)
     #expect(requests[1].body == "" && requests[1].headers["content-length"] == nil)
     #expect(requests[2].headers["content-length"] == "0")
+    #expect(requests[3].body == "" && requests[3].headers["content-length"] == nil)
+    #expect(requests[3].headers["x-access-token"] == nil)
+    #expect(requests[3].headers["accept-encoding"] == nil, "no compression asked of a loopback server")
+  }
+
+  @Test func loopbackURLsAreRecognised() {
+    for url in [
+      "http://127.0.0.1:8080/a", "https://127.1.2.3/", "http://[::1]:99/x", "http://localhost", "http://localhost:1/",
+    ] {
+      #expect(Transfer.isLoopback(url), "\(url)")
+    }
+    for url in ["http://localhost.example.com/", "https://api.example.com/", "ftp://127.0.0.1/", "http://10.0.0.1/"] {
+      #expect(!Transfer.isLoopback(url), "\(url)")
+    }
   }
 
   @Test func errorStatusesAreResponsesNotErrors() throws {

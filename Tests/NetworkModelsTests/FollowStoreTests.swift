@@ -22,7 +22,7 @@ final class StoreFixture {
   /// Moves time on in steps, running the loop, so retry timers fire.
   func advance(ms: UInt64) throws {
     for _ in 0..<ms / 10 {
-      clock.advance(byMilliseconds: 10)
+      clock.advance(by: .milliseconds(10))
       try loop.runOnce(wait: false)
     }
   }
@@ -219,7 +219,7 @@ final class StoreFixture {
     f.store.read(artist, maxAgeMs: 1000) { _ in answers += 1 }
     #expect(answers == 101)
     #expect(f.backend.calls.count == 1)
-    f.clock.advance(byMilliseconds: 1001)
+    f.clock.advance(by: .milliseconds(1001))
     f.store.read(artist, maxAgeMs: 1000) { _ in answers += 1 }
     #expect(f.backend.calls.count == 2, "older than maxAgeMs: asked again")
   }

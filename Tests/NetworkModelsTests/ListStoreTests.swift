@@ -4,7 +4,7 @@ import Testing
 
 /// A backend with one paged list, `artists`, whose page answers the test gives by
 /// hand: the list store's behaviour between the calls is what is tested.
-final class PagedBackend: FollowBackend {
+final class PagedBackend: ModelBackend, ListSource {
   var pages: [(request: ListPageRequest, complete: (Result<ListPage, FollowFailure>) -> Void)] = []
   let inner = ScriptedBackend()
 
@@ -14,9 +14,7 @@ final class PagedBackend: FollowBackend {
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
     inner.fetchFollowing(key, completion: completion)
   }
-  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    inner.followed(kind: kind, completion: completion)
-  }
+  var capabilities: BackendCapabilities { BackendCapabilities(lists: self) }
   func listDescription(_ name: String) -> ListDescription? {
     name == "artists" ? ListDescription(dependsOn: ["artist"]) : nil
   }

@@ -69,7 +69,7 @@ final class SlowDetailFixture {
 
   func run(milliseconds: UInt64) throws {
     var elapsed = false
-    loop.schedule(afterMilliseconds: milliseconds) { elapsed = true }
+    loop.schedule(after: .milliseconds(milliseconds)) { elapsed = true }
     try run { elapsed }
   }
 

@@ -5,7 +5,7 @@ import Testing
 /// Answers every call after `latencyMs` of the manual clock; kinds named in
 /// `detailKinds` have a detail endpoint. Records each call with the preloader's level
 /// of the item at the moment the call went out.
-final class TimedBackend: FollowBackend {
+final class TimedBackend: ModelBackend, DetailSource {
   let loop: EventLoop
   var latencyMs: UInt64 = 30
   var detailKinds: Set<String> = []
@@ -18,21 +18,19 @@ final class TimedBackend: FollowBackend {
   init(loop: EventLoop) { self.loop = loop }
 
   func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
-    loop.schedule(afterMilliseconds: latencyMs) { completion(.success(following)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(following)) }
   }
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
     reads.append(key)
     if levelAtCall?(key) == Preloader.Level.none { callsWhileOutOfRange.append(key) }
     let answer = followed.contains(key)
-    loop.schedule(afterMilliseconds: latencyMs) { completion(.success(answer)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(answer)) }
   }
-  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    loop.execute { completion(.success([])) }
-  }
+  var capabilities: BackendCapabilities { BackendCapabilities(details: self) }
   func hasDetail(kind: String) -> Bool { detailKinds.contains(kind) }
   func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void) {
     details.append(key)
-    loop.schedule(afterMilliseconds: latencyMs) { completion(.success(#"{"name":"\#(key.id)"}"#)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(#"{"name":"\#(key.id)"}"#)) }
   }
 }
 
@@ -53,7 +51,7 @@ final class PreloadFixture {
 
   func advance(ms: UInt64) throws {
     for _ in 0..<ms {
-      clock.advance(byMilliseconds: 1)
+      clock.advance(by: .milliseconds(1))
       try loop.runOnce(wait: false)
     }
   }

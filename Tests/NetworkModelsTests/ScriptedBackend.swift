@@ -3,7 +3,7 @@ import NetworkModels
 
 /// A backend whose calls wait until the test answers them, so every interleaving of
 /// replies, reads and toggles can be written down and replayed exactly.
-final class ScriptedBackend: FollowBackend {
+final class ScriptedBackend: ModelBackend {
   enum Call: Equatable {
     case set(EntityKey, Bool)
     case fetch(EntityKey)
@@ -25,10 +25,6 @@ final class ScriptedBackend: FollowBackend {
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
     calls.append(.fetch(key))
     pending.append((.fetch(key), completion))
-  }
-
-  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    completion(.success(truth.filter { $0.key.kind == kind && $0.value }.map(\.key)))
   }
 
   /// Answers the oldest waiting call with success (applying a `set` to `truth`).

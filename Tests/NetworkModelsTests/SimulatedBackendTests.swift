@@ -4,7 +4,7 @@ import Posix
 import Testing
 
 /// Counts the calls that reach it and answers on the next loop iteration.
-private final class SimulationProbeBackend: FollowBackend {
+private final class SimulationProbeBackend: ModelBackend {
   let loop: EventLoop
   let clock: ManualClock
   var calls: [String] = []
@@ -29,12 +29,6 @@ private final class SimulationProbeBackend: FollowBackend {
     loop.execute { completion(.success(answer)) }
   }
 
-  func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    note("followed \(kind)")
-    let keys = follows.filter { $0.kind == kind }.sorted { $0.id < $1.id }
-    loop.execute { completion(.success(keys)) }
-  }
-
   private func note(_ call: String) {
     calls.append(call)
     arrivals.append(clock.now)
@@ -53,12 +47,12 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     backend.setFollowing(banksy, true) { result = $0 }
     #expect(result == nil)
     try loop.runOnce(wait: false)
-    clock.advance(byMilliseconds: 99)
+    clock.advance(by: .milliseconds(99))
     try loop.runOnce(wait: false)
     try loop.runOnce(wait: false)
     #expect(result == nil)
     #expect(probe.calls.isEmpty)
-    clock.advance(byMilliseconds: 1)
+    clock.advance(by: .milliseconds(1))
     try loop.runOnce(wait: false)
     #expect(probe.calls == ["set artist/banksy true"])
     try loop.runOnce(wait: false)
@@ -73,13 +67,25 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 50, seed: 1)
     var followed: [EntityKey]?
     backend.setFollowing(banksy, true) { _ in }
-    backend.followed(kind: "artist") { followed = try? $0.get() }
+    backend.capabilities.lists?.fetchListPage(ListPageRequest(key: ListKey(name: "following/artist"))) {
+      followed = try? $0.get().items.map(\.key)
+    }
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(!local.isFollowing(banksy))
-    clock.advance(byMilliseconds: 50)
+    clock.advance(by: .milliseconds(50))
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(local.isFollowing(banksy))
     #expect(followed == [banksy])
+  }
+
+  @Test func theWrappedBackendsCapabilitiesStayExceptItsPriorities() throws {
+    let loop = try EventLoop(clock: ManualClock())
+    let rest = RESTBackend(configuration: try RESTConfiguration.parse(RESTPlaceholderTests.configuration), loop: loop)
+    let capabilities = SimulatedBackend(wrapping: rest, loop: loop, latencyMs: 1, seed: 1).capabilities
+    #expect(capabilities.environments === rest && capabilities.placeholders === rest)
+    #expect(capabilities.attributes === rest && capabilities.statistics === rest)
+    #expect(capabilities.lists?.listDescription("pair") != nil && capabilities.details != nil)
+    #expect(capabilities.prioritised == nil, "a simulated call waits in no HTTP queue")
   }
 
   @Test func aZeroLatencyCallStillCompletesLater() throws {
@@ -103,7 +109,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     for i in 0..<200 { backend.fetchFollowing(EntityKey(kind: "artist", id: "a\(i)")) { _ in } }
     for _ in 0...140 {
       try loop.runOnce(wait: false)
-      clock.advance(byMilliseconds: 1)
+      clock.advance(by: .milliseconds(1))
     }
     #expect(probe.calls.count == 200)
     let delaysMs = probe.arrivals.map { ($0 - start) / 1_000_000 }
@@ -124,7 +130,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
         if case .failure = result { outcomes[i] = true } else { outcomes[i] = false }
       }
     }
-    clock.advance(byMilliseconds: 20)
+    clock.advance(by: .milliseconds(20))
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(outcomes.allSatisfy { $0 != nil })
     let failed = outcomes.map { $0 == true }
@@ -154,7 +160,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 5, failureRate: 1, seed: 3)
     var result: Result<Bool, FollowFailure>?
     backend.setFollowing(banksy, true) { result = $0 }
-    clock.advance(byMilliseconds: 5)
+    clock.advance(by: .milliseconds(5))
     for _ in 0..<3 { try loop.runOnce(wait: false) }
     #expect(result == .failure(FollowFailure(.unavailable, "simulated network failure (follow artist/banksy)")))
     #expect(!local.isFollowing(banksy))
@@ -181,70 +187,27 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let backend = SimulatedBackend(
       wrapping: probe, loop: loop, latencyMs: 1, failureRate: 1, failureStatus: status, seed: 9)
     var failure: FollowFailure?
-    backend.followed(kind: "artist") { if case .failure(let f) = $0 { failure = f } }
-    clock.advance(byMilliseconds: 1)
+    backend.fetchFollowing(banksy) { if case .failure(let f) = $0 { failure = f } }
+    clock.advance(by: .milliseconds(1))
     try loop.runOnce(wait: false)
     #expect(failure?.kind == kind)
     #expect(failure?.isRetryable == (kind == .unavailable))
     #expect(probe.calls.isEmpty)
   }
 
-  @Test func theSettingsInitializerUsesTheParsedValues() throws {
+  @Test func theSettingsInitializerUsesTheSettingsAndTheSeed() throws {
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
-    let settings = try SimulatedBackend.parse(spec: "latency=20,failure=0")
+    let settings = SimulationSettings(latencyMs: 20)
     let backend = SimulatedBackend(wrapping: probe, loop: loop, settings: settings, seed: 5)
     #expect(backend.settings.seed == 5)
     backend.fetchFollowing(banksy) { _ in }
-    clock.advance(byMilliseconds: 19)
+    clock.advance(by: .milliseconds(19))
     try loop.runOnce(wait: false)
     #expect(probe.calls.isEmpty)
-    clock.advance(byMilliseconds: 1)
+    clock.advance(by: .milliseconds(1))
     try loop.runOnce(wait: false)
     #expect(probe.calls == ["fetch artist/banksy"])
-  }
-
-  // MARK: Parsing
-
-  @Test func parsesEveryKeyInAnyOrder() throws {
-    #expect(
-      try SimulatedBackend.parse(spec: "latency=300,jitter=100,failure=0.2")
-        == SimulationSettings(latencyMs: 300, jitterMs: 100, failureRate: 0.2))
-    #expect(
-      try SimulatedBackend.parse(spec: "status=503, failure=10% ,latency=5ms,seed=12")
-        == SimulationSettings(latencyMs: 5, failureRate: 0.1, failureStatus: 503, seed: 12))
-    #expect(try SimulatedBackend.parse(spec: "failure=1") == SimulationSettings(failureRate: 1))
-    #expect(try SimulatedBackend.parse(spec: "jitter=0") == SimulationSettings())
-    #expect(try SimulatedBackend.parse(spec: "LATENCY=7") == SimulationSettings(latencyMs: 7))
-  }
-
-  @Test(arguments: [
-    ("", "empty"),
-    ("latency=100,,failure=0.1", "empty setting"),
-    ("latency", "\"latency\" is not KEY=VALUE"),
-    ("delay=100", "unknown setting \"delay\""),
-    ("latency=-5", "latency=-5"),
-    ("latency=fast", "latency=fast"),
-    ("jitter=1.5", "jitter=1.5"),
-    ("failure=abc", "failure=abc is not a number"),
-    ("failure=1.5", "failure=1.5 is out of range"),
-    ("failure=-0.1", "failure=-0.1 is out of range"),
-    ("failure=nan", "failure=nan"),
-    ("failure=150%", "failure=150% is out of range"),
-    ("status=200", "status=200"),
-    ("status=abc", "status=abc"),
-    ("latency=1,latency=2", "latency is given twice"),
-    ("latency=", "latency has no value"),
-    ("seed=-1", "seed=-1"),
-  ])
-  func rejectsABadSpecNamingTheBadPart(spec: String, expected: String) {
-    do {
-      let settings = try SimulatedBackend.parse(spec: spec)
-      Issue.record("\(spec) was accepted as \(settings)")
-    } catch {
-      #expect(error.message.contains(expected), "\(error.message)")
-      #expect(error.description.hasPrefix("--simulate"))
-    }
   }
 }

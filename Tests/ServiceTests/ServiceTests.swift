@@ -2,6 +2,7 @@ import EventLoop
 import Glibc
 import JSON
 import JSONRPC
+import NetworkModels
 import Service
 import TestSupport
 import Testing
@@ -31,10 +32,17 @@ struct POSIXFailure: Error { let path: String }
 final class ServiceFixture {
   let service: NetmodelService
   let peer: InProcessPeer
+  let clock = ManualClock()
 
-  init() throws {
-    let loop = try EventLoop(clock: ManualClock())
-    service = NetmodelService(server: RPCServer(loop: loop))
+  /// With `backendLatencyMs`, the in-memory backend answers that long after each call
+  /// (on `clock`) rather than in the loop turn that made it.
+  init(backendLatencyMs: UInt64? = nil) throws {
+    let loop = try EventLoop(clock: clock)
+    let models = backendLatencyMs.map { latency in
+      let backend = SimulatedBackend(wrapping: MemoryBackend(loop: loop), loop: loop, latencyMs: latency, seed: 1)
+      return Models(store: FollowStore(loop: loop, backend: backend))
+    }
+    service = NetmodelService(server: RPCServer(loop: loop), models: models)
     peer = try InProcessPeer(server: service.server)
   }
 

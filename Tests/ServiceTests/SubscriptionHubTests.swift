@@ -11,15 +11,6 @@ import Testing
 @Suite struct SubscriptionHubTests {
   init() { signal(SIGPIPE, SIG_IGN) }  // the server may write to a peer that closed
 
-  /// The reply to `id`, skipping the notifications that come before it.
-  func call(_ fixture: ServiceFixture, _ method: String, _ params: String, id: Int) throws -> JSON {
-    try fixture.peer.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#)
-    for _ in 0..<200 {
-      for message in try fixture.peer.drain() where message["id"]?.integer == Int64(id) { return message }
-    }
-    throw POSIXFailure(path: "no reply to \(method)")
-  }
-
   func topics(_ count: Int) -> String {
     let list = (0..<count).map { #"{"type":"entity","kind":"artist","id":"a\#($0)"}"# }
     return #"{"topics":[\#(list.joined(separator: ","))]}"#
@@ -28,14 +19,14 @@ import Testing
   @Test func unsubscribingAndClosingGiveTheTopicTablesCapacityBack() throws {
     let fixture = try ServiceFixture()
     let hub = fixture.service.subscriptions
-    let first = try call(fixture, "subscribe", topics(5000), id: 1)
+    let first = try fixture.peer.reply("subscribe", topics(5000), id: 1)
     let name = try #require(first["result"]?["subscription"]?.string)
     #expect(hub.tableCapacities.exact >= 5000)
 
-    _ = try call(fixture, "unsubscribe", #"{"subscription":"\#(name)"}"#, id: 2)
+    _ = try fixture.peer.reply("unsubscribe", #"{"subscription":"\#(name)"}"#, id: 2)
     #expect(hub.tableCapacities.exact <= 1024)
 
-    _ = try call(fixture, "subscribe", topics(5000), id: 3)
+    _ = try fixture.peer.reply("subscribe", topics(5000), id: 3)
     #expect(hub.tableCapacities.exact >= 5000)
     _ = try fixture.peer.drain(iterations: 20)
     fixture.peer.closeWrite()
@@ -46,10 +37,10 @@ import Testing
   @Test func aFewTopicsLeftKeepTheirSubscribers() throws {
     let fixture = try ServiceFixture()
     let hub = fixture.service.subscriptions
-    _ = try call(fixture, "subscribe", #"{"topics":[{"type":"entity","kind":"artist","id":"kept"}]}"#, id: 1)
-    let big = try call(fixture, "subscribe", topics(5000), id: 2)
+    _ = try fixture.peer.reply("subscribe", #"{"topics":[{"type":"entity","kind":"artist","id":"kept"}]}"#, id: 1)
+    let big = try fixture.peer.reply("subscribe", topics(5000), id: 2)
     let name = try #require(big["result"]?["subscription"]?.string)
-    _ = try call(fixture, "unsubscribe", #"{"subscription":"\#(name)"}"#, id: 3)
+    _ = try fixture.peer.reply("unsubscribe", #"{"subscription":"\#(name)"}"#, id: 3)
     #expect(hub.tableCapacities.exact <= 1024)
     #expect(hub.isSubscribed(.init(kind: "artist", id: "kept")))
     #expect(!hub.isSubscribed(.init(kind: "artist", id: "a1")))

@@ -1,7 +1,7 @@
 """JSON-RPC 2.0 / transport compliance of the real binary, over the process
 boundary (stdio in both framings, and the Unix socket).
 
-Spec: shared PROTOCOL.md, "Transport and framing" and "JSON-RPC 2.0, completely".
+Spec: README "Talking to it" and "JSON-RPC, completely", and schema/openrpc.json.
 Where a test pins down something the JSON-RPC spec leaves open, the comment
 says why (usually: what a real client needs).
 """
@@ -539,8 +539,8 @@ def test_exit_without_shutdown_exits_1(srv):
 
 
 def test_request_after_shutdown_is_refused(srv):
-    # LSP: requests after shutdown error with InvalidRequest; PROTOCOL.md has
-    # -32005 "server shutting down". Either is fine; a normal answer is not.
+    # LSP: requests after shutdown error with InvalidRequest; schema/openrpc.json
+    # (`shutdown`) has -32005 "server shutting down". Either is fine; a normal answer is not.
     srv.conn.result("shutdown")
     r = srv.conn.call("stats")
     assert error_of(r)["code"] in (-32600, -32005), r

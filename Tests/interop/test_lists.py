@@ -1,6 +1,6 @@
-"""Lists and preload through the real binary (PROTOCOL.md "ListState", `fetchList`,
-`setInterfaceState`, `getEntity`): on the local backend, and on the REST backend
-against the Artsy demo server, with call counts read from that server.
+"""Lists and preload through the real binary (README "Lists: `fetchList`" and
+"Preload: `setInterfaceState` and `getEntity`"): on the local backend, and on the
+REST backend against the Artsy demo server, with call counts read from that server.
 """
 
 from __future__ import annotations

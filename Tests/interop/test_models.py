@@ -1,6 +1,6 @@
 """The follow network model, subscriptions, the outbox and the local backend,
-driven through the real binary (PROTOCOL.md "Data", "Mutations", "Reads",
-"Subscriptions", "Outbox", "Backends").
+driven through the real binary (README "EntityState", "Mutations", "Reads",
+"Subscriptions", "Outbox and state folder", "Backends").
 
 Every test gets its own state folder (``--state-dir``) under the per-test
 runtime folder, every wait is bounded, and each test has a 60 s limit.

@@ -103,9 +103,10 @@ def settled_count(observer, method: str, timeout: float = 10.0) -> int:
 
 
 def discover_reply_size(conn) -> int:
-    """Bytes of one rpc.discover reply on the wire (NDJSON), roughly."""
+    """Bytes of one rpc.discover reply on the wire (NDJSON), roughly: UTF-8, as the
+    server writes it (escaping non-ASCII would count 6 bytes for a 3-byte character)."""
     reply = conn.call("rpc.discover")
-    return len(json.dumps(reply, separators=(",", ":")))
+    return len(json.dumps(reply, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 _readers: dict = {}

@@ -1,8 +1,10 @@
-// Types of netmodel-client, written by hand after schema/openrpc.json.
+// Types of netmodel-client, written by hand after schema/openrpc.json (the protocol
+// table's, lib/protocol.d.ts, are generated from it by scripts/gen-protocol).
 
 import { EventEmitter } from 'node:events';
 import { ChildProcess, StdioNull, StdioPipe } from 'node:child_process';
 import { Stream } from 'node:stream';
+import { ClientErrorCodes, ErrorCodes } from './lib/protocol.js';
 
 // -- data (components.schemas) -------------------------------------------------------
 
@@ -193,19 +195,10 @@ export type InterfaceState = 'none' | 'preload' | 'display' | 'visible';
 
 // -- errors (components.errors) --------------------------------------------------------
 
-export declare const ErrorCodes: Readonly<{
-  ParseError: -32700;
-  InvalidRequest: -32600;
-  MethodNotFound: -32601;
-  InvalidParams: -32602;
-  InternalError: -32603;
-  RequestCancelled: -32800;
-  BackendUnavailable: -32001;
-  BackendRejected: -32002;
-  Unauthorized: -32003;
-  UnknownKindOrList: -32004;
-  ServerShuttingDown: -32005;
-}>;
+// The codes are the shared protocol table, generated from schema/openrpc.json by
+// scripts/gen-protocol (lib/protocol.d.ts): ErrorCodes (the server's) and ClientErrorCodes.
+export { ClientErrorCodes, ErrorCodes };
+
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
 /** The `data` an error carries: `path` for -32602, `status`/`retryable`/`state` for application errors. */
@@ -250,25 +243,14 @@ export declare class ServerShuttingDown extends RPCError {}
 export declare class ConnectionLostError extends Error {
   readonly code: 'NETMODEL_CONNECTION_LOST' | 'NETMODEL_NOT_CONNECTED' | 'NETMODEL_CLOSED';
   /** The number every netmodel client gives this error: ConnectionLost if sent, else NotConnected. */
-  readonly rpcCode: -31999 | -31997;
+  readonly rpcCode: (typeof ClientErrorCodes)['ConnectionLost'] | (typeof ClientErrorCodes)['NotConnected'];
 }
 
 /** A request's timeout elapsed (the server was sent `$/cancelRequest`). */
 export declare class TimeoutError extends Error {
   readonly code: 'NETMODEL_TIMEOUT';
-  readonly rpcCode: -31998;
+  readonly rpcCode: (typeof ClientErrorCodes)['Timeout'];
 }
-
-/**
- * Errors made by the client, as numbers outside JSON-RPC's reserved range (-32768…-32000),
- * the same in every netmodel client (`rpcCode` of ConnectionLostError and TimeoutError).
- */
-export declare const ClientErrorCodes: Readonly<{
-  ConnectionLost: -31999;
-  Timeout: -31998;
-  NotConnected: -31997;
-  Cancelled: -31996;
-}>;
 
 /**
  * connect() refused the socket before sending anything: its folder is a symbolic link,

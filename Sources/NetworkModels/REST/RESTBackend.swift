@@ -9,7 +9,9 @@ import Posix
 /// them all.
 ///
 /// Must be used on the loop's thread.
-public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSource, PrioritisedBackend {
+public final class RESTBackend: ModelBackend, ListSource, DetailSource, ConfigurableBackend, AttributeSource,
+  PrioritisedBackend, BackendStatistics
+{
   public typealias Completion = (Result<Bool, FollowFailure>) -> Void
 
   public let configuration: RESTConfiguration
@@ -62,7 +64,7 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     authToken = token.flatMap { $0.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 }
   }
 
-  // MARK: FollowBackend
+  // MARK: ModelBackend
 
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
@@ -102,10 +104,14 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     }
   }
 
-  public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    loop.execute {
-      completion(.failure(FollowFailure(.unknownKind, "the rest backend describes no list following/\(kind)")))
-    }
+  public var capabilities: BackendCapabilities {
+    BackendCapabilities(
+      lists: self, details: self, attributes: self, environments: self, placeholders: self, prioritised: self,
+      statistics: self)
+  }
+
+  public var httpStatistics: HTTPStatistics {
+    HTTPStatistics(counters: http.counters, inFlight: http.inFlight, callsByEndpoint: calls)
   }
 
   // MARK: Batching
@@ -119,9 +125,8 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     if pending.ids.count >= batch.maxIds {
       flush(kind: key.kind)
     } else if pending.timer == nil {
-      pending.timer = loop.schedule(afterNanoseconds: batch.windowMs * 1_000_000) { [weak self] in
+      pending.timer = loop.schedule(after: .milliseconds(batch.windowMs)) { [weak self] in
         self?.flush(kind: key.kind)
-        return nil
       }
     }
   }
@@ -153,8 +158,9 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
   public func request(_ endpoint: RESTConfiguration.Endpoint, kind: String, id: String? = nil, ids: [String] = [])
     -> HTTPRequest
   {
-    var values = ["kind": kind]
-    if let id { values["id"] = id }
+    // Made whole: adding "id" to a one-entry dictionary would grow and rehash it, for
+    // every request.
+    let values = id.map { ["kind": kind, "id": $0] } ?? ["kind": kind]
     return request(endpoint, values: values, ids: ids)
   }
 
@@ -226,7 +232,14 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
     Bool, FollowFailure
   > {
     if rule == .success { return .success(true) }
-    guard let json = try? JSON.parse(response.body) else {
+    return followingFromScan(response.body, rule) ?? followingFromTree(response.body, rule)
+  }
+
+  /// What `following(in:_:)` reads from any answer, through a jansson tree.
+  static func followingFromTree(_ body: [UInt8], _ rule: RESTConfiguration.FollowingRule) -> Result<
+    Bool, FollowFailure
+  > {
+    guard let json = try? JSON.parse(body) else {
       return .failure(FollowFailure(.unavailable, "the state answer is not JSON"))
     }
     switch rule {
@@ -241,6 +254,44 @@ public final class RESTBackend: FollowBackend, ConfigurableBackend, AttributeSou
       }
     case .pointer(let pointer):
       guard let flag = json.value(at: pointer)?.bool else {
+        return .failure(FollowFailure(.unavailable, "the state answer has no true or false at \(pointer)"))
+      }
+      return .success(flag)
+    }
+  }
+
+  /// The common answer, an object whose member the rule names (`/following`), read by
+  /// the scanner without building a tree; nil for any other shape (a deeper pointer,
+  /// an answer that is not an object), which `following(in:_:)` reads with jansson.
+  static func followingFromScan(_ body: [UInt8], _ rule: RESTConfiguration.FollowingRule) -> Result<
+    Bool, FollowFailure
+  >? {
+    let pointer: JSONPointer
+    switch rule {
+    case .success: return nil
+    case .nonEmpty(let named), .pointer(let named): pointer = named
+    }
+    guard pointer.tokens.count == 1 else { return nil }
+    let scanned = body.withUnsafeBytes { bytes in
+      Result { () throws(JSONError) in try JSONScanner.scanObjectMembers(bytes) }
+    }
+    guard case .success(let object) = scanned else {
+      return .failure(FollowFailure(.unavailable, "the state answer is not JSON"))
+    }
+    guard let object else { return nil }
+    let member = object[pointer.tokens[0]]
+    switch rule {
+    case .success:
+      return .success(true)
+    case .nonEmpty:
+      guard let member else { return .success(false) }
+      switch member.kind {
+      case .array, .object: return .success(!member.isEmptyContainer)
+      case .null: return .success(false)
+      default: return .success(true)
+      }
+    case .pointer(let pointer):
+      guard let flag = member?.boolValue else {
         return .failure(FollowFailure(.unavailable, "the state answer has no true or false at \(pointer)"))
       }
       return .success(flag)

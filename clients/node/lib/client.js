@@ -4,7 +4,7 @@
 import { spawn as spawnProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import { ClientErrorCodes, ConnectionLostError, RPCError } from './errors.js';
+import { ClientErrorCodes, ConnectionLostError, ErrorCodes, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
 import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
@@ -459,7 +459,7 @@ export class NetmodelClient extends EventEmitter {
     if (typeof msg.method === 'string') {
       if ('id' in msg) {
         // The server sends no requests; answer as JSON-RPC asks rather than leave it waiting.
-        this.#trySend({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'method not found' } });
+        this.#trySend({ jsonrpc: '2.0', id: msg.id, error: { code: ErrorCodes.MethodNotFound, message: 'method not found' } });
       } else if (msg.method === 'stateChanged') {
         const { subscription, seq, state } = msg.params ?? {};
         withHelpers(state);

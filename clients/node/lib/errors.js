@@ -1,32 +1,13 @@
 // Errors the client throws: RPCError (one subclass per code the server documents)
 // for error replies, ConnectionLostError when the connection is gone.
 
-/** The JSON-RPC and application error codes of schema/openrpc.json (components.errors). */
-export const ErrorCodes = Object.freeze({
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  RequestCancelled: -32800,
-  BackendUnavailable: -32001,
-  BackendRejected: -32002,
-  Unauthorized: -32003,
-  UnknownKindOrList: -32004,
-  ServerShuttingDown: -32005,
-});
+import { ClientErrorCodes, ErrorCodes } from './protocol.js';
 
-/**
- * Errors made by the client, not the server, as numbers: outside JSON-RPC's reserved
- * range (-32768…-32000), the same in every netmodel client. Here they are the `rpcCode`
- * of ConnectionLostError and TimeoutError (whose `code` is Node's string style).
- */
-export const ClientErrorCodes = Object.freeze({
-  ConnectionLost: -31999,
-  Timeout: -31998,
-  NotConnected: -31997,
-  Cancelled: -31996,
-});
+// The codes are the shared protocol table (schema/openrpc.json, written into protocol.js
+// by scripts/gen-protocol): ErrorCodes are the server's (components.errors);
+// ClientErrorCodes, errors made by the client, are the `rpcCode` of ConnectionLostError
+// and TimeoutError (whose `code` is Node's string style).
+export { ClientErrorCodes, ErrorCodes };
 
 /** An error reply from the server: `code`, `message` and `data` as sent. */
 export class RPCError extends Error {

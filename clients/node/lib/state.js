@@ -3,11 +3,15 @@
 
 import os from 'node:os';
 import path from 'node:path';
+import { DefaultSocket, ErrorCodes, ListParamsDropNull, TopicShorthandsText, newerVersion } from './protocol.js';
 
-/** `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, else `/tmp/netmodel-$UID/netmodel.sock`. */
+/**
+ * `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, else `/tmp/netmodel-$UID/netmodel.sock`
+ * (schema/openrpc.json, x-netmodel-protocol.defaultSocket).
+ */
 export function defaultSocketPath(env = process.env) {
-  if (env.XDG_RUNTIME_DIR) return path.join(env.XDG_RUNTIME_DIR, 'netmodel', 'netmodel.sock');
-  return `/tmp/netmodel-${os.userInfo().uid}/netmodel.sock`;
+  if (env[DefaultSocket.env]) return path.join(env[DefaultSocket.env], DefaultSocket.underEnv);
+  return DefaultSocket.fallback.replace('{uid}', String(os.userInfo().uid));
 }
 
 /**
@@ -22,7 +26,7 @@ export function topic(spec) {
   const rest = colon < 0 ? '' : spec.slice(colon + 1);
   if (head === 'list' && rest) return { type: 'list', list: rest, params: {} };
   if (head !== 'entity') {
-    throw new TypeError(`unknown topic ${JSON.stringify(spec)} (want entity, entity:KIND, entity:KIND/ID or list:NAME)`);
+    throw new TypeError(`unknown topic ${JSON.stringify(spec)} (want ${TopicShorthandsText})`);
   }
   const t = { type: 'entity' };
   if (rest) {
@@ -48,18 +52,34 @@ topic.list = function listTopic(list, params = {}) {
   return { type: 'list', list, params };
 };
 
+// By code point, as the server sorts (UTF-8 bytes): `sort()` alone compares UTF-16 units,
+// which puts U+1F600 before U+FF61.
+const byCodePoint = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
 // JSON with sorted object keys, so {a,b} and {b,a} params name the same list.
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+    return `{${Object.keys(value).sort(byCodePoint).map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
 
+/**
+ * A list's params as its key: their canonical form (schema/openrpc.json,
+ * x-netmodel-protocol.listParams), the server's ListState `params` text: members whose
+ * value is null (or undefined) dropped, as the server drops them; keys sorted; compact.
+ */
+export function paramsKey(params) {
+  if (!params || typeof params !== 'object') return '{}';
+  const kept = {};
+  for (const [k, v] of Object.entries(params)) if (!(ListParamsDropNull && (v === null || v === undefined))) kept[k] = v;
+  return canonical(kept);
+}
+
 const needsCredentials = {
   get() {
-    return this.pending === true && this.error?.code === -32003;
+    return this.pending === true && this.error?.code === ErrorCodes.Unauthorized;
   },
   enumerable: false, // not sent back, not compared: the state stays the server's JSON
 };
@@ -81,7 +101,7 @@ export function withHelpers(state) {
  * Kinds cannot contain a NUL, so joining with one is unambiguous.
  */
 export function stateKey(state) {
-  if (state && typeof state.list === 'string') return `list\0${state.list}\0${canonical(state.params ?? {})}`;
+  if (state && typeof state.list === 'string') return `list\0${state.list}\0${paramsKey(state.params)}`;
   if (state && typeof state.kind === 'string' && typeof state.id === 'string') return `entity\0${state.kind}\0${state.id}`;
   return undefined;
 }
@@ -99,7 +119,7 @@ export class StateStore {
     const key = stateKey(state);
     if (key === undefined) return false;
     const held = this.#latest.get(key);
-    if (held !== undefined && !(state.version > held.version)) return false;
+    if (held !== undefined && !newerVersion(state.version, held.version)) return false;
     this.#latest.set(key, state);
     return true;
   }

@@ -3,9 +3,11 @@
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import test from 'node:test';
-import { ClientErrorCodes, ConnectionLostError, RPCError, Subscription, TimeoutError, topic } from '../index.js';
-import { withHelpers } from '../lib/state.js';
+import { ClientErrorCodes, ConnectionLostError, ErrorCodes, RPCError, Subscription, TimeoutError, topic } from '../index.js';
+import * as errors from '../lib/errors.js';
+import { defaultSocketPath, paramsKey, stateKey, withHelpers } from '../lib/state.js';
 import { REPO } from './helpers.mjs';
 
 const VECTORS = JSON.parse(fs.readFileSync(`${REPO}/clients/conformance/vectors.json`, 'utf8'));
@@ -75,4 +77,43 @@ test('client codes', () => {
 
 test('needs credentials', () => {
   for (const v of VECTORS.needs_credentials) assert.equal(withHelpers(structuredClone(v.state)).needsCredentials, v.expect);
+});
+
+test('list keys: canonical params, nulls dropped', () => {
+  for (const v of VECTORS.list_keys) {
+    assert.equal(paramsKey(v.params), v.key, v.name);
+    assert.equal(stateKey({ list: 'search', params: v.params }), `list\0search\0${v.key}`, v.name);
+    // a subscription finds a list's state by the params its caller gave
+    const state = { list: 'search', params: JSON.parse(v.key), version: 1 };
+    const sub = new Subscription(client, 's1', [], [state], 'i1');
+    assert.equal(sub.list('search', v.params), state, v.name);
+  }
+});
+
+test('default socket', () => {
+  for (const v of VECTORS.default_socket) {
+    assert.equal(defaultSocketPath(v.env), v.path.replace('{uid}', String(os.userInfo().uid)), JSON.stringify(v.env));
+  }
+});
+
+// The generated table (lib/protocol.js, from schema/openrpc.json by scripts/gen-protocol)
+// is what the client's public names are.
+const SCHEMA = JSON.parse(fs.readFileSync(`${REPO}/schema/openrpc.json`, 'utf8'));
+const EXT = SCHEMA['x-netmodel-protocol'];
+
+test('error codes and classes are the table', () => {
+  const renamed = EXT.errorNames.renamed;
+  const table = Object.fromEntries(Object.entries(SCHEMA.components.errors).map(([n, e]) => [renamed[n] ?? n, e.code]));
+  assert.deepEqual({ ...ErrorCodes }, table);
+  assert.deepEqual({ ...ClientErrorCodes }, EXT.clientErrors.codes);
+  for (const [name, code] of Object.entries(table)) {
+    assert.equal(typeof errors[name], 'function', name);
+    assert.equal(RPCError.from({ code, message: 'x' }).constructor, errors[name], name);
+  }
+});
+
+test('topic shorthands are the table', () => {
+  for (const f of EXT.topicShorthands.forms) assert.deepEqual(topic(f.shorthand), f.topic, f.shorthand);
+  const forms = EXT.topicShorthands.forms.map((f) => f.shorthand);
+  assert.throws(() => topic('nope'), { message: new RegExp(`${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`) });
 });

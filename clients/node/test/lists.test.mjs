@@ -108,6 +108,21 @@ test('a list subscription gets a ListState when an item is unfollowed', opts, as
   }, 'the list to settle');
 });
 
+test('list params with null members name the list the server names', opts, async (t) => {
+  // The server drops list params whose value is null; the client's key drops them too.
+  const box = sandbox(t);
+  const c = await box.spawnClient();
+  t.after(() => c.close());
+  await followAll(c, ['a1']);
+  const given = { tag: null };
+  const got = await c.fetchList(LIST, { params: given });
+  assert.deepEqual(got.params, {});
+  const sub = await c.subscribe(topic.list(LIST, given));
+  t.after(() => sub.unsubscribe().catch(() => {}));
+  assert.ok(sub.list(LIST, given) !== undefined, 'found by the params given');
+  assert.equal(sub.list(LIST, given), sub.list(LIST));
+});
+
 test('getEntity returns an EntityState', opts, async (t) => {
   const box = sandbox(t);
   const c = await box.spawnClient();

@@ -108,4 +108,58 @@ H.test('needs credentials', function()
   end
 end)
 
+-- Nulls kept (vim.NIL), as a caller's params may hold them.
+local VN = vim.json.decode(text)
+
+H.test('list keys: canonical params, nulls dropped', function()
+  for _, v in ipairs(VN.list_keys) do
+    H.eq(v.key, nm._vectors.params_key(v.params), v.name)
+    H.eq(nm._vectors.key_of({ list = 'search', params = vim.json.decode(v.key) }),
+      nm._vectors.key_of({ list = 'search', params = v.params }), v.name .. ': the list named by the server')
+  end
+end)
+
+H.test('default socket', function()
+  local saved = vim.env.XDG_RUNTIME_DIR
+  for _, v in ipairs(V.default_socket) do
+    vim.env.XDG_RUNTIME_DIR = v.env and v.env.XDG_RUNTIME_DIR
+    H.eq(v.path:gsub('{uid}', tostring(vim.loop.getuid())), nm.default_socket(), vim.inspect(v.env))
+  end
+  vim.env.XDG_RUNTIME_DIR = saved
+end)
+
+-- The generated table (lua/netmodel/protocol.lua, from schema/openrpc.json by
+-- scripts/gen-protocol) is what the plugin's names are.
+local schema = vim.json.decode(table.concat(vim.fn.readfile(H.root .. '/../../schema/openrpc.json'), '\n'))
+local ext = schema['x-netmodel-protocol']
+local protocol = require('netmodel.protocol')
+
+local function upper(name)
+  return (name:gsub('(%l)(%u)', '%1_%2'):upper())
+end
+
+H.test('error codes are the table', function()
+  local n = 0
+  for name, e in pairs(schema.components.errors) do
+    H.eq(e.code, protocol.errors[upper(ext.errorNames.renamed[name] or name)], name)
+    n = n + 1
+  end
+  H.eq(n, vim.tbl_count(protocol.errors), 'as many as the schema')
+  for name, code in pairs(ext.clientErrors.codes) do
+    H.eq(code, nm[upper(name)], name)
+    H.eq(code, rpc[upper(name)], name)
+  end
+end)
+
+H.test('topic shorthands are the table', function()
+  local forms = {}
+  for i, f in ipairs(ext.topicShorthands.forms) do
+    forms[i] = f.shorthand
+    H.eq(plain(f.topic), plain(nm.topic(f.shorthand)), f.shorthand)
+  end
+  local ok, err = pcall(nm.topic, 'nope')
+  local want = table.concat(forms, ', ', 1, #forms - 1) .. ' or ' .. forms[#forms]
+  H.ok(not ok and err:find(want, 1, true), tostring(err))
+end)
+
 H.finish()

@@ -144,4 +144,19 @@ H.test('open_list with empty params {} loads the list', function()
   end)
 end)
 
+H.test('open_list with a null param is the list without it (the server drops nulls)', function()
+  local srv = H.start_server(H.tmpdir())
+  nm.setup({ socket = srv.socket, spawn = false })
+  for b in pairs(require('netmodel.list').views) do
+    vim.api.nvim_buf_delete(b, { force = true })
+  end
+  local buf = nm.open_list('following/artist', { tag = vim.NIL })
+  H.wait(5000, function()
+    return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'):find('(empty)', 1, true) ~= nil
+  end, function()
+    return 'the empty list (buffer: ' .. vim.inspect(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) .. ')'
+  end)
+  H.eq(buf, nm.open_list('following/artist', {}), 'the same buffer')
+end)
+
 H.finish()

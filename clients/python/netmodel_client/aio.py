@@ -13,8 +13,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
 
+from . import _protocol
 from ._trust import open_checked
-from .errors import SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
+from .errors import METHOD_NOT_FOUND, SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
 from .state import EntityState, ListState, State, params_key
 
 log = logging.getLogger("netmodel_client")
@@ -58,11 +59,12 @@ class Reconnect:
 
 
 def default_socket_path() -> str:
-    """``$XDG_RUNTIME_DIR/netmodel/netmodel.sock``, else ``/tmp/netmodel-$UID/netmodel.sock``."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    """``$XDG_RUNTIME_DIR/netmodel/netmodel.sock``, else ``/tmp/netmodel-$UID/netmodel.sock``
+    (schema/openrpc.json, x-netmodel-protocol.defaultSocket)."""
+    runtime = os.environ.get(_protocol.SOCKET_ENV)
     if runtime:
-        return os.path.join(runtime, "netmodel", "netmodel.sock")
-    return f"/tmp/netmodel-{os.getuid()}/netmodel.sock"
+        return os.path.join(runtime, _protocol.SOCKET_UNDER_ENV)
+    return _protocol.SOCKET_FALLBACK.replace("{uid}", str(os.getuid()))
 
 
 def topic(spec: Topic) -> Dict[str, Any]:
@@ -78,7 +80,7 @@ def topic(spec: Topic) -> Dict[str, Any]:
     if head == "list" and colon and rest:
         return {"type": "list", "list": rest, "params": {}}  # as every client sends it
     if head != "entity":
-        raise ValueError(f"unknown topic {spec!r} (want entity, entity:KIND, entity:KIND/ID or list:NAME)")
+        raise ValueError(f"unknown topic {spec!r} (want {_protocol.TOPIC_SHORTHANDS_TEXT})")
     t: Dict[str, Any] = {"type": "entity"}
     if rest:
         kind, slash, ident = rest.partition("/")
@@ -219,7 +221,7 @@ class Subscription:
             self.last_seq = seq
         latest: Dict[Tuple[str, str], Any] = self._lists if isinstance(state, ListState) else self._latest
         prev = latest.get(state.key)
-        if prev is not None and state.version <= prev.version:
+        if prev is not None and not _protocol.newer_version(state.version, prev.version):
             return
         latest[state.key] = state
         self._queue[_queue_key(state)] = state
@@ -802,7 +804,7 @@ class AsyncClient:
         if method is not None:
             if "id" in msg:  # the server sends no requests; answer as the spec asks
                 self._send_nowait(
-                    {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "method not found"}}
+                    {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": METHOD_NOT_FOUND, "message": "method not found"}}
                 )
             elif method == "stateChanged":
                 params = msg.get("params") or {}

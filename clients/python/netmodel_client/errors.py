@@ -7,25 +7,28 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Type
 if TYPE_CHECKING:
     from .state import EntityState
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-BACKEND_UNAVAILABLE = -32001
-BACKEND_REJECTED = -32002
-UNAUTHORIZED = -32003
-UNKNOWN_KIND_OR_LIST = -32004
-SERVER_SHUTTING_DOWN = -32005
-
-# Errors made by the client, not the server: numbered outside JSON-RPC's reserved
-# range (-32768…-32000), the same numbers in every netmodel client (Neovim's error
-# tables carry them; here they are the ``code`` of the exceptions).
-CONNECTION_LOST = -31999
-TIMEOUT = -31998
-NOT_CONNECTED = -31997
-CANCELLED = -31996
+# The codes are the shared protocol table (schema/openrpc.json, written into _protocol.py
+# by scripts/gen-protocol): the server's (components.errors), and those of errors made by
+# the client, numbered outside JSON-RPC's reserved range (-32768…-32000) and the same in
+# every netmodel client (Neovim's error tables carry them; here they are the ``code`` of
+# the exceptions).
+from ._protocol import (  # re-exported: "X as X" says so to mypy --strict
+    BACKEND_REJECTED as BACKEND_REJECTED,
+    BACKEND_UNAVAILABLE as BACKEND_UNAVAILABLE,
+    CANCELLED as CANCELLED,
+    CONNECTION_LOST as CONNECTION_LOST,
+    INTERNAL_ERROR as INTERNAL_ERROR,
+    INVALID_PARAMS as INVALID_PARAMS,
+    INVALID_REQUEST as INVALID_REQUEST,
+    METHOD_NOT_FOUND as METHOD_NOT_FOUND,
+    NOT_CONNECTED as NOT_CONNECTED,
+    PARSE_ERROR as PARSE_ERROR,
+    REQUEST_CANCELLED as REQUEST_CANCELLED,
+    SERVER_SHUTTING_DOWN as SERVER_SHUTTING_DOWN,
+    TIMEOUT as TIMEOUT,
+    UNAUTHORIZED as UNAUTHORIZED,
+    UNKNOWN_KIND_OR_LIST as UNKNOWN_KIND_OR_LIST,
+)
 
 
 class ConnectionLost(ConnectionError):

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple, Union
 
+from ._protocol import LIST_PARAMS_DROP_NULL
 from .errors import UNAUTHORIZED
 
 
@@ -87,8 +88,13 @@ class EntityState:
 
 
 def params_key(params: Optional[Dict[str, Any]]) -> str:
-    """A list's params as a hashable key: canonical JSON (keys sorted), ``"{}"`` for none.
-    Two params dicts name the same list exactly when their keys are equal."""
+    """A list's params as a hashable key: their canonical form (schema/openrpc.json,
+    x-netmodel-protocol.listParams), the server's ListState ``params`` text: members
+    whose value is ``None`` dropped (the server ignores them), keys sorted, compact JSON;
+    ``"{}"`` for none. Two params dicts name the same list exactly when their keys are
+    equal."""
+    if params and LIST_PARAMS_DROP_NULL:
+        params = {k: v for k, v in params.items() if v is not None}
     return json.dumps(params or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

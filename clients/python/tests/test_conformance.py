@@ -2,6 +2,7 @@
 client's own state logic; the Node and Neovim suites run the same file."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,53 @@ def test_client_codes():
 @pytest.mark.parametrize("v", VECTORS["needs_credentials"])
 def test_needs_credentials(v):
     assert EntityState.from_json(v["state"]).needs_credentials is v["expect"]
+
+
+@pytest.mark.parametrize("v", VECTORS["list_keys"], ids=lambda v: v["name"])
+def test_list_keys(v):
+    assert nmc.params_key(v["params"]) == v["key"]
+    # a subscription finds a list's state by the params its caller gave
+    state = ListState.from_json({"list": "search", "params": json.loads(v["key"]), "version": 1})
+    sub = Subscription(None, "s1", [state], [])
+    assert sub.list_state("search", v["params"]) == state
+
+
+@pytest.mark.parametrize("v", VECTORS["default_socket"], ids=lambda v: repr(v["env"]))
+def test_default_socket(v, monkeypatch):
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    for name, value in v["env"].items():
+        monkeypatch.setenv(name, value)
+    assert nmc.default_socket_path() == v["path"].replace("{uid}", str(os.getuid()))
+
+
+# The generated table (clients/python/netmodel_client/_protocol.py, from schema/openrpc.json
+# by scripts/gen-protocol) is what the client's public names are.
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schema" / "openrpc.json").read_text())
+
+
+def test_error_classes_and_constants_are_the_table():
+    from netmodel_client import _protocol
+    from netmodel_client.errors import _BY_CODE
+
+    renamed = SCHEMA["x-netmodel-protocol"]["errorNames"]["renamed"]
+    table = {renamed.get(name, name): e["code"] for name, e in SCHEMA["components"]["errors"].items()}
+    assert _protocol.ERROR_CODES == table
+    assert _protocol.CLIENT_ERROR_CODES == SCHEMA["x-netmodel-protocol"]["clientErrors"]["codes"]
+    for name, code in table.items():
+        assert getattr(nmc, name).code == code, name  # the class
+        assert _BY_CODE[code] is getattr(nmc, name)
+        assert getattr(nmc, name_upper(name)) == code  # the constant
+    for name, code in _protocol.CLIENT_ERROR_CODES.items():
+        assert getattr(nmc, name_upper(name)) == code
+
+
+def name_upper(name):
+    return "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+
+
+def test_topic_shorthands_are_the_table():
+    forms = [f["shorthand"] for f in SCHEMA["x-netmodel-protocol"]["topicShorthands"]["forms"]]
+    for f in SCHEMA["x-netmodel-protocol"]["topicShorthands"]["forms"]:
+        assert topic(f["shorthand"]) == f["topic"]
+    with pytest.raises(ValueError, match=", ".join(forms[:-1]) + " or " + forms[-1]):
+        topic("nope")

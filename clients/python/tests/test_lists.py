@@ -225,6 +225,21 @@ def test_list_topic_params_the_list_does_not_take_are_refused(binary, env, state
     run(main())
 
 
+def test_null_list_params_name_the_list_the_server_names(binary, env, state_dir):
+    # The server drops list params whose value is null (a list that takes none accepts
+    # them); the client's key drops them too, so the list is found by the params given.
+    async def main():
+        async with await spawn(binary, env, state_dir) as c:
+            await follow_all(c, ["c1"])
+            given = {"tag": None}
+            got = await c.fetch_list(LIST, given)
+            assert got.params == {} and got.key == (LIST, params_key(given)) == (LIST, "{}")
+            sub = await c.subscribe([list_topic(LIST, given)])
+            assert sub.list_state(LIST, given) == sub.snapshot[0] and sub.list_state(LIST, given) is not None
+
+    run(main())
+
+
 def test_get_entity(binary, env, state_dir):
     async def main():
         async with await spawn(binary, env, state_dir) as c:

@@ -1,18 +1,21 @@
 -- netmodel for Neovim: requests, follow state and subscriptions over one
 -- connection (see :help netmodel). The connection is made on first use, so
 -- setup() costs nothing at startup.
+local protocol = require('netmodel.protocol') -- generated from schema/openrpc.json
 local rpc = require('netmodel.rpc')
 
 local M = {}
 M.CONNECTION_LOST, M.TIMEOUT, M.NOT_CONNECTED, M.CANCELLED =
   rpc.CONNECTION_LOST, rpc.TIMEOUT, rpc.NOT_CONNECTED, rpc.CANCELLED
 
+-- $XDG_RUNTIME_DIR/netmodel/netmodel.sock, else /tmp/netmodel-$UID/netmodel.sock
+-- (schema/openrpc.json, x-netmodel-protocol.defaultSocket).
 function M.default_socket()
-  local runtime = vim.env.XDG_RUNTIME_DIR
+  local runtime = vim.env[protocol.socket.env]
   if runtime and runtime ~= '' then
-    return runtime .. '/netmodel/netmodel.sock'
+    return runtime .. '/' .. protocol.socket.under_env
   end
-  return ('/tmp/netmodel-%d/netmodel.sock'):format(vim.loop.getuid())
+  return (protocol.socket.fallback:gsub('{uid}', tostring(vim.loop.getuid())))
 end
 
 local conn -- the rpc connection, made by setup() or on first use
@@ -35,7 +38,7 @@ end
 local function newer(held, key, state)
   local h = held[key]
   local version = state.version or 0
-  if h and h.era == era() and version <= h.version then
+  if h and h.era == era() and not protocol.newer_version(version, h.version) then
     return false
   end
   held[key] = { era = era(), version = version }
@@ -43,9 +46,37 @@ local function newer(held, key, state)
 end
 M._newer = newer -- for the list buffer
 
+-- JSON text as the server writes it (vim.json escapes '/', the server does not).
+local function json_text(v)
+  return (vim.json.encode(v):gsub('\\/', '/'))
+end
+
+-- A list's params as its key: their canonical form (schema/openrpc.json,
+-- x-netmodel-protocol.listParams), the server's ListState `params` text: members
+-- whose value is null (vim.NIL) dropped, as the server drops them; keys sorted;
+-- compact JSON.
+local function params_key(params)
+  local names, value = {}, {}
+  if type(params) == 'table' then
+    for k, v in pairs(params) do
+      if not (protocol.list_params_drop_null and v == vim.NIL) then
+        local name = tostring(k)
+        names[#names + 1], value[name] = name, v
+      end
+    end
+  end
+  table.sort(names)
+  local parts = {}
+  for i, name in ipairs(names) do
+    parts[i] = json_text(name) .. ':' .. json_text(value[name])
+  end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+M._params_key = params_key -- for the list buffer
+
 local function key_of(state)
   if state.list then
-    return 'list:' .. state.list .. vim.inspect(state.params or {})
+    return 'list\0' .. state.list .. '\0' .. params_key(state.params)
   end
   return (state.kind or '') .. '/' .. (state.id or '')
 end
@@ -55,6 +86,7 @@ end
 M._vectors = {
   newer = newer,
   key_of = key_of,
+  params_key = params_key,
   answered_by = function(inst)
     instance = inst or {} -- no name: an era of its own, like a new connection's
   end,
@@ -311,7 +343,7 @@ end
 -- Whether an entity state's intent waits for credentials: pending with -32003 (the
 -- backend answered 401/403); the server sends it again after configure {authToken}.
 function M.needs_credentials(state)
-  return type(state) == 'table' and state.pending == true and type(state.error) == 'table' and state.error.code == -32003
+  return type(state) == 'table' and state.pending == true and type(state.error) == 'table' and state.error.code == protocol.errors.UNAUTHORIZED
 end
 
 -- The newest state seen of an entity, or nil.
@@ -352,7 +384,7 @@ function M.topic(spec)
     return { type = 'list', list = rest, params = vim.empty_dict() }
   end
   if head ~= 'entity' then
-    error(('netmodel: unknown topic %q (want entity, entity:KIND, entity:KIND/ID or list:NAME)'):format(spec), 2)
+    error(('netmodel: unknown topic %q (want %s)'):format(spec, protocol.topic_shorthands_text), 2)
   end
   local t = { type = 'entity' }
   if rest ~= '' then

@@ -91,7 +91,7 @@ function M.open(list, params)
     params = vim.empty_dict() -- a bare {} would be sent as [], which the server refuses
   end
   for buf, view in pairs(M.views) do
-    if view.list == list and vim.deep_equal(view.params, params) then
+    if view.list == list and nm._params_key(view.params) == nm._params_key(params) then
       api.nvim_set_current_buf(buf)
       M.fetch(view, 'refresh')
       return buf

@@ -9,10 +9,13 @@ local M = {}
 -- Errors made on this side of the wire. JSON-RPC reserves -32768…-32000 for the
 -- protocol (the server's own codes are there and -32001…-32005), so the client's
 -- sit just above it, the same numbers in every netmodel client (README, Clients).
-M.CONNECTION_LOST = -31999
-M.TIMEOUT = -31998
-M.NOT_CONNECTED = -31997
-M.CANCELLED = -31996
+-- The numbers are the shared protocol table (schema/openrpc.json, written into
+-- netmodel/protocol.lua by scripts/gen-protocol).
+local codes = require('netmodel.protocol').client_errors
+M.CONNECTION_LOST = codes.CONNECTION_LOST
+M.TIMEOUT = codes.TIMEOUT
+M.NOT_CONNECTED = codes.NOT_CONNECTED
+M.CANCELLED = codes.CANCELLED
 
 local Conn = {}
 Conn.__index = Conn

@@ -1,0 +1,8 @@
+/// A clock that moves only when told to, so timer tests never sleep.
+public final class ManualClock: LoopClock {
+  public private(set) var now: UInt64
+
+  public init(start: UInt64 = 1_000_000_000) { now = start }
+
+  public func advance(by duration: Duration) { now += duration.clampedNanoseconds }
+}

@@ -1,0 +1,108 @@
+import HTTP
+
+/// Where follows are read and written: the local store, a REST API, or a simulation
+/// wrapping either. Calls are made on the loop and complete on the loop, never inside
+/// the call itself, so callers can change state after calling.
+public protocol ModelBackend: AnyObject {
+  /// Makes the backend's follow state of `key` equal `following`.
+  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void)
+
+  /// Asks the backend whether `key` is followed.
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void)
+
+  /// Why entities of `kind` cannot exist here (a kind the configuration does not
+  /// describe), or nil: such requests are bad input, refused before any state changes.
+  func kindProblem(_ kind: String) -> String?
+
+  /// What else the backend does (lists, details, environments…). Read once, when the
+  /// store is made: what a backend can do does not change while it runs.
+  var capabilities: BackendCapabilities { get }
+}
+
+extension ModelBackend {
+  public func kindProblem(_ kind: String) -> String? { nil }
+
+  /// A backend of follows only.
+  public var capabilities: BackendCapabilities { BackendCapabilities() }
+}
+
+/// The parts of a backend beyond follows, each nil when the backend has none.
+public struct BackendCapabilities {
+  public var lists: ListSource?
+  public var details: DetailSource?
+  public var attributes: AttributeSource?
+  public var environments: ConfigurableBackend?
+  public var placeholders: PlaceholderValidating?
+  public var prioritised: PrioritisedBackend?
+  public var statistics: BackendStatistics?
+
+  public init(
+    lists: ListSource? = nil, details: DetailSource? = nil, attributes: AttributeSource? = nil,
+    environments: ConfigurableBackend? = nil, placeholders: PlaceholderValidating? = nil,
+    prioritised: PrioritisedBackend? = nil, statistics: BackendStatistics? = nil
+  ) {
+    self.lists = lists
+    self.details = details
+    self.attributes = attributes
+    self.environments = environments
+    self.placeholders = placeholders
+    self.prioritised = prioritised
+    self.statistics = statistics
+  }
+}
+
+/// The lists a backend serves (`fetchList`), with the same calling rules as
+/// `ModelBackend`.
+public protocol ListSource {
+  /// The list of that name, or nil when the backend has none.
+  func listDescription(_ name: String) -> ListDescription?
+
+  /// One page of a list `listDescription` knows.
+  func fetchListPage(_ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void)
+}
+
+/// The detail objects of entities (`getEntity`, preload), with the same calling rules
+/// as `ModelBackend`.
+public protocol DetailSource {
+  /// Whether entities of `kind` have a detail object to load.
+  func hasDetail(kind: String) -> Bool
+
+  /// The detail object of `key`, as compact JSON text.
+  func fetchDetail(_ key: EntityKey, completion: @escaping (Result<String, FollowFailure>) -> Void)
+}
+
+/// A backend whose answers carry entities' detail objects (a follow that answers
+/// with the whole artist): it hands them to the store, which shows them as
+/// `attributes`.
+public protocol AttributeSource: AnyObject {
+  var onAttributes: ((EntityKey, String) -> Void)? { get set }
+}
+
+/// A backend with environments and a token that `configure` can change.
+public protocol ConfigurableBackend: AnyObject {
+  var environment: String { get }
+  var environmentNames: [String] { get }
+  /// False when there is no environment of that name.
+  func selectEnvironment(_ name: String) -> Bool
+  /// nil removes the token.
+  func setAuthToken(_ token: String?)
+}
+
+/// A backend's own figures, which `stats` shows under `backend`.
+public protocol BackendStatistics: AnyObject {
+  var httpStatistics: HTTPStatistics { get }
+}
+
+/// What a backend over HTTP did: its client's counters, the transfers under way, and
+/// the calls made per `kind.endpoint`.
+public struct HTTPStatistics {
+  public var counters: HTTPClient.Counters
+  public var inFlight: Int
+  public var callsByEndpoint: [String: Int]
+
+  public init(counters: HTTPClient.Counters, inFlight: Int, callsByEndpoint: [String: Int]) {
+    self.counters = counters
+    self.inFlight = inFlight
+    self.callsByEndpoint = callsByEndpoint
+  }
+}

@@ -1,0 +1,174 @@
+import Posix
+
+/// What the models ask of whoever shows them (the service): it is told every change,
+/// and says what its subscribers hold, which must stay in memory and up to date.
+public protocol ModelObserver: AnyObject {
+  func modelChanged(_ change: Models.Change)
+  /// Whether a subscriber holds the entity by its exact topic: it is never evicted.
+  func holds(_ entity: EntityKey) -> Bool
+  /// Whether a subscriber holds the list: out of date, it is fetched again at once.
+  func holds(_ list: ListKey) -> Bool
+}
+
+/// The network models of one backend: the follow states, the lists joined with them,
+/// the preloader and the outbox, wired together. A follow shows in every loaded list
+/// holding the entity, a confirmed one makes the lists depending on its kind out of
+/// date, and every change of an entity or a list reaches the observer as one
+/// `Change`, in the order it happened.
+///
+/// Must be used on the loop's thread.
+public final class Models {
+  public enum Change {
+    /// The entity's new state.
+    case entity(EntityState)
+    /// The list changed: its state is `lists.snapshot(key)`.
+    case list(ListKey)
+  }
+
+  /// How a follow, unfollow or setFollowState is answered.
+  public enum MutationOutcome {
+    /// Accepted (its intent durable), or settled when awaited.
+    case state(EntityState)
+    case failure(FollowStore.SettleFailure)
+    /// The process stops before the awaited mutation settled: the intent stays in the
+    /// outbox for the next start.
+    case stopped(EntityState)
+  }
+
+  public let store: FollowStore
+  public let lists: ListStore
+  public let preloader: Preloader
+  /// Made durable once per loop iteration (`commitIntents`), before replies are written.
+  public let outbox: Outbox?
+  /// Weak: the service that shows the models may go before them (the fuzzer makes a
+  /// new service on the same server after `exit`).
+  public weak var observer: ModelObserver?
+  /// Awaited mutations not yet settled, by the order they came in.
+  private var awaited: [Int: (key: EntityKey, reply: (MutationOutcome) -> Void)] = [:]
+  private var nextAwaited = 0
+  /// Replies of this turn's mutations, held until their intents are on disk.
+  private var repliesAwaitingCommit: [(state: EntityState, reply: (MutationOutcome) -> Void)] = []
+
+  public init(store: FollowStore, outbox: Outbox? = nil) {
+    self.store = store
+    self.outbox = outbox
+    lists = ListStore(store: store)
+    preloader = Preloader(store: store)
+    store.onChange = { [weak self] state in
+      guard let self else { return }
+      self.observer?.modelChanged(.entity(state))
+      self.lists.entityChanged(state.key)
+    }
+    store.onConfirmed = { [weak self] key in self?.lists.mutationConfirmed(key) }
+    lists.onChange = { [weak self] key in self?.observer?.modelChanged(.list(key)) }
+    lists.hasSubscribers = { [weak self] key in self?.observer?.holds(key) ?? false }
+    // Eviction keeps what anyone still needs: a subscription by exact topic, a list
+    // in memory holding the entity, a preload.
+    store.isHeld = { [weak self] key in
+      guard let self else { return false }
+      return self.observer?.holds(key) == true || self.lists.holds(key) || self.preloader.isBusy(key)
+    }
+  }
+
+  // MARK: What the backend can do
+
+  public var environments: ConfigurableBackend? { store.capabilities.environments }
+  public var placeholders: PlaceholderValidating? { store.capabilities.placeholders }
+  public var statistics: BackendStatistics? { store.capabilities.statistics }
+
+  /// Why entities of `kind` cannot exist here, or nil.
+  public func kindProblem(_ kind: String) -> String? { store.backend.kindProblem(kind) }
+
+  /// The list of that name, or nil when the backend has none.
+  public func listDescription(_ name: String) -> ListDescription? { lists.source?.listDescription(name) }
+
+  // MARK: Mutations
+
+  /// Asks for `key` to be followed or not; `reply` is called once: with the state once
+  /// its intent is durable, or, when `awaitSettle`, once the backend settled.
+  public func setFollowing(
+    _ key: EntityKey, _ following: Bool, awaitSettle: Bool, reply: @escaping (MutationOutcome) -> Void
+  ) {
+    guard awaitSettle else {
+      let state = store.setFollowing(key, following)
+      // The reply promises the intent: it waits for this turn's commit (even a repeat
+      // of a mutation earlier in this turn, whose record is not on disk yet either).
+      if let outbox, outbox.needsCommit {
+        repliesAwaitingCommit.append((state, reply))
+      } else {
+        reply(.state(state))
+      }
+      return
+    }
+    let id = nextAwaited
+    nextAwaited += 1
+    awaited[id] = (key, reply)
+    store.setFollowing(key, following) { [weak self] result in
+      guard self?.awaited.removeValue(forKey: id) != nil else { return }
+      switch result {
+      case .success(let state): reply(.state(state))
+      case .failure(let failure): reply(.failure(failure))
+      }
+    }
+  }
+
+  /// Makes this turn's intents durable, then releases the replies that promise them.
+  /// A mutation whose intent could not be saved was never accepted: the entity goes
+  /// back to the intent on disk and the reply is a retryable failure, so nothing is
+  /// acknowledged that a crash could lose.
+  public func commitIntents() {
+    var notSaved: [EntityKey: FollowFailure] = [:]
+    // Every turn: a turn with only settlements writes them without an fsync.
+    if let outbox, case .failure(let unsaved) = outbox.commitOrTakeBack() {
+      let failure = FollowFailure(.unavailable, "could not save the intent: \(unsaved.error)")
+      for (key, durable) in unsaved.intents {
+        notSaved[key] = failure
+        store.intentNotSaved(key, durable: durable, failure: failure)
+      }
+    }
+    guard !repliesAwaitingCommit.isEmpty else { return }
+    let replies = repliesAwaitingCommit
+    repliesAwaitingCommit.removeAll()
+    for (state, reply) in replies {
+      if let failure = notSaved[state.key] {
+        reply(.failure(FollowStore.SettleFailure(failure: failure, state: store.state(state.key))))
+      } else {
+        reply(.state(state))
+      }
+    }
+  }
+
+  /// The process stops: every awaited mutation still pending is answered `.stopped`.
+  public func stopAwaitedMutations() {
+    let waiting = awaited.sorted { $0.key < $1.key }
+    awaited.removeAll()
+    for (_, mutation) in waiting { mutation.reply(.stopped(store.state(mutation.key))) }
+  }
+
+  // MARK: Configuration
+
+  /// `configure {authToken}` (nil removes it). With `resend`, intents and reads
+  /// refused for want of credentials go out again now.
+  public func setAuthToken(_ token: String?, resend: Bool) {
+    environments?.setAuthToken(token)
+    if resend { store.credentialsChanged() }
+  }
+
+  /// Intents and states belong to the environment they were made in or read from:
+  /// the old environment's pending intents stay in the outbox for it (sent when it is
+  /// active again, in this run or a later one), every cached state and list is dropped
+  /// and read again here, and this environment's waiting intents are sent. A backend
+  /// without environments has nothing to switch.
+  public func switchEnvironment(from old: String, to new: String) {
+    guard let environments else { return }
+    _ = environments.selectEnvironment(new)
+    Log.info("environment \(old) → \(new): \(old)'s pending intents wait for it; states are read again in \(new)")
+    outbox?.switchEnvironment(to: new)
+    store.environmentChanged(
+      awaitFailure: FollowFailure(
+        .unavailable,
+        "the environment changed to \(new); this intent stays pending for \(old) and is sent when \(old) is active again"
+      ))
+    lists.environmentChanged()
+  }
+}
