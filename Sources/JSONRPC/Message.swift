@@ -65,7 +65,7 @@ extension IncomingMessage {
   init(scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer)
   {
     var id: RequestID?
-    if let idMember = object["id"] {
+    if let idMember = object[MemberName.id] {
       switch idMember.kind {
       case .integer: id = .integer(idMember.integerValue!)
       case .string: id = .string(idMember.stringValue!)
@@ -78,12 +78,12 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = object["jsonrpc"], version.hasStringValue("2.0") else {
+    guard let version = object[MemberName.jsonrpc], version.hasStringValue("2.0") else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
-    guard let methodMember = object["method"] else {
-      if object["result"] != nil || object["error"] != nil {
+    guard let methodMember = object[MemberName.method] else {
+      if object[MemberName.result] != nil || object[MemberName.error] != nil {
         self = .response
       } else {
         self = .invalid(id: id ?? .null, .invalidRequest("method is missing"))
@@ -95,7 +95,7 @@ extension IncomingMessage {
       return
     }
     var reader = ParamsReader(nil)
-    if let member = object["params"] {
+    if let member = object[MemberName.params] {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
       case .null: break
@@ -117,6 +117,16 @@ extension IncomingMessage {
       self = .notification(method: method, params: reader)
     }
   }
+}
+
+/// The envelope's member names, packed once.
+private enum MemberName {
+  static let id: JSONScanner.Key = "id"
+  static let jsonrpc: JSONScanner.Key = "jsonrpc"
+  static let method: JSONScanner.Key = "method"
+  static let result: JSONScanner.Key = "result"
+  static let error: JSONScanner.Key = "error"
+  static let params: JSONScanner.Key = "params"
 }
 
 /// Writes the bodies of outgoing messages straight into an output buffer.

@@ -83,7 +83,7 @@ public struct ParamsReader {
     case tree(JSON)
   }
 
-  private func find(_ key: String) throws(ResponseError) -> Found {
+  private func find(_ key: JSONScanner.Key) throws(ResponseError) -> Found {
     switch source {
     case .none:
       return .absent
@@ -91,7 +91,7 @@ public struct ParamsReader {
       try requireObject()
       return .absent
     case .object(let object):
-      guard let value = object[key], !value.isNull else { return .absent }
+      guard let value = object[key.name], !value.isNull else { return .absent }
       if let string = value.string { return .string(string) }
       if let bool = value.bool { return .bool(bool) }
       if let integer = value.integer { return .integer(integer) }
@@ -114,41 +114,41 @@ public struct ParamsReader {
     return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
   }
 
-  public func string(_ key: String) throws(ResponseError) -> String? {
+  public func string(_ key: JSONScanner.Key) throws(ResponseError) -> String? {
     switch try find(key) {
     case .absent: return nil
     case .string(let value): return value
-    default: throw .invalidParams("\(key) must be a string", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be a string", path: path + "/" + key.name)
     }
   }
 
-  public func bool(_ key: String) throws(ResponseError) -> Bool? {
+  public func bool(_ key: JSONScanner.Key) throws(ResponseError) -> Bool? {
     switch try find(key) {
     case .absent: return nil
     case .bool(let value): return value
-    default: throw .invalidParams("\(key) must be a boolean", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be a boolean", path: path + "/" + key.name)
     }
   }
 
-  public func integer(_ key: String) throws(ResponseError) -> Int64? {
+  public func integer(_ key: JSONScanner.Key) throws(ResponseError) -> Int64? {
     switch try find(key) {
     case .absent: return nil
     case .integer(let value): return value
-    default: throw .invalidParams("\(key) must be an integer", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be an integer", path: path + "/" + key.name)
     }
   }
 
-  public func object(_ key: String) throws(ResponseError) -> JSON? {
+  public func object(_ key: JSONScanner.Key) throws(ResponseError) -> JSON? {
     switch try find(key) {
     case .absent: return nil
     case .other(.object, let range): return build(range)
     case .tree(let value) where value.isObject: return value
-    default: throw .invalidParams("\(key) must be an object", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be an object", path: path + "/" + key.name)
     }
   }
 
   /// Any value, as a tree; nil when absent or `null`.
-  public func value(_ key: String) throws(ResponseError) -> JSON? {
+  public func value(_ key: JSONScanner.Key) throws(ResponseError) -> JSON? {
     switch try find(key) {
     case .absent: return nil
     case .string(let value): return .string(value)
@@ -160,10 +160,10 @@ public struct ParamsReader {
   }
 
   /// True when the member is present, `null` included.
-  public func contains(_ key: String) -> Bool {
+  public func contains(_ key: JSONScanner.Key) -> Bool {
     switch source {
     case .none, .array: return false
-    case .object(let object): return object[key] != nil
+    case .object(let object): return object[key.name] != nil
     case .scanned(let members, _): return members[key] != nil
     }
   }

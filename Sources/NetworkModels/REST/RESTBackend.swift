@@ -279,7 +279,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       return .failure(FollowFailure(.unavailable, "the state answer is not JSON"))
     }
     guard let object else { return nil }
-    let member = object[pointer.tokens[0]]
+    let member = object.member(pointer.tokens[0])
     switch rule {
     case .success:
       return .success(true)
