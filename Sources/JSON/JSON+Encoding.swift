@@ -84,27 +84,20 @@ private func appendEscape(_ byte: UInt8, to buffer: inout [UInt8]) {
 
 /// Appends the decimal text of `value`.
 public func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
-  if value == 0 {
-    buffer.append(UInt8(ascii: "0"))
-    return
-  }
-  var magnitude = value.magnitude
-  var digits:
-    (
-      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-    ) =
-      (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-  var count = 0
-  withUnsafeMutableBytes(of: &digits) { raw in
-    while magnitude > 0 {
-      raw[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+  if value >= 0 && value < 10 { return buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)) }
+  // Written backwards on the stack, then appended in one go.
+  withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+    var magnitude = value.magnitude
+    var start = digits.count
+    repeat {
+      start -= 1
+      digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
       magnitude /= 10
-      count += 1
+    } while magnitude > 0
+    if value < 0 {
+      start -= 1
+      digits[start] = UInt8(ascii: "-")
     }
-  }
-  if value < 0 { buffer.append(UInt8(ascii: "-")) }
-  withUnsafeBytes(of: &digits) { raw in
-    for i in stride(from: count - 1, through: 0, by: -1) { buffer.append(raw[i]) }
+    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
   }
 }

@@ -133,29 +133,29 @@ private enum MemberName {
 public enum MessageEncoder {
   /// A request, as `netmodel call` and `watch` send them.
   public static func request(id: RequestID, method: String, params: JSON?, into buffer: inout [UInt8]) {
-    buffer.append(contentsOf: idPrefix)
+    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
     id.encode(into: &buffer)
-    buffer.append(contentsOf: methodMember)
+    appendLiteral(#","method":"#, to: &buffer)
     appendJSONString(method, to: &buffer)
     if let params {
-      buffer.append(contentsOf: paramsPrefix)
+      appendLiteral(#","params":"#, to: &buffer)
       params.encode(into: &buffer)
     }
     buffer.append(UInt8(ascii: "}"))
   }
 
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
-    buffer.append(contentsOf: idPrefix)
+    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
     id.encode(into: &buffer)
-    buffer.append(contentsOf: resultPrefix)
+    appendLiteral(#","result":"#, to: &buffer)
     encodeResult(&buffer)
     buffer.append(UInt8(ascii: "}"))
   }
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
-    buffer.append(contentsOf: idPrefix)
+    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
     (id ?? .null).encode(into: &buffer)
-    buffer.append(contentsOf: errorPrefix)
+    appendLiteral(#","error":"#, to: &buffer)
     error.encode(into: &buffer)
     buffer.append(UInt8(ascii: "}"))
   }
@@ -166,9 +166,10 @@ public enum MessageEncoder {
     private let prefix: [UInt8]
 
     public init(method: String) {
-      var prefix = MessageEncoder.methodPrefix
+      var prefix: [UInt8] = []
+      appendLiteral(#"{"jsonrpc":"2.0","method":"#, to: &prefix)
       appendJSONString(method, to: &prefix)
-      prefix.append(contentsOf: MessageEncoder.paramsPrefix)
+      appendLiteral(#","params":"#, to: &prefix)
       self.prefix = prefix
     }
 
@@ -178,12 +179,4 @@ public enum MessageEncoder {
       buffer.append(UInt8(ascii: "}"))
     }
   }
-
-  private static let version = #"{"jsonrpc":"2.0","#
-  private static let idPrefix = Array((version + #""id":"#).utf8)
-  private static let resultPrefix = Array(#","result":"#.utf8)
-  private static let errorPrefix = Array(#","error":"#.utf8)
-  private static let methodPrefix = Array((version + #""method":"#).utf8)
-  private static let methodMember = Array(#","method":"#.utf8)
-  private static let paramsPrefix = Array(#","params":"#.utf8)
 }
