@@ -36,19 +36,35 @@ extension JSON: CustomStringConvertible {
 
 /// Appends `value` to `buffer` as a JSON string literal, escaped as RFC 8259 asks.
 public func appendJSONString(_ value: String, to buffer: inout [UInt8]) {
-  buffer.append(UInt8(ascii: "\""))
+  // Native strings, small ones included, lend their bytes without a copy.
+  if value.utf8.withContiguousStorageIfAvailable({ appendJSONString(utf8: $0, to: &buffer) }) != nil { return }
   var copy = value
-  copy.withUTF8 { utf8 in
-    // Most strings need no escaping: copy runs of plain bytes in one go.
-    var runStart = 0
-    for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+  copy.withUTF8 { appendJSONString(utf8: $0, to: &buffer) }
+}
+
+private func appendJSONString(utf8: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
+  buffer.append(UInt8(ascii: "\""))
+  // Most strings need no escaping: copy runs of plain bytes in one go.
+  var runStart = 0
+  var index = 0
+  while index < utf8.count {
+    let byte = utf8[index]
+    if byte < 0x20 || byte == 0x22 || byte == 0x5C {
       if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
       appendEscape(byte, to: &buffer)
       runStart = index + 1
     }
-    if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+    index += 1
   }
+  if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
   buffer.append(UInt8(ascii: "\""))
+}
+
+/// Appends the bytes of a literal. Unlike a static array's, they need no retain and no
+/// check that a lazily made global exists: the hot encoders append ~10 a reply.
+@inlinable
+public func appendLiteral(_ text: StaticString, to buffer: inout [UInt8]) {
+  text.withUTF8Buffer { buffer.append(contentsOf: $0) }
 }
 
 private func appendEscape(_ byte: UInt8, to buffer: inout [UInt8]) {
@@ -68,27 +84,20 @@ private func appendEscape(_ byte: UInt8, to buffer: inout [UInt8]) {
 
 /// Appends the decimal text of `value`.
 public func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
-  if value == 0 {
-    buffer.append(UInt8(ascii: "0"))
-    return
-  }
-  var magnitude = value.magnitude
-  var digits:
-    (
-      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-    ) =
-      (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-  var count = 0
-  withUnsafeMutableBytes(of: &digits) { raw in
-    while magnitude > 0 {
-      raw[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+  if value >= 0 && value < 10 { return buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)) }
+  // Written backwards on the stack, then appended in one go.
+  withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+    var magnitude = value.magnitude
+    var start = digits.count
+    repeat {
+      start -= 1
+      digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
       magnitude /= 10
-      count += 1
+    } while magnitude > 0
+    if value < 0 {
+      start -= 1
+      digits[start] = UInt8(ascii: "-")
     }
-  }
-  if value < 0 { buffer.append(UInt8(ascii: "-")) }
-  withUnsafeBytes(of: &digits) { raw in
-    for i in stride(from: count - 1, through: 0, by: -1) { buffer.append(raw[i]) }
+    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
   }
 }

@@ -97,21 +97,36 @@ public struct JSONScanner {
 
     /// The member named `key` (compared byte for byte, as jansson does, not by Unicode
     /// canonical equivalence); with duplicate keys the last one, which jansson keeps.
-    public func member(_ key: String) -> Member? {
-      var key = key
-      let found = key.withUTF8 { wanted in
-        let packed = InlineText.Packed(wanted)
-        var index = records.count
-        while index > 0 {
-          index -= 1
-          if records[index].key.equals(packed, spills) { return index }
-        }
-        return -1
+    public func member(_ key: Key) -> Member? {
+      var index = records.count
+      while index > 0 {
+        index -= 1
+        if records[index].key.equals(key, spills) { return Member(record: records[index], spills: spills) }
       }
-      return found < 0 ? nil : Member(record: records[found], spills: spills)
+      return nil
     }
 
-    public subscript(key: String) -> Member? { member(key) }
+    public func member(_ key: String) -> Member? { member(Key(key)) }
+
+    public subscript(key: Key) -> Member? { member(key) }
+  }
+
+  /// A member's name, packed once: the hot paths keep theirs in `static let`s, so a
+  /// lookup compares two words a member instead of first packing the name.
+  public struct Key: Sendable, ExpressibleByStringLiteral {
+    public let name: String
+    /// `count` is -1 for a name too long to be inline: no inline key equals it.
+    let packed: InlineText
+
+    public init(_ name: String) {
+      self.name = name
+      var bytes = name
+      packed = bytes.withUTF8 {
+        $0.count <= InlineText.capacity ? InlineText(packed: InlineText.Packed($0)) : InlineText(spill: 0)
+      }
+    }
+
+    public init(stringLiteral name: String) { self.init(name) }
   }
 
   public struct Members: RandomAccessCollection, Sendable {
@@ -202,6 +217,12 @@ public struct JSONScanner {
         let bytes = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
       }
+    }
+
+    @inline(__always)
+    func equals(_ key: Key, _ spills: [String]) -> Bool {
+      if count >= 0 { return count == key.packed.count && low == key.packed.low && high == key.packed.high }
+      return spills[-1 - count].utf8.elementsEqual(key.name.utf8)
     }
 
     @inline(__always)

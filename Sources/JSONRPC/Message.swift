@@ -65,7 +65,7 @@ extension IncomingMessage {
   init(scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer)
   {
     var id: RequestID?
-    if let idMember = object["id"] {
+    if let idMember = object[MemberName.id] {
       switch idMember.kind {
       case .integer: id = .integer(idMember.integerValue!)
       case .string: id = .string(idMember.stringValue!)
@@ -78,12 +78,12 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = object["jsonrpc"], version.hasStringValue("2.0") else {
+    guard let version = object[MemberName.jsonrpc], version.hasStringValue("2.0") else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
-    guard let methodMember = object["method"] else {
-      if object["result"] != nil || object["error"] != nil {
+    guard let methodMember = object[MemberName.method] else {
+      if object[MemberName.result] != nil || object[MemberName.error] != nil {
         self = .response
       } else {
         self = .invalid(id: id ?? .null, .invalidRequest("method is missing"))
@@ -95,7 +95,7 @@ extension IncomingMessage {
       return
     }
     var reader = ParamsReader(nil)
-    if let member = object["params"] {
+    if let member = object[MemberName.params] {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
       case .null: break
@@ -119,33 +119,43 @@ extension IncomingMessage {
   }
 }
 
+/// The envelope's member names, packed once.
+private enum MemberName {
+  static let id: JSONScanner.Key = "id"
+  static let jsonrpc: JSONScanner.Key = "jsonrpc"
+  static let method: JSONScanner.Key = "method"
+  static let result: JSONScanner.Key = "result"
+  static let error: JSONScanner.Key = "error"
+  static let params: JSONScanner.Key = "params"
+}
+
 /// Writes the bodies of outgoing messages straight into an output buffer.
 public enum MessageEncoder {
   /// A request, as `netmodel call` and `watch` send them.
   public static func request(id: RequestID, method: String, params: JSON?, into buffer: inout [UInt8]) {
-    buffer.append(contentsOf: idPrefix)
+    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
     id.encode(into: &buffer)
-    buffer.append(contentsOf: methodMember)
+    appendLiteral(#","method":"#, to: &buffer)
     appendJSONString(method, to: &buffer)
     if let params {
-      buffer.append(contentsOf: paramsPrefix)
+      appendLiteral(#","params":"#, to: &buffer)
       params.encode(into: &buffer)
     }
     buffer.append(UInt8(ascii: "}"))
   }
 
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
-    buffer.append(contentsOf: idPrefix)
+    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
     id.encode(into: &buffer)
-    buffer.append(contentsOf: resultPrefix)
+    appendLiteral(#","result":"#, to: &buffer)
     encodeResult(&buffer)
     buffer.append(UInt8(ascii: "}"))
   }
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
-    buffer.append(contentsOf: idPrefix)
+    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
     (id ?? .null).encode(into: &buffer)
-    buffer.append(contentsOf: errorPrefix)
+    appendLiteral(#","error":"#, to: &buffer)
     error.encode(into: &buffer)
     buffer.append(UInt8(ascii: "}"))
   }
@@ -156,9 +166,10 @@ public enum MessageEncoder {
     private let prefix: [UInt8]
 
     public init(method: String) {
-      var prefix = MessageEncoder.methodPrefix
+      var prefix: [UInt8] = []
+      appendLiteral(#"{"jsonrpc":"2.0","method":"#, to: &prefix)
       appendJSONString(method, to: &prefix)
-      prefix.append(contentsOf: MessageEncoder.paramsPrefix)
+      appendLiteral(#","params":"#, to: &prefix)
       self.prefix = prefix
     }
 
@@ -168,12 +179,4 @@ public enum MessageEncoder {
       buffer.append(UInt8(ascii: "}"))
     }
   }
-
-  private static let version = #"{"jsonrpc":"2.0","#
-  private static let idPrefix = Array((version + #""id":"#).utf8)
-  private static let resultPrefix = Array(#","result":"#.utf8)
-  private static let errorPrefix = Array(#","error":"#.utf8)
-  private static let methodPrefix = Array((version + #""method":"#).utf8)
-  private static let methodMember = Array(#","method":"#.utf8)
-  private static let paramsPrefix = Array(#","params":"#.utf8)
 }

@@ -12,23 +12,29 @@ public struct ParamsReader {
     case object(JSON)
     /// Params sent by position: refused by every read.
     case array(JSON)
-    case scanned(JSONScanner.ScannedObject, bytes: UnsafeRawBufferPointer)
+    /// Its members are in `scanned`.
+    case scanned(bytes: UnsafeRawBufferPointer)
   }
 
   private let source: Source
+  /// The members of a scanned params object. Kept out of `source`'s payload so a read
+  /// borrows them instead of copying them out (a retain and a release a read).
+  private let scanned: JSONScanner.ScannedObject?
   /// Where this object sits in the request's params, so nested objects (a topic in
   /// `topics`) report the full JSON Pointer.
   public let path: String
 
   /// The members of a params object, scanned within `bytes` (ranges are relative to it).
   init(scanned members: JSONScanner.ScannedObject, in bytes: UnsafeRawBufferPointer) {
-    source = .scanned(members, bytes: bytes)
+    source = .scanned(bytes: bytes)
+    scanned = members
     path = ""
   }
 
   /// A request's params as a tree, or a nested object at `path`.
   public init(_ params: JSON?, path: String = "") {
     self.path = path
+    scanned = nil
     guard let params else {
       source = .none
       return
@@ -45,8 +51,9 @@ public struct ParamsReader {
     switch source {
     case .none: return nil
     case .object(let value), .array(let value): return value
-    case .scanned(let members, let bytes):
-      return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[members.range]))
+    case .scanned(let bytes):
+      guard let scanned else { return nil }
+      return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[scanned.range]))
     }
   }
 
@@ -69,7 +76,7 @@ public struct ParamsReader {
     switch source {
     case .none, .array: return nil
     case .object(let object): return object.members.first?.key
-    case .scanned(let members, _): return members.members.first?.key
+    case .scanned: return scanned?.members.first?.key
     }
   }
 
@@ -83,7 +90,7 @@ public struct ParamsReader {
     case tree(JSON)
   }
 
-  private func find(_ key: String) throws(ResponseError) -> Found {
+  private func find(_ key: JSONScanner.Key) throws(ResponseError) -> Found {
     switch source {
     case .none:
       return .absent
@@ -91,13 +98,13 @@ public struct ParamsReader {
       try requireObject()
       return .absent
     case .object(let object):
-      guard let value = object[key], !value.isNull else { return .absent }
+      guard let value = object[key.name], !value.isNull else { return .absent }
       if let string = value.string { return .string(string) }
       if let bool = value.bool { return .bool(bool) }
       if let integer = value.integer { return .integer(integer) }
       return .tree(value)
-    case .scanned(let members, _):
-      guard let member = members[key], member.kind != .null else { return .absent }
+    case .scanned:
+      guard let member = scanned?[key], member.kind != .null else { return .absent }
       switch member.kind {
       case .string: return .string(member.stringValue ?? "")
       case .true: return .bool(true)
@@ -110,45 +117,45 @@ public struct ParamsReader {
 
   /// The tree of a value found as `.other`; only asked for objects, arrays and reals.
   private func build(_ range: Range<Int>) -> JSON? {
-    guard case .scanned(_, let bytes) = source else { return nil }
+    guard case .scanned(let bytes) = source else { return nil }
     return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
   }
 
-  public func string(_ key: String) throws(ResponseError) -> String? {
+  public func string(_ key: JSONScanner.Key) throws(ResponseError) -> String? {
     switch try find(key) {
     case .absent: return nil
     case .string(let value): return value
-    default: throw .invalidParams("\(key) must be a string", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be a string", path: path + "/" + key.name)
     }
   }
 
-  public func bool(_ key: String) throws(ResponseError) -> Bool? {
+  public func bool(_ key: JSONScanner.Key) throws(ResponseError) -> Bool? {
     switch try find(key) {
     case .absent: return nil
     case .bool(let value): return value
-    default: throw .invalidParams("\(key) must be a boolean", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be a boolean", path: path + "/" + key.name)
     }
   }
 
-  public func integer(_ key: String) throws(ResponseError) -> Int64? {
+  public func integer(_ key: JSONScanner.Key) throws(ResponseError) -> Int64? {
     switch try find(key) {
     case .absent: return nil
     case .integer(let value): return value
-    default: throw .invalidParams("\(key) must be an integer", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be an integer", path: path + "/" + key.name)
     }
   }
 
-  public func object(_ key: String) throws(ResponseError) -> JSON? {
+  public func object(_ key: JSONScanner.Key) throws(ResponseError) -> JSON? {
     switch try find(key) {
     case .absent: return nil
     case .other(.object, let range): return build(range)
     case .tree(let value) where value.isObject: return value
-    default: throw .invalidParams("\(key) must be an object", path: path + "/" + key)
+    default: throw .invalidParams("\(key.name) must be an object", path: path + "/" + key.name)
     }
   }
 
   /// Any value, as a tree; nil when absent or `null`.
-  public func value(_ key: String) throws(ResponseError) -> JSON? {
+  public func value(_ key: JSONScanner.Key) throws(ResponseError) -> JSON? {
     switch try find(key) {
     case .absent: return nil
     case .string(let value): return .string(value)
@@ -160,11 +167,11 @@ public struct ParamsReader {
   }
 
   /// True when the member is present, `null` included.
-  public func contains(_ key: String) -> Bool {
+  public func contains(_ key: JSONScanner.Key) -> Bool {
     switch source {
     case .none, .array: return false
-    case .object(let object): return object[key] != nil
-    case .scanned(let members, _): return members[key] != nil
+    case .object(let object): return object[key.name] != nil
+    case .scanned: return scanned?[key] != nil
     }
   }
 

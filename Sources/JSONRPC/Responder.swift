@@ -102,7 +102,9 @@ public final class Responder {
     isDone = true
     onCancel = nil
     defer { uncountPending() }
-    if let connection, batch == nil, connection.pendingRequests[id] === self {
+    // Only a request left pending is in the table (the dispatcher adds it when its
+    // handler returns unanswered): an answer given at once skips the lookup.
+    if countedAsPending, let connection, batch == nil, connection.pendingRequests[id] === self {
       connection.pendingRequests[id] = nil
     }
     return true

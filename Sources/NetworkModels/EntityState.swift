@@ -36,16 +36,24 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
   }
 
   private static func isValidKind(_ kind: String) -> Bool {
-    var count = 0
-    for byte in kind.utf8 {
-      count += 1
+    // Over the bytes in a buffer: walking a small string's UTF8View costs several
+    // times as much a byte, and every request's key is checked.
+    kind.utf8.withContiguousStorageIfAvailable(isValidKind) ?? Array(kind.utf8).withUnsafeBufferPointer(isValidKind)
+  }
+
+  private static func isValidKind(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard (1...64).contains(bytes.count), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0]) else {
+      return false
+    }
+    for byte in bytes {
       switch byte {
-      case UInt8(ascii: "a")...UInt8(ascii: "z"): continue
-      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): if count == 1 { return false }
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"),
+        UInt8(ascii: "-"):
+        continue
       default: return false
       }
     }
-    return (1...64).contains(count)
+    return true
   }
 }
 

@@ -5,13 +5,17 @@ import NetworkModels
 extension EntityKey {
   /// `{kind, id}` as the follow methods take them.
   static let fields: [ParamField] = [.required("kind", .string), .required("id", .string)]
+  static let kindName: JSONScanner.Key = "kind"
+  static let idName: JSONScanner.Key = "id"
 }
 
 extension ParamsReader {
   /// `{kind, id}` of a follow method, validated as README "EntityState" says.
   func entityKey(prefix: String = "") throws(ResponseError) -> EntityKey {
-    guard let kind = try string("kind") else { throw .invalidParams("kind is required", path: prefix + "/kind") }
-    guard let id = try string("id") else { throw .invalidParams("id is required", path: prefix + "/id") }
+    guard let kind = try string(EntityKey.kindName) else {
+      throw .invalidParams("kind is required", path: prefix + "/kind")
+    }
+    guard let id = try string(EntityKey.idName) else { throw .invalidParams("id is required", path: prefix + "/id") }
     if let problem = EntityKey.problem(kind: kind, id: id) {
       throw .invalidParams(problem.reason, path: prefix + "/" + problem.field)
     }

@@ -109,7 +109,7 @@ extension NetmodelService {
     if let error = snapshot.error {
       error.encodeErrorObject(into: &buffer)
     } else {
-      buffer.append(contentsOf: JSONLiteral.null)
+      appendLiteral("null", to: &buffer)
     }
     buffer.append(contentsOf: ListStateText.version)
     appendDecimal(Int64(snapshot.version), to: &buffer)

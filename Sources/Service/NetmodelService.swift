@@ -72,7 +72,7 @@ public final class NetmodelService {
     // the same server after `exit`), and a hook must then do nothing.
     subscriptions.encodeList = { [weak self] key, buffer in
       guard let self, let snapshot = self.lists.snapshot(key) else {
-        return buffer.append(contentsOf: JSONLiteral.null)
+        return appendLiteral("null", to: &buffer)
       }
       self.encode(snapshot, into: &buffer)
     }

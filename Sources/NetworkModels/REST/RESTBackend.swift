@@ -26,7 +26,16 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   private var callCounts: [CallKey: Int] = [:]
   private var authToken: String?
   private var batches: [String: PendingBatch] = [:]
+  /// Each kind's state read, boxed once: a read borrows it, where copying the kind's
+  /// `KindEndpoints` out of the configuration retained every string and table of
+  /// its endpoints, for every read.
+  private let stateReads: [String: StateRead]
   var loop: EventLoop { http.loop }
+
+  private final class StateRead {
+    let state: RESTConfiguration.StateEndpoint
+    init(_ state: RESTConfiguration.StateEndpoint) { self.state = state }
+  }
 
   /// Reads of one kind waiting to go out as one call.
   private final class PendingBatch {
@@ -42,6 +51,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     environmentVariables: (String) -> String? = Process.environment
   ) {
     self.configuration = configuration
+    stateReads = configuration.kinds.mapValues { StateRead($0.state) }
     self.environment = environment ?? configuration.defaultEnvironment
     http = HTTPClient(loop: loop, maxConnections: configuration.maxInFlight)
     if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
@@ -87,19 +97,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
-    guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
+    guard let read = stateReads[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
-    if let batch = kind.state.batch {
+    if let batch = read.state.batch {
       enqueue(key, batch, completion)
       return
     }
-    let state = kind.state
     count(key.kind, "state")
-    http.send(request(state.endpoint, kind: key.kind, id: key.id), priority: readPriority) { [weak self] result in
+    http.send(request(read.state.endpoint, kind: key.kind, id: key.id), priority: readPriority) {
+      [weak self] result in
       guard let self else { return }
       completion(
-        Self.outcome(result, state.endpoint, meaning: { .success($0 == .following) }) { response in
-          Self.following(in: response, state.following)
+        Self.outcome(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
+          Self.following(in: response, read.state.following)
         })
     }
   }
@@ -279,7 +289,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       return .failure(FollowFailure(.unavailable, "the state answer is not JSON"))
     }
     guard let object else { return nil }
-    let member = object[pointer.tokens[0]]
+    let member = object.member(pointer.tokens[0])
     switch rule {
     case .success:
       return .success(true)

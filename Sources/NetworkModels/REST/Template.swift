@@ -17,7 +17,18 @@ enum Template {
   /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay.
   /// Works on UTF-8 bytes: it runs for every request.
   static func fill(_ text: String, _ values: [String: String], encode: (String) -> String) -> String {
-    let bytes = Array(text.utf8)
+    // A native string's bytes are borrowed rather than copied into an array: every
+    // request fills its endpoint's path.
+    if let filled = text.utf8.withContiguousStorageIfAvailable({ fill(text, bytes: $0, values, encode: encode) }) {
+      return filled
+    }
+    return Array(text.utf8).withUnsafeBufferPointer { fill(text, bytes: $0, values, encode: encode) }
+  }
+
+  /// `bytes` are `text`'s.
+  private static func fill(
+    _ text: String, bytes: UnsafeBufferPointer<UInt8>, _ values: [String: String], encode: (String) -> String
+  ) -> String {
     guard let firstOpen = bytes.firstIndex(of: UInt8(ascii: "{")) else { return text }
     var result: [UInt8] = []
     result.reserveCapacity(bytes.count + 32)

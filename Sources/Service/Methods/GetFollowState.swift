@@ -1,3 +1,4 @@
+import JSON
 import JSONRPC
 import NetworkModels
 
@@ -14,11 +15,13 @@ enum GetFollowState: ServiceMethod {
     let refresh: Bool
     /// nil: the configured default.
     let maxAgeMs: UInt64?
+    private static let refreshName: JSONScanner.Key = "refresh"
+    private static let maxAgeMsName: JSONScanner.Key = "maxAgeMs"
 
     init(from params: ParamsReader) throws(ResponseError) {
       key = try params.entityKey()
-      refresh = try params.bool("refresh") ?? false
-      let maxAge = try params.integer("maxAgeMs")
+      refresh = try params.bool(Params.refreshName) ?? false
+      let maxAge = try params.integer(Params.maxAgeMsName)
       if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
       maxAgeMs = maxAge.map(UInt64.init)
     }
