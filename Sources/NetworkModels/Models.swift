@@ -30,18 +30,19 @@ public final class Models {
   public let preloader: Preloader
   /// Made durable once per loop iteration (`commitIntents`), before replies are written.
   public let outbox: Outbox?
-  /// Weak: the service that shows the models may go before them (the fuzzer makes a
-  /// new service on the same server after `exit`).
-  public weak var observer: ModelObserver?
+  /// Weak: whoever shows the models usually owns them, and may go before them (the
+  /// fuzzer makes a new service on the same server after `exit`).
+  public weak let observer: ModelObserver?
   /// Awaited mutations not yet settled, by the order they came in.
   private var awaited: [Int: (key: EntityKey, reply: (MutationOutcome) -> Void)] = [:]
   private var nextAwaited = 0
   /// Replies of this turn's mutations, held until their intents are on disk.
   private var repliesAwaitingCommit: [(state: EntityState, reply: (MutationOutcome) -> Void)] = []
 
-  public init(store: FollowStore, outbox: Outbox? = nil) {
+  public init(store: FollowStore, outbox: Outbox? = nil, observer: ModelObserver) {
     self.store = store
     self.outbox = outbox
+    self.observer = observer
     lists = ListStore(store: store)
     preloader = Preloader(store: store)
     store.onChange = { [weak self] state in

@@ -208,3 +208,18 @@ final class SubscriptionHub {
     }
   }
 }
+
+/// The subscribers are who shows the models: each change goes to those who asked for
+/// it, and what they hold stays in memory and up to date.
+extension SubscriptionHub: ModelObserver {
+  func modelChanged(_ change: Models.Change) {
+    switch change {
+    case .entity(let state): publish(state)
+    case .list(let key): publish(list: key)
+    }
+  }
+
+  func holds(_ entity: EntityKey) -> Bool { isSubscribed(entity) }
+
+  func holds(_ list: ListKey) -> Bool { hasSubscribers(list) }
+}

@@ -81,8 +81,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     configuration.listEviction = options.listEviction
-    let models = Models(store: store, outbox: outbox)
-    let service = NetmodelService(server: server, models: models, configuration: configuration)
+    let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)
     store.replayIntents()
 
     _ = try loop.register(signals.fd, events: .readable) { _ in
@@ -105,7 +104,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     try loop.run()
     server.shutDown(answeringPending: .shuttingDown)
-    models.commitIntents()
+    service.models.commitIntents()
     // A clean stop leaves everything in the snapshot, so the next start reads one file.
     do { try local?.compact() } catch { Log.warn("could not compact the local follows: \(error)") }
     return service.exitCode ?? 0
