@@ -9,4 +9,11 @@ extension Duration {
     let (total, carried) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
     return carried ? .max : total
   }
+
+  /// Any count the clocks hold, however large (`.nanoseconds(_:)` traps beyond `Int64`).
+  init(nanoseconds: UInt64) {
+    self.init(
+      secondsComponent: Int64(nanoseconds / 1_000_000_000),
+      attosecondsComponent: Int64(nanoseconds % 1_000_000_000) * 1_000_000_000)
+  }
 }

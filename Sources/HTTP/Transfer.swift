@@ -1,4 +1,5 @@
 import CCurl
+import EventLoop
 
 /// One request on one libcurl easy handle: owns the header list and collects the
 /// answer. The handle itself is pooled by `HTTPClient` and outlives the transfer.
@@ -8,7 +9,7 @@ final class Transfer {
   let handle: UnsafeMutableRawPointer
   let request: HTTPRequest
   let completion: Completion
-  let startedAt: UInt64
+  let startedAt: LoopInstant
   private var headerList: UnsafeMutablePointer<curl_slist>?
   private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
   private var headerBytes: [UInt8] = []
@@ -17,7 +18,7 @@ final class Transfer {
   private let maxBodyBytes: Int
 
   init(
-    handle: UnsafeMutableRawPointer, request: HTTPRequest, maxBodyBytes: Int, startedAt: UInt64,
+    handle: UnsafeMutableRawPointer, request: HTTPRequest, maxBodyBytes: Int, startedAt: LoopInstant,
     completion: @escaping Completion
   ) {
     self.handle = handle

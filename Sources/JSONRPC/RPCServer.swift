@@ -125,12 +125,14 @@ public final class RPCServer {
     listeners.removeAll()
     for connection in connections.values { connection.failPendingRequests(goingAway) }
     flushAll()
-    let deadline = Process.monotonicNanoseconds() &+ shutdownTimeoutMs &* 1_000_000
+    // The real clock, not the loop's: a test's manual clock would never reach the deadline.
+    let clock = MonotonicClock()
+    let deadline = clock.now + .milliseconds(shutdownTimeoutMs)
     var waiting = connections.values.sorted(by: { $0.id < $1.id }).filter { $0.unsentByteCount > 0 }
     while !waiting.isEmpty {
-      let now = Process.monotonicNanoseconds()
+      let now = clock.now
       guard now < deadline else { break }
-      waitUntilAnyWritable(waiting, timeoutMs: Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+      waitUntilAnyWritable(waiting, timeout: deadline - now)
       for connection in waiting { connection.flush() }
       waiting.removeAll { $0.isClosed || $0.unsentByteCount == 0 }
     }
@@ -144,10 +146,10 @@ public final class RPCServer {
     }
   }
 
-  /// Waits until one of the connections' outputs can take bytes, or `timeoutMs`.
-  private func waitUntilAnyWritable(_ waiting: [Connection], timeoutMs: Int32) {
+  /// Waits until one of the connections' outputs can take bytes, or `timeout`.
+  private func waitUntilAnyWritable(_ waiting: [Connection], timeout: Duration) {
     guard let epoll = try? Epoll() else {
-      waiting[0].outputDescriptor.waitUntilWritable(timeoutMs: timeoutMs)
+      waiting[0].outputDescriptor.waitUntilWritable(timeout: timeout)
       return
     }
     var polled = 0
@@ -156,7 +158,7 @@ public final class RPCServer {
       if (try? epoll.add(connection.outputDescriptor, events: .writable, token: UInt64(index))) != nil { polled += 1 }
     }
     guard polled == waiting.count else { return }
-    try? epoll.wait(timeoutMs: timeoutMs) { _, _ in }
+    try? epoll.wait(timeout: timeout) { _, _ in }
   }
 }
 

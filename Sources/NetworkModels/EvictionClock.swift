@@ -11,7 +11,7 @@ final class EvictionClock {
   /// The current tick; items store it when used.
   private(set) var tick: UInt32 = 0
   private var timer: EventLoop.TimerID?
-  private var start: UInt64
+  private var start: LoopInstant
   private let sweep: () -> Bool
 
   static let idleTicks: UInt32 = 5
@@ -29,7 +29,7 @@ final class EvictionClock {
   }
 
   /// Without an idle time, ticks still order uses for the count's LRU.
-  private var tickNs: UInt64 { (policy.idleMs > 0 ? max(1, policy.idleMs / 4) : 15_000) * 1_000_000 }
+  private var tickMs: UInt64 { policy.idleMs > 0 ? max(1, policy.idleMs / 4) : 15_000 }
 
   /// Items last used at or before this tick are idle; nil while none can be.
   var idleBefore: UInt32? {
@@ -46,20 +46,21 @@ final class EvictionClock {
   }
 
   private func advance() {
-    tick = UInt32(truncatingIfNeeded: (loop.clock.now &- start) / tickNs)
+    // Whole ticks: `Duration` divides only into a `Double`.
+    tick = UInt32(truncatingIfNeeded: (loop.clock.now.nanoseconds &- start.nanoseconds) / (tickMs * 1_000_000))
   }
 
-  private func schedule(after sweepNs: UInt64 = 0) {
+  private func schedule(after sweepTime: Duration = .zero) {
     let now = loop.clock.now
     // A sweep looks at every item: when that is slow (many items, all held), the next
     // waits long enough that sweeping never takes more than a fifth of the loop.
-    let next = max((UInt64(tick) + 1) * tickNs + start, now &+ 4 &* sweepNs)
-    timer = loop.schedule(after: .nanoseconds(next > now ? next - now : 0)) { [weak self] in
+    let next = max(start + .milliseconds((UInt64(tick) + 1) * tickMs), now + sweepTime * 4)
+    timer = loop.schedule(after: next - now) { [weak self] in
       guard let self else { return }
       self.timer = nil
       self.advance()
       let began = self.loop.clock.now
-      if self.sweep() { self.schedule(after: self.loop.clock.now &- began) }
+      if self.sweep() { self.schedule(after: self.loop.clock.now - began) }
     }
   }
 }

@@ -9,7 +9,7 @@ private final class SimulationProbeBackend: ModelBackend {
   let clock: ManualClock
   var calls: [String] = []
   /// Clock time (ns) at which each call arrived.
-  var arrivals: [UInt64] = []
+  var arrivals: [LoopInstant] = []
   var follows: Set<EntityKey> = []
 
   init(loop: EventLoop, clock: ManualClock) {
@@ -112,7 +112,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
       clock.advance(by: .milliseconds(1))
     }
     #expect(probe.calls.count == 200)
-    let delaysMs = probe.arrivals.map { ($0 - start) / 1_000_000 }
+    let delaysMs = probe.arrivals.map { Int(($0 - start) / .milliseconds(1)) }
     #expect(delaysMs.allSatisfy { (70...130).contains($0) })
     #expect(delaysMs.min()! < 80 && delaysMs.max()! > 120)
   }
