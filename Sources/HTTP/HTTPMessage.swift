@@ -71,11 +71,11 @@ public struct HTTPResponse: Sendable {
     return headers.last(where: { $0.name.lowercased() == wanted })?.value
   }
 
-  /// Retry-After in milliseconds when it is a number of seconds (an HTTP date is
+  /// Retry-After when it is a number of seconds, at most an hour (an HTTP date is
   /// rare in APIs and is ignored: the backoff still applies).
-  public var retryAfterMs: UInt64? {
+  public var retryAfter: Duration? {
     guard let value = header("Retry-After")?.trimmingSpaces, let seconds = UInt64(value) else { return nil }
-    return min(seconds, 3600) * 1000
+    return .seconds(min(seconds, 3600))
   }
 }
 

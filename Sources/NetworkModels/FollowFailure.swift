@@ -14,12 +14,12 @@ public struct FollowFailure: Error, Sendable, Equatable {
   public var kind: Kind
   public var message: String
   /// For 429 and 503: how long the backend asked us to wait.
-  public var retryAfterMs: UInt64?
+  public var retryAfter: Duration?
 
-  public init(_ kind: Kind, _ message: String, retryAfterMs: UInt64? = nil) {
+  public init(_ kind: Kind, _ message: String, retryAfter: Duration? = nil) {
     self.kind = kind
     self.message = message
-    self.retryAfterMs = retryAfterMs
+    self.retryAfter = retryAfter
   }
 
   public var isRetryable: Bool { kind == .unavailable }

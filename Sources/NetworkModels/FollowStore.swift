@@ -326,9 +326,9 @@ public final class FollowStore {
       if failure.isRetryable && (work.attempt < policy.maxRetries || policy.whenExhausted == .keepQueued) {
         work.attempt += 1
         counters.retries += 1
-        let delay = policy.delayMs(attempt: work.attempt, retryAfterMs: failure.retryAfterMs, random: &random)
-        Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay) ms")
-        work.retryTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
+        let delay = policy.delay(attempt: work.attempt, retryAfter: failure.retryAfter, random: &random)
+        Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay)")
+        work.retryTimer = loop.schedule(after: delay) { [weak self, weak work] in
           guard let self, let work else { return }
           work.retryTimer = nil
           if let wanted = work.wanted, self.backendHas(key, wanted) {
@@ -593,8 +593,8 @@ public final class FollowStore {
       return
     }
     work.checkAttempt += 1
-    let delay = policy.delayMs(attempt: work.checkAttempt, retryAfterMs: failure.retryAfterMs, random: &random)
-    work.checkTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
+    let delay = policy.delay(attempt: work.checkAttempt, retryAfter: failure.retryAfter, random: &random)
+    work.checkTimer = loop.schedule(after: delay) { [weak self, weak work] in
       guard let self, let work else { return }
       work.checkTimer = nil
       work.readChecksRollback = self.records[key]?.confirmed != nil

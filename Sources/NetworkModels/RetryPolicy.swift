@@ -36,11 +36,11 @@ public struct RetryPolicy: Sendable {
   /// The delay before retry number `attempt` (1-based): base·2^(attempt−1), capped,
   /// then "equal jitter" (half fixed, half random), and never less than what the
   /// backend asked for with Retry-After.
-  public func delayMs(attempt: Int, retryAfterMs: UInt64?, random: inout SplitMix64) -> UInt64 {
+  public func delay(attempt: Int, retryAfter: Duration?, random: inout SplitMix64) -> Duration {
     let exponent = UInt64(min(max(attempt - 1, 0), 20))
     let capped = min(maxDelayMs, baseDelayMs << exponent)
     let half = capped / 2
     let jittered = half + (half == 0 ? 0 : random.next() % (half + 1))
-    return max(jittered, retryAfterMs ?? 0)
+    return max(.milliseconds(jittered), retryAfter ?? .zero)
   }
 }

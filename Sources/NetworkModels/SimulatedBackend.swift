@@ -77,10 +77,10 @@ public final class SimulatedBackend: ModelBackend {
   ) {
     callCount += 1
     let fails = Double(random.next() >> 11) * 0x1p-53 < settings.failureRate
-    let delay = nextDelayNanoseconds()
+    let delay = nextDelay()
     if fails { injectedFailureCount += 1 }
     let failure = fails ? SimulatedBackend.failure(status: settings.failureStatus, what: what) : nil
-    loop.schedule(after: .nanoseconds(delay)) {
+    loop.schedule(after: delay) {
       if let failure {
         completion(.failure(failure))
       } else {
@@ -89,14 +89,14 @@ public final class SimulatedBackend: ModelBackend {
     }
   }
 
-  private func nextDelayNanoseconds() -> UInt64 {
+  private func nextDelay() -> Duration {
     let latency = Int64(clamping: settings.latencyMs) * 1_000_000
     let jitter = Int64(clamping: settings.jitterMs) * 1_000_000
     // Always draw, so a seed gives the same failures whatever the jitter.
     let draw = random.next()
-    guard jitter > 0 else { return UInt64(latency) }
+    guard jitter > 0 else { return .nanoseconds(latency) }
     let offset = Int64(draw % UInt64(2 * jitter + 1)) - jitter
-    return UInt64(max(0, latency + offset))
+    return .nanoseconds(max(0, latency + offset))
   }
 
   /// The failure a simulated call returns: no status, 5xx and 429 are transient,

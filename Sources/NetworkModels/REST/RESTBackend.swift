@@ -223,7 +223,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     switch status {
     case 401, 403: return FollowFailure(.unauthorized(status: status), message)
-    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfterMs: response.retryAfterMs)
+    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfter: response.retryAfter)
     default: return FollowFailure(.rejected(status: status), message)
     }
   }
