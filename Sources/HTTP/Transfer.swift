@@ -1,5 +1,6 @@
 import CCurl
 import EventLoop
+import Posix
 
 /// One request on one libcurl easy handle: owns the header list and collects the
 /// answer. The handle itself is pooled by `HTTPClient` and outlives the transfer.
@@ -79,8 +80,8 @@ final class Transfer {
     // Compression saves nothing on loopback, and asking for it costs libcurl a header
     // built per request.
     check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, Transfer.isLoopback(request.url) ? nil : ""))
-    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(clamping: request.timeoutMs)))
-    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(clamping: request.connectTimeoutMs)))
+    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(request.timeout.roundedUpMilliseconds)))
+    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout.roundedUpMilliseconds)))
 
     switch (request.method, request.body) {
     case ("GET", nil):

@@ -38,7 +38,7 @@ public final class Epoll {
   /// Waits up to `timeout` (nil: forever, zero: don't wait) and calls `body` for each
   /// ready registration. The corresponding C function is `epoll_wait`.
   public func wait(timeout: Duration?, _ body: (UInt64, IOEvents) -> Void) throws(Errno) {
-    let timeoutMs = timeout?.pollTimeoutMilliseconds ?? -1
+    let timeoutMs = timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1
     let count = readyEvents.withUnsafeMutableBufferPointer { events in
       readyTokens.withUnsafeMutableBufferPointer { tokens in
         nm_epoll_wait(fd.rawValue, events.baseAddress, tokens.baseAddress, 256, timeoutMs)

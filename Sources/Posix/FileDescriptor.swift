@@ -44,7 +44,7 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
   /// function is `poll`.
   public func waitUntilWritable(timeout: Duration? = nil) {
     var pfd = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
-    _ = poll(&pfd, 1, timeout?.pollTimeoutMilliseconds ?? -1)
+    _ = poll(&pfd, 1, timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
   }
 
   /// Blocks until the descriptor has bytes to read (or its end, or an error), at
@@ -52,7 +52,7 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
   /// C function is `poll`.
   public func waitUntilReadable(timeout: Duration?) -> Bool {
     var pfd = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
-    let timeoutMs = timeout?.pollTimeoutMilliseconds ?? -1
+    let timeoutMs = timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1
     while true {
       let ready = poll(&pfd, 1, timeoutMs)
       if ready >= 0 || errno != EINTR { return ready != 0 }

@@ -187,7 +187,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     return HTTPRequest(
       method: endpoint.method, url: url, headers: headers, body: body,
-      timeoutMs: endpoint.timeoutMs ?? configuration.timeoutMs, connectTimeoutMs: configuration.connectTimeoutMs)
+      timeout: .milliseconds(endpoint.timeoutMs ?? configuration.timeoutMs),
+      connectTimeout: .milliseconds(configuration.connectTimeoutMs))
   }
 
   // MARK: Answers
