@@ -76,17 +76,10 @@ extension FollowStore {
   /// Dictionaries keep their capacity when emptied: after a burst (a long feed,
   /// scrolled and closed) give the memory back.
   private func shrink() {
-    func shrunk<Value>(_ table: inout [EntityKey: Value]) -> Bool {
-      guard table.capacity > 1024, table.count < table.capacity / 4 else { return false }
-      var copy = [EntityKey: Value](minimumCapacity: table.count)
-      for (key, value) in table { copy[key] = value }
-      table = copy
-      return true
-    }
-    var trimmed = shrunk(&records)
-    trimmed = shrunk(&attributes) || trimmed
-    trimmed = shrunk(&errors) || trimmed
-    trimmed = shrunk(&activities) || trimmed
+    var trimmed = records.shrinkIfMostlyEmpty()
+    trimmed = attributes.shrinkIfMostlyEmpty() || trimmed
+    trimmed = errors.shrinkIfMostlyEmpty() || trimmed
+    trimmed = activities.shrinkIfMostlyEmpty() || trimmed
     if trimmed { Memory.trim() }
   }
 }

@@ -105,19 +105,11 @@ final class SubscriptionHub {
 
   /// Dictionaries keep their capacity when emptied: after subscriptions to many
   /// topics end (100 peers with 1,000 entities each closing), give the memory back,
-  /// as the store does after an eviction. Each shrink at least quarters a table, so
-  /// the copies cost O(1) amortised per topic removed.
+  /// as the store does after an eviction.
   private func shrink() {
-    func shrunk<Key: Hashable>(_ table: inout [Key: Subscribers]) -> Bool {
-      guard table.capacity > 1024, table.count < table.capacity / 4 else { return false }
-      var copy = [Key: Subscribers](minimumCapacity: table.count)
-      for (key, value) in table { copy[key] = value }
-      table = copy
-      return true
-    }
-    var trimmed = shrunk(&exact)
-    trimmed = shrunk(&byKind) || trimmed
-    trimmed = shrunk(&lists) || trimmed
+    var trimmed = exact.shrinkIfMostlyEmpty()
+    trimmed = byKind.shrinkIfMostlyEmpty() || trimmed
+    trimmed = lists.shrinkIfMostlyEmpty() || trimmed
     if trimmed { Memory.trim() }
   }
 
