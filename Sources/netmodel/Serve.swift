@@ -13,7 +13,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     let server = RPCServer(
       loop: loop, maxMessageBytes: options.maxMessageBytes, maxUnreadBytes: options.maxUnreadBytes,
       maxBatchElements: options.maxBatchElements, maxPendingRequests: options.maxPendingRequests)
-    server.shutdownTimeoutMs = options.shutdownTimeoutMs
+    server.shutdownTimeout = options.shutdownTimeout
     let folder = try StateFolder(stateDir: options.stateDirectory)
     do {
       // The outbox holds what clients asked for, tokens' effects included: a folder

@@ -12,7 +12,7 @@ struct ServeOptions {
   var maxUnreadBytes = Connection.defaultMaxUnreadBytes
   var maxBatchElements = Connection.defaultMaxBatchElements
   var maxPendingRequests = Connection.defaultMaxPendingRequests
-  var shutdownTimeoutMs = RPCServer.defaultShutdownTimeoutMs
+  var shutdownTimeout = RPCServer.defaultShutdownTimeout
   var stateDirectory: String?
   var simulation: SimulationSettings?
   var seed: UInt64?
@@ -73,7 +73,7 @@ struct ServeOptions {
           throw UsageError(
             message: "--shutdown-timeout-ms must be a number of milliseconds (at most 3600000), not \(text)")
         }
-        shutdownTimeoutMs = ms
+        shutdownTimeout = .milliseconds(ms)
       case "--state-dir":
         stateDirectory = try value()
       case "--simulate":
