@@ -1,5 +1,6 @@
-/// What the models ask of whoever shows them (the service): it is told every change,
-/// and says what its subscribers hold, which must stay in memory and up to date.
+/// What the models ask of whoever shows them (the service's subscriptions): it is
+/// told every change, and says what its subscribers hold, which must stay in memory
+/// and up to date.
 public protocol ModelObserver: AnyObject {
   func modelChanged(_ change: Models.Change)
   /// Whether a subscriber holds the entity by its exact topic: it is never evicted.

@@ -30,8 +30,8 @@ public final class Models {
   public let preloader: Preloader
   /// Made durable once per loop iteration (`commitIntents`), before replies are written.
   public let outbox: Outbox?
-  /// Weak: whoever shows the models usually owns them, and may go before them (the
-  /// fuzzer makes a new service on the same server after `exit`).
+  /// Weak: an observer may own the models, and may go before them (the fuzzer makes a
+  /// new service on the same server after `exit`).
   public weak let observer: ModelObserver?
   /// Awaited mutations not yet settled, by the order they came in.
   private var awaited: [Int: (key: EntityKey, reply: (MutationOutcome) -> Void)] = [:]
