@@ -1,7 +1,7 @@
 extension Duration {
   /// The loop's clocks count whole nanoseconds in a `UInt64`: a negative duration is
   /// none, and one too long for that (about 584 years) is the longest there is.
-  var clampedNanoseconds: UInt64 {
+  public var clampedNanoseconds: UInt64 {
     guard self > .zero else { return 0 }
     let (seconds, attoseconds) = components
     let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)

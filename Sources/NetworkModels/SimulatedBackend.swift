@@ -20,13 +20,13 @@ public final class SimulatedBackend: ModelBackend {
   public private(set) var injectedFailureCount = 0
 
   public init(
-    wrapping wrapped: ModelBackend, loop: EventLoop, latencyMs: UInt64, jitterMs: UInt64 = 0,
+    wrapping wrapped: ModelBackend, loop: EventLoop, latency: Duration, jitter: Duration = .zero,
     failureRate: Double = 0, failureStatus: Int? = nil, seed: UInt64
   ) {
     self.wrapped = wrapped
     self.loop = loop
     self.settings = SimulationSettings(
-      latencyMs: latencyMs, jitterMs: jitterMs, failureRate: min(max(failureRate, 0), 1),
+      latency: latency, jitter: jitter, failureRate: min(max(failureRate, 0), 1),
       failureStatus: failureStatus, seed: seed)
     self.random = SplitMix64(seed: seed)
   }
@@ -34,7 +34,7 @@ public final class SimulatedBackend: ModelBackend {
   /// With the settings the command line parsed; `settings.seed` wins over `seed`.
   public convenience init(wrapping wrapped: ModelBackend, loop: EventLoop, settings: SimulationSettings, seed: UInt64) {
     self.init(
-      wrapping: wrapped, loop: loop, latencyMs: settings.latencyMs, jitterMs: settings.jitterMs,
+      wrapping: wrapped, loop: loop, latency: settings.latency, jitter: settings.jitter,
       failureRate: settings.failureRate, failureStatus: settings.failureStatus, seed: settings.seed ?? seed)
   }
 
@@ -90,8 +90,8 @@ public final class SimulatedBackend: ModelBackend {
   }
 
   private func nextDelay() -> Duration {
-    let latency = Int64(clamping: settings.latencyMs) * 1_000_000
-    let jitter = Int64(clamping: settings.jitterMs) * 1_000_000
+    let latency = Int64(clamping: settings.latency.clampedNanoseconds)
+    let jitter = Int64(clamping: settings.jitter.clampedNanoseconds)
     // Always draw, so a seed gives the same failures whatever the jitter.
     let draw = random.next()
     guard jitter > 0 else { return .nanoseconds(latency) }

@@ -1,11 +1,11 @@
 /// How a `SimulatedBackend` delays and fails calls (`serve --simulate`, parsed by the
 /// executable).
 public struct SimulationSettings: Sendable, Equatable {
-  /// Delay of every call, in milliseconds.
-  public var latencyMs: UInt64
-  /// Each delay is latency ± a uniform amount up to this, in milliseconds (never
-  /// below zero).
-  public var jitterMs: UInt64
+  /// Delay of every call.
+  public var latency: Duration
+  /// Each delay is latency ± a uniform amount up to this (never below zero), drawn in
+  /// whole nanoseconds.
+  public var jitter: Duration
   /// Probability (0…1) that a call fails.
   public var failureRate: Double
   /// The HTTP status a failure stands for; nil for a network failure.
@@ -14,11 +14,11 @@ public struct SimulationSettings: Sendable, Equatable {
   public var seed: UInt64?
 
   public init(
-    latencyMs: UInt64 = 0, jitterMs: UInt64 = 0, failureRate: Double = 0, failureStatus: Int? = nil,
+    latency: Duration = .zero, jitter: Duration = .zero, failureRate: Double = 0, failureStatus: Int? = nil,
     seed: UInt64? = nil
   ) {
-    self.latencyMs = latencyMs
-    self.jitterMs = jitterMs
+    self.latency = latency
+    self.jitter = jitter
     self.failureRate = failureRate
     self.failureStatus = failureStatus
     self.seed = seed

@@ -39,7 +39,8 @@ final class ServiceFixture {
   init(backendLatencyMs: UInt64? = nil) throws {
     let loop = try EventLoop(clock: clock)
     let store = backendLatencyMs.map { latency in
-      let backend = SimulatedBackend(wrapping: MemoryBackend(loop: loop), loop: loop, latencyMs: latency, seed: 1)
+      let backend = SimulatedBackend(
+        wrapping: MemoryBackend(loop: loop), loop: loop, latency: .milliseconds(latency), seed: 1)
       return FollowStore(loop: loop, backend: backend)
     }
     service = NetmodelService(server: RPCServer(loop: loop), store: store)
