@@ -28,12 +28,15 @@ final class EvictionClock {
     if let timer { loop.cancel(timer) }
   }
 
-  /// Without an idle time, ticks still order uses for the count's LRU.
-  private var tickMs: UInt64 { policy.idleMs > 0 ? max(1, policy.idleMs / 4) : 15_000 }
+  /// In whole milliseconds; without an idle time, ticks still order uses for the
+  /// count's LRU.
+  private var tickNanoseconds: UInt64 {
+    (policy.idle > .zero ? max(1, policy.idle.clampedNanoseconds / 4_000_000) : 15_000) * 1_000_000
+  }
 
   /// Items last used at or before this tick are idle; nil while none can be.
   var idleBefore: UInt32? {
-    guard policy.idleMs > 0, tick >= EvictionClock.idleTicks else { return nil }
+    guard policy.idle > .zero, tick >= EvictionClock.idleTicks else { return nil }
     return tick - EvictionClock.idleTicks
   }
 
@@ -47,14 +50,14 @@ final class EvictionClock {
 
   private func advance() {
     // Whole ticks: `Duration` divides only into a `Double`.
-    tick = UInt32(truncatingIfNeeded: (loop.clock.now.nanoseconds &- start.nanoseconds) / (tickMs * 1_000_000))
+    tick = UInt32(truncatingIfNeeded: (loop.clock.now.nanoseconds &- start.nanoseconds) / tickNanoseconds)
   }
 
   private func schedule(after sweepTime: Duration = .zero) {
     let now = loop.clock.now
     // A sweep looks at every item: when that is slow (many items, all held), the next
     // waits long enough that sweeping never takes more than a fifth of the loop.
-    let next = max(start + .milliseconds((UInt64(tick) + 1) * tickMs), now + sweepTime * 4)
+    let next = max(start + .nanoseconds((UInt64(tick) + 1) * tickNanoseconds), now + sweepTime * 4)
     timer = loop.schedule(after: next - now) { [weak self] in
       guard let self else { return }
       self.timer = nil

@@ -3,16 +3,16 @@ public struct EvictionPolicy: Sendable, Equatable {
   /// Beyond this many, the least recently used that nothing holds are dropped, down to
   /// `lowWater`; what something holds stays, so the count can exceed this by those.
   public var maxCount: Int
-  /// One unused this long is dropped; 0: only the count evicts.
-  public var idleMs: UInt64
+  /// One unused this long is dropped; zero: only the count evicts.
+  public var idle: Duration
 
-  public init(maxCount: Int, idleMs: UInt64) {
+  public init(maxCount: Int, idle: Duration) {
     self.maxCount = max(1, maxCount)
-    self.idleMs = idleMs
+    self.idle = idle
   }
 
-  public static let entities = EvictionPolicy(maxCount: 100_000, idleMs: 600_000)
-  public static let lists = EvictionPolicy(maxCount: 256, idleMs: 600_000)
+  public static let entities = EvictionPolicy(maxCount: 100_000, idle: .seconds(600))
+  public static let lists = EvictionPolicy(maxCount: 256, idle: .seconds(600))
 
   /// Evicting for the count goes a little below it, so that a store at its cap does not
   /// scan everything for every new item.

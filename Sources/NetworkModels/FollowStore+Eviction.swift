@@ -3,7 +3,7 @@ import Posix
 /// Eviction: a host scrolling an endless feed must not grow the process without bound.
 /// An entity nothing needs — no work under way (a pending intent, waiting for
 /// credentials or not, a read, a retry), nothing outside holding it (`isHeld`) — is
-/// dropped once unused for `eviction.idleMs`, or, beyond `eviction.maxCount`, least
+/// dropped once unused for `eviction.idle`, or, beyond `eviction.maxCount`, least
 /// recently used first. Dropped, it is exactly an entity never seen: the next use
 /// fetches it again, and its versions continue above every version it had
 /// (`versionFloor`).

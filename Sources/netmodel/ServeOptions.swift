@@ -107,11 +107,11 @@ struct ServeOptions {
       case "--max-entities":
         entityEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
       case "--entity-idle-ms":
-        entityEviction.idleMs = UInt64(try ServeOptions.count(name, try value(), minimum: 0))
+        entityEviction.idle = .milliseconds(try ServeOptions.count(name, try value(), minimum: 0))
       case "--max-lists":
         listEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
       case "--list-idle-ms":
-        listEviction.idleMs = UInt64(try ServeOptions.count(name, try value(), minimum: 0))
+        listEviction.idle = .milliseconds(try ServeOptions.count(name, try value(), minimum: 0))
       case "--max-api-calls-per-second":
         maxAPICallsPerSecond = try ServeOptions.count(name, try value(), minimum: 0)
       default:
