@@ -21,6 +21,7 @@
 # crashes, exits non-zero, or ignores SIGTERM is reported as a finding.
 # Environment knobs (defaults in brackets):
 #   RUNS [5]                  repetitions; the median is reported
+#   PARTS ["rpc fanout memory stalled"]  the parts to run (1 to 4)
 #   MEM_RUNS [$RUNS]          repetitions of the memory figures (the slowest part)
 #   PINGPONG_COUNT [20000]    requests per ping-pong measurement
 #   PIPELINED_COUNT [500000]  requests per pipelined measurement
@@ -45,6 +46,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
+PARTS=${PARTS:-"rpc fanout memory stalled"}
 MEM_RUNS=${MEM_RUNS:-$RUNS}
 PINGPONG_COUNT=${PINGPONG_COUNT:-20000}
 PIPELINED_COUNT=${PIPELINED_COUNT:-500000}
@@ -62,6 +64,7 @@ FAST_STATE_DIR=${FAST_STATE_DIR:-/dev/shm}
 PARAMS='{"kind":"artist","id":"banksy"}'
 
 log() { printf '%s\n' "$*" >&2; }
+wanted() { [[ " $PARTS " == *" $1 "* ]]; }
 
 # ---- build -------------------------------------------------------------------
 BUILD=bench/bin
@@ -347,31 +350,37 @@ if awk '{ exit !($1 > 0.5) }' /proc/loadavg; then
     log "WARNING: load average $(load_avg): other work on this machine will skew the figures"
 fi
 
-stdio_cache_check >>"$RAW" || log "  FAILED: stdio cache check"
+if wanted rpc; then stdio_cache_check >>"$RAW" || log "  FAILED: stdio cache check"; fi
 for ((rep = 1; rep <= RUNS; rep++)); do
     log "repetition $rep/$RUNS"
-    for server in null netmodel; do
-        for transport in stdio socket; do
-            for framing in lsp ndjson; do
-                for awake in $PINGPONG_AWAKE; do
-                    rpc_cell "$server" "$transport" "$framing" pingpong "$awake"
+    if wanted rpc; then
+        for server in null netmodel; do
+            for transport in stdio socket; do
+                for framing in lsp ndjson; do
+                    for awake in $PINGPONG_AWAKE; do
+                        rpc_cell "$server" "$transport" "$framing" pingpong "$awake"
+                    done
+                    rpc_cell "$server" "$transport" "$framing" pipelined
                 done
-                rpc_cell "$server" "$transport" "$framing" pipelined
             done
         done
-    done
-    fanout_run floor
-    fanout_run disk "$TMP"
-    fanout_run tmpfs "$FAST"
-    fanout_run disk "$TMP" 1 # one subscriber: the mutation's own latency
-    fanout_run tmpfs "$FAST" 1
-    if ((rep <= MEM_RUNS)); then
+    fi
+    if wanted fanout; then
+        fanout_run floor
+        fanout_run disk "$TMP"
+        fanout_run tmpfs "$FAST"
+        fanout_run disk "$TMP" 1 # one subscriber: the mutation's own latency
+        fanout_run tmpfs "$FAST" 1
+    fi
+    if wanted memory && ((rep <= MEM_RUNS)); then
         entities_run getFollowState "$READ_COUNT"
         entities_run getFollowState "$FOLLOW_COUNT"
         entities_run follow "$FOLLOW_COUNT"
     fi
-    stalled_run 256
-    stalled_run 8
+    if wanted stalled; then
+        stalled_run 256
+        stalled_run 8
+    fi
 done
 echo "# load_after=$(load_avg)" >>"$RAW"
 

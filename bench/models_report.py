@@ -151,7 +151,7 @@ for r in rows:
         d = int(r["rss_loaded"]) - int(r["rss_empty"])
         groups[int(r["follows"])].append(dict(r, d=str(d), per=str(d / int(r["follows"]))))
 for follows, rs in sorted(groups.items()):
-    print(f"| local backend alone: restart with {follows:,} follows in local-follows.json "
+    print(f"| local backend alone: restart with {follows:,} follows in journal.log "
           f"(store: {rs[0]['entities']} entities) | — | {fmt(med(rs, 'd') / 1e6)} | "
           f"{fmt(med(rs, 'per'))} per follow | — | — |")
 

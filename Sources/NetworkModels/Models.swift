@@ -109,7 +109,8 @@ public final class Models {
   /// acknowledged that a crash could lose.
   public func commitIntents() {
     var notSaved: [EntityKey: FollowFailure] = [:]
-    if let outbox, outbox.needsCommit, case .failure(let unsaved) = outbox.commitOrTakeBack() {
+    // Every turn: a turn with only settlements writes them without an fsync.
+    if let outbox, case .failure(let unsaved) = outbox.commitOrTakeBack() {
       let failure = FollowFailure(.unavailable, "could not save the intent: \(unsaved.error)")
       for (key, durable) in unsaved.intents {
         notSaved[key] = failure

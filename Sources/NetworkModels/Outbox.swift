@@ -2,8 +2,8 @@ import EventLoop
 import JSON
 import Posix
 
-/// The durable `IntentLog`: an append-only file `<state folder>/outbox.log`, one JSON
-/// line per recorded change of an entity's wanted state:
+/// The durable `IntentLog`: the intents' lines of the state folder's journal
+/// (`Journal`), one JSON line per recorded change of an entity's wanted state:
 ///
 ///     {"k":"artist","i":"banksy","w":true}
 ///     {"k":"artist","i":"banksy","w":null}      ← settled: no longer replayed
@@ -14,31 +14,26 @@ import Posix
 /// otherwise. A line without `"e"` (the local backend, or a log from before
 /// environments) belongs to the environment of the start that reads it.
 ///
-/// `record` only buffers. `commit()` writes everything buffered with one `write` and
-/// one `fsync` (group commit); the service calls it once per loop iteration, before
-/// that iteration's replies are flushed, so a reply is never seen before its intent
-/// is on disk. When the commit fails (a full disk), its records are taken back: the
-/// file is cut back to its last durable length, the intents go back to what is on
-/// disk, and the caller learns which ones, to answer their mutations with an error.
+/// `record` only buffers. The journal's commit writes everything buffered with one
+/// `write` and one `fsync` (group commit); the service calls it once per loop
+/// iteration, before that iteration's replies are flushed, so a reply is never seen
+/// before its intent is on disk. A settlement alone needs no fsync (after a power
+/// loss its intent is sent once more, which changes nothing): it is written without
+/// one, and made durable by the next commit that has one. When the commit fails (a
+/// full disk), its records are taken back: the intents go back to what is on disk, and
+/// the caller learns which ones, to answer their mutations with an error.
 ///
-/// On start the log is replayed (the last line per entity wins, settled entities
-/// drop out, an incomplete or unreadable line is skipped) and, unless it holds
-/// exactly the live intents already, rewritten atomically with only those. It is
-/// compacted the same way whenever it grows past max(1000, 4 × live intents) lines.
+/// On start the lines are replayed (the last line per entity wins, settled entities
+/// drop out). An outbox of an earlier version (`outbox.log`, the same lines) is read
+/// first, and replaced by the journal at its first compaction.
 ///
 /// All methods must be called on the loop's thread.
-public final class Outbox: IntentLog {
-  public static let fileName = "outbox.log"
-  /// Compaction starts once the log has more lines than
-  /// max(`compactionMinimumLines`, `compactionFactor` × live intents).
-  public static let compactionMinimumLines = 1000
-  public static let compactionFactor = 4
+public final class Outbox: IntentLog, JournalPart {
+  /// The outbox file of versions before the journal, read at start when present.
+  public static let legacyFileName = "outbox.log"
 
-  private let loop: EventLoop
-  public let folder: StateFolder
-  private var fd: FileDescriptor?
-  /// The length of the file up to the last durable record.
-  private var durableSize = 0
+  public let journal: Journal
+  public var folder: StateFolder { journal.folder }
 
   /// An intent's place: its entity in the environment it was made in (nil: the log
   /// does not name environments).
@@ -53,79 +48,48 @@ public final class Outbox: IntentLog {
   /// listed (and compacted) in the order they were last changed.
   private var live: [Slot: (wanted: Bool, sequence: UInt64)] = [:]
   private var nextSequence: UInt64 = 0
-  /// For each slot recorded since the last durable commit, its intent on disk (nil:
-  /// none): what a failed commit goes back to.
+  /// For each slot recorded since the last commit, its intent on disk (nil: none):
+  /// what a failed commit goes back to.
   private var onDisk: [Slot: Bool?] = [:]
+  /// Intents a failed commit took back, until `commitOrTakeBack()` reports them.
+  private var takenBack: Unsaved?
 
-  /// Encoded lines recorded since the last successful commit.
-  private var buffer: [UInt8] = []
-  private var bufferedLines = 0
-  /// A failed write may have left part of a line at the end of the file: the next
-  /// commit starts with a newline, so that fragment stays a line of its own (skipped
-  /// on replay) instead of spoiling the next record.
-  private var mayHaveTornTail = false
-  /// A failed commit whose lines could not be cut off (the truncation or its fsync
-  /// failed too) may have left them complete in the file, where the next successful
-  /// fsync would make them durable although their mutations were answered with an
-  /// error. The next commit first writes each such slot's intent on disk again (nil:
-  /// a settled line), so those lines can never win on replay.
-  private var repairs: [Slot: Bool?] = [:]
+  /// Lines in the journal now (every part's).
+  public var lineCount: Int { journal.lineCount }
+  /// Successful commits with an fsync since start.
+  public var commitCount: Int { journal.syncedCommitCount }
+  /// Compactions of the journal since start.
+  public var compactionCount: Int { journal.compactionCount }
 
-  /// Complete lines in the file now.
-  public private(set) var lineCount = 0
-  /// Successful commits (one write and one fsync each) since start.
-  public private(set) var commitCount = 0
-  /// Compactions since start, including one at start.
-  public private(set) var compactionCount = 0
-  /// The failure of the last commit or compaction, nil once one succeeds.
-  public private(set) var lastError: Errno?
+  /// Opens the journal in `folder` for the outbox alone; see `init(journal:environment:)`.
+  public convenience init(folder: StateFolder, environment: String? = nil) throws(Errno) {
+    try self.init(journal: Journal(folder: folder), environment: environment)
+  }
 
-  /// Opens (creating when needed) the outbox in `folder` and replays it; records are
-  /// made in `environment` (nil: lines name none). Throws when the file cannot be
-  /// read, rewritten or opened for appending.
-  public init(loop: EventLoop, folder: StateFolder, environment: String? = nil) throws(Errno) {
-    self.loop = loop
-    self.folder = folder
+  /// Replays the outbox's lines of `journal` (after an outbox file of an earlier
+  /// version, when there is one); records are made in `environment` (nil: lines name
+  /// none). Throws when the earlier file cannot be read.
+  public init(journal: Journal, environment: String? = nil) throws(Errno) {
+    self.journal = journal
     self.environment = environment
-    folder.removeStaleTemporaries()
-    guard let existing = try folder.read(Outbox.fileName) else {
-      // First start: an empty log, made durable by syncing the folder that names it.
-      fd = try folder.open(Outbox.fileName, .writeOnly, options: [.create, .append])
-      try folder.syncFolder()
-      return
+    var legacy: [String] = []
+    if let bytes = try journal.folder.read(Outbox.legacyFileName) {
+      legacy.append(Outbox.legacyFileName)
+      let replay = Outbox.replay(bytes, environment: environment)
+      live = replay.live
+      nextSequence = UInt64(replay.lines)
+      if replay.skipped > 0 {
+        Log.warn("\(folder.file(Outbox.legacyFileName)): skipped \(replay.skipped) unreadable line(s)")
+      }
     }
-    let replay = Outbox.replay(existing, environment: environment)
-    live = replay.live
-    nextSequence = UInt64(replay.lines)
-    lineCount = replay.lines
-    if replay.skipped > 0 {
-      Log.warn("\(folder.file(Outbox.fileName)): skipped \(replay.skipped) unreadable line(s)")
-    }
-    if replay.tornTail {
-      Log.info("\(folder.file(Outbox.fileName)): ignored an incomplete last line (the last run stopped mid-write)")
-    }
-    // Already compact (one line per live intent, nothing to skip): keep it, which
-    // saves two fsyncs on every start.
+    journal.attach(self, legacyFiles: legacy)
     // Untagged lines are rewritten with this start's environment, which they belong
     // to: a later start in another one must not take them for its own.
-    let isCompact = replay.skipped == 0 && !replay.tornTail && replay.lines == live.count && replay.untagged == 0
-    if !isCompact { try compact() }
-    // compact() reopened the log; otherwise open it for appending now.
-    if fd == nil { try openForAppending() }
+    if untaggedLines > 0 { journal.requestRewrite() }
   }
 
-  private func openForAppending() throws(Errno) {
-    let opened = try folder.open(Outbox.fileName, .writeOnly, options: [.append])
-    do {
-      durableSize = try opened.fileSize()
-    } catch {
-      opened.close()
-      throw error
-    }
-    fd = opened
-  }
-
-  deinit { fd?.close() }
+  /// Lines replayed at start that named no environment although the outbox has one.
+  private var untaggedLines = 0
 
   // MARK: IntentLog
 
@@ -140,8 +104,7 @@ public final class Outbox: IntentLog {
     }
     if onDisk.index(forKey: slot) == nil { onDisk[slot] = before }
     nextSequence += 1
-    Outbox.appendLine(slot, wanted: wanted, to: &buffer)
-    bufferedLines += 1
+    journal.record(urgent: wanted != nil) { Outbox.appendLine(slot, wanted: wanted, to: &$0) }
   }
 
   /// Unsettled intents of the active environment in the order they were last
@@ -162,8 +125,8 @@ public final class Outbox: IntentLog {
 
   // MARK: Group commit
 
-  /// Whether records wait for `commit()`.
-  public var needsCommit: Bool { bufferedLines > 0 }
+  /// Whether records wait for an fsync, or a failure to be reported.
+  public var needsCommit: Bool { journal.needsSync || takenBack != nil }
 
   /// Intents a failed commit took back: each entity's intent is again the one on
   /// disk (`durable`, nil for none), in the environment it was recorded in.
@@ -172,85 +135,61 @@ public final class Outbox: IntentLog {
     public var intents: [(key: EntityKey, durable: Bool?)]
   }
 
-  /// Makes every record since the last commit durable with one write and one fsync,
-  /// then compacts when the log has grown too long; returns whether everything
-  /// recorded is durable now. See `commitOrTakeBack()` for a failure.
+  /// Makes every record since the last commit durable with one write and one fsync
+  /// (settlements alone included); returns whether everything recorded is durable
+  /// now. See `commitOrTakeBack()` for a failure.
   @discardableResult
   public func commit() -> Bool {
-    if case .failure = commitOrTakeBack() { return false }
-    return true
+    journal.commit(sync: true)
+    return takenBack.take() == nil
   }
 
-  /// As `commit()`; when the write fails (a full disk, a file size limit), nothing of
-  /// it counts: the file is cut back to its durable length, the records are dropped,
-  /// every new intent among them goes back to the one on disk, and the failure lists
-  /// those of the active environment, whose mutations must not be acknowledged.
-  /// Settlements that were not saved are simply replayed once more after a crash.
+  /// Commits the journal (with an fsync when a record needs one); when that fails (a
+  /// full disk, a file size limit, a failed fsync), nothing of it counts: the records
+  /// are dropped, every new intent among them goes back to the one on disk, and the
+  /// failure lists those of the active environment, whose mutations must not be
+  /// acknowledged. Settlements that were not saved are simply replayed once more
+  /// after a crash.
   public func commitOrTakeBack() -> Result<Void, Unsaved> {
-    guard bufferedLines > 0 else { return .success(()) }
-    do throws(Errno) {
-      guard let fd = self.fd, folder.isLinked(fd) else {
-        // No descriptor (a failed reopen after compaction), or the log lost its name
-        // (removed, or the state folder deleted while running): appending would
-        // acknowledge intents no start reads. Write every live intent, these records
-        // included, to a new log instead; without a folder that fails, and the
-        // mutations are answered with an error. (Before, such commits were acknowledged and lost.)
-        self.fd?.close()
-        self.fd = nil
-        try compact()
-        commitCount += 1
-        return .success(())
-      }
-      var bytes: [UInt8] = []
-      if mayHaveTornTail { bytes.append(UInt8(ascii: "\n")) }
-      for (slot, wanted) in repairs { Outbox.appendLine(slot, wanted: wanted, to: &bytes) }
-      bytes += buffer
-      mayHaveTornTail = true
-      try folder.write(bytes, to: fd, Outbox.fileName)
-      try folder.sync(fd, Outbox.fileName)
-      mayHaveTornTail = false
-      durableSize += bytes.count
-    } catch {
-      lastError = error
-      Log.error("outbox: could not save \(bufferedLines) intent(s), answering their mutations with an error: \(error)")
-      return .failure(takeBack(error))
-    }
-    lineCount += bufferedLines + repairs.count
-    repairs.removeAll()
-    commitCount += 1
-    buffer.removeAll(keepingCapacity: buffer.count <= 64 * 1024)
-    bufferedLines = 0
-    onDisk.removeAll()
-    lastError = nil
-    if lineCount > max(Outbox.compactionMinimumLines, Outbox.compactionFactor * live.count) {
-      do {
-        try compact()
-      } catch {
-        // The appended log is still correct, only long: try again after later commits.
-        lastError = error
-        Log.error("outbox: could not compact: \(error)")
-      }
-    }
+    journal.commit()
+    if let unsaved = takenBack.take() { return .failure(unsaved) }
     return .success(())
   }
 
-  private func takeBack(_ error: Errno) -> Unsaved {
-    // A partial write may have left whole lines of intents nobody was told about:
-    // shrinking needs no space, so cut them off. If even that fails, the next commit
-    // starts on a fresh line, and the next compaction drops what is left.
-    let cutOff =
-      if let fd, (try? folder.truncate(fd, Outbox.fileName, toSize: durableSize)) != nil,
-        (try? folder.sync(fd, Outbox.fileName)) != nil
-      {
-        true
-      } else {
-        false
-      }
-    if cutOff { mayHaveTornTail = false }
-    var unsaved: [(key: EntityKey, durable: Bool?)] = []
+  /// Rewrites the journal with one line per live intent (and the other parts'
+  /// state); records not yet committed are made durable by it too.
+  public func compact() throws(Errno) { try journal.compact() }
+
+  // MARK: JournalPart
+
+  public func replay(_ record: JSONScanner.ScannedObject) -> Bool {
+    guard let (key, lineEnvironment, wanted) = Outbox.parseRecord(record) else { return false }
+    if lineEnvironment == nil && environment != nil { untaggedLines += 1 }
+    let slot = Slot(environment: lineEnvironment ?? environment, key: key)
+    if let wanted {
+      live[slot] = (wanted, nextSequence)
+    } else {
+      live[slot] = nil
+    }
+    nextSequence += 1
+    return true
+  }
+
+  public func appendState(to bytes: inout [UInt8]) {
+    for (slot, intent) in live.sorted(by: { $0.value.sequence < $1.value.sequence }) {
+      Outbox.appendLine(slot, wanted: intent.wanted, to: &bytes)
+    }
+  }
+
+  public var stateLines: Int { live.count }
+
+  public func recordsCommitted() { onDisk.removeAll() }
+
+  public func recordsFailed(_ error: Errno) {
+    guard !onDisk.isEmpty else { return }
+    var unsaved = takenBack?.intents ?? []
     for (slot, durable) in onDisk {
       guard let now = live[slot] else { continue }  // a settlement: replayed once more at worst
-      if !cutOff && repairs.index(forKey: slot) == nil { repairs[slot] = durable }
       if let durable {
         if now.wanted != durable { live[slot] = (durable, nextSequence) }
         nextSequence += 1
@@ -260,32 +199,11 @@ public final class Outbox: IntentLog {
       if slot.environment == environment { unsaved.append((slot.key, durable)) }
     }
     onDisk.removeAll()
-    buffer.removeAll()
-    bufferedLines = 0
-    return Unsaved(error: error, intents: unsaved.sorted { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) })
+    unsaved.sort { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }
+    takenBack = Unsaved(error: error, intents: unsaved)
   }
 
-  /// Rewrites the log atomically with one line per live intent (every environment's),
-  /// and appends to the new file from then on. Records not yet committed are made
-  /// durable by it too.
-  public func compact() throws(Errno) {
-    var bytes: [UInt8] = []
-    let slots = live.sorted { $0.value.sequence < $1.value.sequence }
-    for (slot, intent) in slots { Outbox.appendLine(slot, wanted: intent.wanted, to: &bytes) }
-    try folder.replace(Outbox.fileName, with: bytes)
-    // The old descriptor points at the replaced file: appends must go to the new one.
-    fd?.close()
-    fd = nil
-    buffer.removeAll()
-    bufferedLines = 0
-    onDisk.removeAll()
-    mayHaveTornTail = false
-    repairs.removeAll()
-    lineCount = slots.count
-    compactionCount += 1
-    lastError = nil
-    try openForAppending()
-  }
+  public func commitEnded() {}
 
   // MARK: Format
 
@@ -358,13 +276,18 @@ public final class Outbox: IntentLog {
   }
 
   static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (EntityKey, String?, Bool?)? {
-    guard let object = try? JSON.parse(bytes), object.isObject,
-      let kind = object["k"]?.string, let id = object["i"]?.string, let w = object["w"]
-    else { return nil }
-    let environment = object["e"]?.string
+    guard let object = try? JSONScanner.scanObjectMembers(bytes) else { return nil }
+    return parseRecord(object)
+  }
+
+  static func parseRecord(_ object: JSONScanner.ScannedObject) -> (EntityKey, String?, Bool?)? {
+    guard let kind = object["k"]?.stringValue, let id = object["i"]?.stringValue, let w = object["w"] else {
+      return nil
+    }
+    let environment = object["e"]?.stringValue
     if object["e"] != nil && environment == nil { return nil }
-    if w.isNull { return (EntityKey(kind: kind, id: id), environment, nil) }
-    guard let wanted = w.bool else { return nil }
+    if w.kind == .null { return (EntityKey(kind: kind, id: id), environment, nil) }
+    guard let wanted = w.boolValue else { return nil }
     return (EntityKey(kind: kind, id: id), environment, wanted)
   }
 }

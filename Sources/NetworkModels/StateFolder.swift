@@ -94,14 +94,6 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     try fd.truncate(toSize: size)
   }
 
-  /// Whether `fd` still has a name: false once its file was removed, or replaced by a
-  /// rename, or its folder deleted (rm -rf while running). Appending to such a file
-  /// succeeds but no start will read it.
-  public func isLinked(_ fd: FileDescriptor) -> Bool {
-    var info = stat()
-    return fstat(fd.rawValue, &info) == 0 && info.st_nlink > 0
-  }
-
   /// Makes the folder's entries (created, renamed, removed files) durable.
   public func syncFolder() throws(Errno) {
     try observer?.willPerform(.syncFolder)
@@ -113,7 +105,7 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     try FileSystem.rename(file(name), to: file(target))
   }
 
-  private func remove(_ name: String) throws(Errno) {
+  public func remove(_ name: String) throws(Errno) {
     try observer?.willPerform(.remove(name))
     try FileSystem.removeFile(file(name))
   }

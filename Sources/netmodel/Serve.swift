@@ -33,14 +33,14 @@ func serve(_ options: ServeOptions) -> Int32 {
     defer { folderLock.close() }
     var policy = RetryPolicy()
     var kindPolicies: [String: RetryPolicy] = [:]
-    var local: LocalBackend?
+    // One journal for the outbox and the local backend: one fsync per loop turn.
+    let journal = try Journal(folder: folder)
     var backend: ModelBackend
     // Intents are kept per environment when the backend has environments.
     var environment: String?
     switch options.backend {
     case .local:
-      local = try LocalBackend(loop: loop, folder: folder)
-      backend = local!
+      backend = try LocalBackend(loop: loop, journal: journal)
     case .rest:
       let configuration: RESTConfiguration
       switch loadConfiguration(options.configPath ?? "") {
@@ -67,7 +67,7 @@ func serve(_ options: ServeOptions) -> Int32 {
       policy.whenExhausted = whenExhausted
       for kind in kindPolicies.keys { kindPolicies[kind]?.whenExhausted = whenExhausted }
     }
-    let outbox = try Outbox(loop: loop, folder: folder, environment: environment)
+    let outbox = try Outbox(journal: journal, environment: environment)
     let seed = options.seed ?? Process.monotonicNanoseconds()
     if let simulation = options.simulation {
       backend = SimulatedBackend(wrapping: backend, loop: loop, settings: simulation, seed: simulation.seed ?? seed)
@@ -105,8 +105,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     try loop.run()
     server.shutDown(answeringPending: .shuttingDown)
     service.models.commitIntents()
-    // A clean stop leaves everything in the snapshot, so the next start reads one file.
-    do { try local?.compact() } catch { Log.warn("could not compact the local follows: \(error)") }
+    // A clean stop leaves a compact journal, so the next start reads the state only.
+    do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")

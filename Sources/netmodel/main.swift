@@ -30,7 +30,7 @@ let usage = """
     --shutdown-timeout-ms N     how long the final flush at exit waits for peers
                                 that do not read (default 3000)
     --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel):
-                                local-follows.json and .log (the local backend), outbox.log;
+                                journal.log (intents, the local backend's follows), versions;
                                 yours alone, as the socket's folder
     --max-age-ms N              how old a confirmed state may be and still answer
                                 getFollowState from memory (default 30000)

@@ -345,7 +345,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
   }
 
   static func recoverOutbox(_ folder: StateFolder) throws -> [EntityKey: Bool] {
-    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+    let outbox = try Outbox(folder: folder)
     return Dictionary(uniqueKeysWithValues: outbox.unsettledIntents().map { ($0.0, $0.1) })
   }
 
@@ -358,7 +358,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
 
   @Test func theOutboxRecoversFromEveryCrashOfAHistory() throws {
     let count = try explore { folder, ledger, _ in
-      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+      let outbox = try Outbox(folder: folder)
       func commit(_ batch: [(String, Bool?)]) {
         for (id, w) in batch {
           outbox.record(k(id), wanted: w)
@@ -405,6 +405,185 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     #expect(count > 100)
   }
 
+  /// Intents are recorded under this kind in the ledger, follows under `k`'s.
+  static func intent(_ id: String) -> EntityKey { EntityKey(kind: "intent", id: id) }
+
+  static func recoverShared(_ folder: StateFolder) throws -> [EntityKey: Bool] {
+    let journal = try Journal(folder: folder)
+    let backend = try LocalBackend(loop: try EventLoop(clock: ManualClock()), journal: journal)
+    let outbox = try Outbox(journal: journal)
+    var result: [EntityKey: Bool] = [:]
+    for id in ["a", "b", "c", "d", "e"] where backend.isFollowing(k(id)) { result[k(id)] = true }
+    for (key, wanted) in outbox.unsettledIntents() { result[intent(key.id)] = wanted }
+    return result
+  }
+
+  /// A step of a shared-journal history.
+  enum SharedStep {
+    /// A loop turn with these mutations (distinct ids), whose fsyncs fail or not.
+    case turn([(String, Bool)], failing: Bool = false)
+    case compact(failing: Bool = false)
+    case restart
+  }
+
+  /// Turns as the service makes them with the local backend: each records intents and
+  /// follows in one journal, one commit makes both durable, the follows are confirmed
+  /// in it and their intents settle (without an fsync, in the next commit).
+  func exploreSharedJournal(
+    before: (StateFolder, Ledger) throws -> Void = { _, _ in }, maximumPending: Int = 10, _ steps: [SharedStep]
+  ) throws -> Int {
+    var failing = false
+    return try explore(maximumPending: maximumPending) { folder, ledger, recorder in
+      recorder.fail = { op in
+        if case .sync = op { return failing }
+        return false
+      }
+      try before(folder, ledger)
+      var loop = try EventLoop(clock: ManualClock())
+      var journal = try Journal(folder: folder)
+      var backend = try LocalBackend(loop: loop, journal: journal)
+      var outbox = try Outbox(journal: journal)
+      // Settlements wait for the next commit, which writes them (with its fsync); one
+      // that is never written stays asked: its intent is sent once more after a restart.
+      var unwrittenSettlements: [String] = []
+      // Settled in memory, not yet known durable: a refused mutation of such an intent
+      // goes back to settled (the outbox takes it back to what it wrote last).
+      var settledNotDurable = Set<String>()
+      // A rewrite makes the intents in memory durable, settlements whose write failed
+      // included, except those recorded after it (by the completions it called).
+      func acknowledgeRewrite(except recordedAfter: [String]) {
+        let live = Dictionary(outbox.unsettledIntents().map { ($0.0.id, $0.1) }, uniquingKeysWith: { $1 })
+        for id in ["a", "b", "c", "d", "e"] where !recordedAfter.contains(id) {
+          // Only what the ledger allows now may be made durable.
+          let allowed = ledger.marks.last?.allowed[Self.intent(id)] ?? [nil]
+          #expect(allowed.contains(live[id]), "intent \(id) rewritten as \(String(describing: live[id]))")
+          ledger.acknowledge(Self.intent(id), live[id])
+          settledNotDurable.remove(id)
+        }
+      }
+      for step in steps {
+        switch step {
+        case .restart:
+          unwrittenSettlements.removeAll()
+          settledNotDurable.removeAll()
+          ledger.restart()
+          loop = try EventLoop(clock: ManualClock())
+          journal = try Journal(folder: folder)
+          backend = try LocalBackend(loop: loop, journal: journal)
+          outbox = try Outbox(journal: journal)
+        case .compact(let failingNow):
+          failing = failingNow
+          if (try? journal.compact()) != nil { acknowledgeRewrite(except: []) }
+          unwrittenSettlements.removeAll()
+          failing = false
+        case .turn(let batch, let failingNow):
+          let asked = Set(batch.map(\.0))
+          let settlements = unwrittenSettlements.filter { !asked.contains($0) }
+          unwrittenSettlements.removeAll()
+          failing = failingNow
+          // Follows confirmed by the commit (an unchanged one even when it failed): the
+          // store settles their intents.
+          var confirmed: [String] = []
+          for (id, f) in batch {
+            ledger.ask(Self.intent(id), f)
+            outbox.record(k(id), wanted: f)
+            ledger.ask(k(id), f ? true : nil)
+            backend.setFollowing(k(id), f) { [outbox] result in
+              guard case .success = result else { return ledger.refuse(k(id)) }
+              ledger.acknowledge(k(id), f ? true : nil)
+              outbox.record(k(id), wanted: nil)
+              confirmed.append(id)
+            }
+          }
+          // The service's commit, before the turn's replies, which it answers (the
+          // intents); the settlements it wrote are durable when it made an fsync (a turn
+          // whose mutations changed nothing has none).
+          let operations = recorder.operations.count
+          let committed = outbox.commitOrTakeBack()
+          let made = recorder.operations[operations...]
+          let synced = made.contains { if case .sync = $0 { true } else { false } }
+          let rewrote = made.contains { if case .rename = $0 { true } else { false } }
+          if case .success = committed {
+            for (id, f) in batch { ledger.acknowledge(Self.intent(id), f) }
+          } else {
+            for (id, _) in batch {
+              ledger.refuse(Self.intent(id))
+              if settledNotDurable.contains(id) { ledger.ask(Self.intent(id), nil) }
+            }
+          }
+          if case .success = committed, synced {
+            for id in settlements {
+              ledger.acknowledge(Self.intent(id), nil)
+              settledNotDurable.remove(id)
+            }
+            if rewrote { acknowledgeRewrite(except: confirmed) }
+          }
+          failing = false
+          // Calls that changed nothing in a turn without a commit are confirmed here.
+          try loop.runOnce(wait: false)
+          for id in confirmed {
+            ledger.ask(Self.intent(id), nil)
+            unwrittenSettlements.append(id)
+            settledNotDurable.insert(id)
+          }
+        }
+      }
+    } recover: {
+      try Self.recoverShared($0)
+    }
+  }
+
+  @Test func aSharedJournalRecoversIntentsAndFollowsFromEveryCrash() throws {
+    for failingTurn in [nil, 2, 3] {
+      let steps: [SharedStep] = [
+        .turn([("a", true), ("b", true)]), .turn([("c", true), ("a", false)]), .compact(),
+        .turn([("d", true), ("b", false)], failing: failingTurn == 2), .turn([("e", true)], failing: failingTurn == 3),
+      ]
+      #expect(try exploreSharedJournal(steps) > 100)
+    }
+  }
+
+  /// Random shared-journal histories with failing fsyncs, compactions and restarts; a
+  /// seed that fails can be run alone with CRASH_SEED.
+  @Test(arguments: 1...12) func randomSharedJournalHistories(seed: UInt64) throws {
+    if let only = Process.environment("CRASH_SEED"), UInt64(only) != seed { return }
+    var random = SplitMix(seed)
+    var steps: [SharedStep] = []
+    for _ in 0..<7 {
+      let failing = random.next() % 4 == 0
+      switch random.next() % 6 {
+      case 0: steps.append(.restart)
+      case 1: steps.append(.compact(failing: failing))
+      default:
+        var ids = ["a", "b", "c", "d"]
+        var batch: [(String, Bool)] = []
+        for _ in 0...(random.next() % 3) {
+          batch.append((ids.remove(at: Int(random.next() % UInt64(ids.count))), random.next() % 2 == 0))
+        }
+        steps.append(.turn(batch, failing: failing))
+      }
+    }
+    _ = try exploreSharedJournal(maximumPending: 8, steps)
+  }
+
+  /// A folder of an earlier version (outbox.log, local-follows.json and .log) is moved
+  /// into the journal by the first commit: no crash during it loses or invents anything.
+  @Test func theMoveFromTheFilesOfAnEarlierVersionSurvivesEveryCrash() throws {
+    let count = try exploreSharedJournal(
+      before: { folder, ledger in
+        for id in ["a", "b", "c"] { ledger.ask(k(id), true) }
+        ledger.ask(Self.intent("d"), true)
+        try folder.replace(
+          LocalBackend.legacySnapshotName, with: Array(#"{"version":1,"follows":{"artist":["a","b"]}}"#.utf8))
+        try folder.replace(
+          LocalBackend.legacyJournalName, with: Array((#"{"k":"artist","i":"c","f":true}"# + "\n").utf8))
+        try folder.replace(Outbox.legacyFileName, with: Array((#"{"k":"artist","i":"d","w":true}"# + "\n").utf8))
+        for id in ["a", "b", "c"] { ledger.acknowledge(k(id), true) }
+        ledger.acknowledge(Self.intent("d"), true)
+      }, [.turn([("e", true), ("a", false)]), .turn([("b", false)])])
+    #expect(count > 100)
+  }
+
   /// An fsync that fails after its write reached the page cache: the mutations are
   /// answered with an error, and the lines may still reach the disk later (a later
   /// fsync of the same file writes them). They must not win after a restart.
@@ -418,7 +597,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
         default: false
         }
       }
-      let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+      let outbox = try Outbox(folder: folder)
       outbox.record(k("a"), wanted: true)
       ledger.ask(k("a"), true)
       #expect(outbox.commit())
@@ -507,14 +686,14 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
         default: false
         }
       }
-      var outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+      var outbox = try Outbox(folder: folder)
       for _ in 0..<8 {
         failing = random.next() % 4 == 0
         switch random.next() % 6 {
         case 0:
           failing = false
           ledger.restart()
-          outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: folder)
+          outbox = try Outbox(folder: folder)
         case 1:
           if (try? outbox.compact()) == nil {
             // Not answered either way: a compaction only rewrites what is durable.

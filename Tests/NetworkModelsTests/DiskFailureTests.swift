@@ -12,19 +12,19 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
   /// intents were acknowledged and gone at the next start.
   @Test func aRemovedOutboxIsWrittenAgainWithEveryLiveIntent() throws {
     let temp = try LocalBackendTestFolder()
-    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    let outbox = try Outbox(folder: temp.folder)
     outbox.record(k("a"), wanted: true)
     #expect(outbox.commit())
-    try FileSystem.removeFile(temp.folder.file(Outbox.fileName))
+    try FileSystem.removeFile(temp.folder.file(Journal.fileName))
     outbox.record(k("b"), wanted: true)
     #expect(outbox.commit())
-    let reopened = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    let reopened = try Outbox(folder: temp.folder)
     #expect(reopened.unsettledIntents().map(\.0.id) == ["a", "b"])
   }
 
   @Test func aDeletedStateFolderFailsTheCommitAndTakesItsIntentsBack() throws {
     let temp = try LocalBackendTestFolder()
-    let outbox = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    let outbox = try Outbox(folder: temp.folder)
     outbox.record(k("a"), wanted: true)
     #expect(outbox.commit())
     FileSystem.removeTree(temp.path)
@@ -39,7 +39,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     _ = try StateFolder(path: temp.path)
     outbox.record(k("c"), wanted: true)
     #expect(outbox.commit())
-    let reopened = try Outbox(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    let reopened = try Outbox(folder: temp.folder)
     #expect(reopened.unsettledIntents().map(\.0.id) == ["a", "c"])
   }
 

@@ -83,8 +83,8 @@ def kill9(server):
 
 
 def outbox_lines(runtime) -> list[dict]:
-    text = (runtime.root / "state-intents" / "outbox.log").read_text()
-    return [json.loads(line) for line in text.splitlines() if line]
+    text = (runtime.root / "state-intents" / "journal.log").read_text()
+    return [record for record in map(json.loads, filter(None, text.splitlines())) if "w" in record]
 
 
 def test_an_intent_that_cannot_be_saved_is_answered_with_an_error_and_not_kept(artsy, serve, runtime):
@@ -207,11 +207,11 @@ def test_a_full_disk_answers_an_error_and_a_kill_loses_nothing_acknowledged(arts
         # Appends within the file's last page need no space: fill that page almost up, so
         # that the next line needs a new one.
         assert c.result("follow", {"kind": "artist", "id": "banksy"})["pending"] is True
-        ids, size = [], (state / "outbox.log").stat().st_size
+        ids, size = [], (state / "journal.log").stat().st_size
         while True:
             ids.append(f"{len(ids):03d}" + "x" * 250)
             assert c.result("follow", {"kind": "artist", "id": ids[-1]})["pending"] is True
-            grown, size = (state / "outbox.log").stat().st_size - size, (state / "outbox.log").stat().st_size
+            grown, size = (state / "journal.log").stat().st_size - size, (state / "journal.log").stat().st_size
             if size + grown > 4096:
                 break
         ids.append(f"{len(ids):03d}" + "x" * 250)

@@ -130,16 +130,11 @@ def settled(following):
 
 
 def read_follows(state_dir: Path) -> dict:
-    """The local backend's follows as its load sees them: the snapshot
-    local-follows.json (if any), then the journal local-follows.log applied in
-    order. A last line without its newline is ignored, an unreadable line skipped.
-    Kinds with no follows are left out; ids are sorted, as in the snapshot."""
+    """The local backend's follows as its load sees them: the journal.log lines
+    with "f" applied in order. A last line without its newline is ignored, an
+    unreadable line skipped. Kinds with no follows are left out; ids are sorted."""
     follows = {}
-    snapshot = state_dir / "local-follows.json"
-    if snapshot.exists():
-        for kind, ids in json.loads(snapshot.read_text())["follows"].items():
-            follows[kind] = set(ids)
-    journal = state_dir / "local-follows.log"
+    journal = state_dir / "journal.log"
     if journal.exists():
         # The part after the last newline is an unfinished write: never confirmed.
         for line in journal.read_bytes().split(b"\n")[:-1]:
@@ -158,16 +153,17 @@ def read_follows(state_dir: Path) -> dict:
 
 
 def outbox_intents(state_dir: Path) -> dict:
-    """The outbox as replay sees it: last line per entity wins."""
+    """The outbox as replay sees it (journal.log lines with "w"): last line per entity wins."""
     out = {}
-    for line in (state_dir / "outbox.log").read_bytes().split(b"\n"):
+    for line in (state_dir / "journal.log").read_bytes().split(b"\n"):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except ValueError:
             continue
-        out[(rec.get("k"), rec.get("i"))] = rec.get("w")
+        if "w" in rec:
+            out[(rec.get("k"), rec.get("i"))] = rec.get("w")
     return out
 
 
@@ -328,7 +324,7 @@ def test_outbox_survives_sigkill(spawn, state_dir):
     s1.signal(signal.SIGKILL)
     assert s1.wait(10) == -signal.SIGKILL
     intents = outbox_intents(state_dir)
-    assert intents.get(("artist", "banksy")) is True, (state_dir / "outbox.log").read_bytes()
+    assert intents.get(("artist", "banksy")) is True, (state_dir / "journal.log").read_bytes()
     assert read_follows(state_dir) == {}
 
     s2 = spawn("--state-dir", state_dir)

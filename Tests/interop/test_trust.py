@@ -123,7 +123,7 @@ def test_a_state_folder_others_can_write_is_refused(spawn, runtime):
     assert f"refusing to start: the state folder {sd} can be written by its group and other users (mode 0777)" in err
     assert f"chmod 700 {sd}" in err and "--state-dir=DIR" in err
     assert not sock.exists(), "the state folder is checked before the socket is made"
-    assert not (sd / "outbox.log").exists()
+    assert not (sd / "journal.log").exists()
 
 
 @needs_root

@@ -1,0 +1,73 @@
+import EventLoop
+import NetworkModels
+import Posix
+import Testing
+
+/// Counts the fsyncs made in a state folder.
+private final class FsyncCounter: StateFileObserver, @unchecked Sendable {
+  var syncs = 0
+  func willPerform(_ operation: StateFileOperation) throws(Errno) {
+    if case .sync = operation { syncs += 1 }
+  }
+}
+
+private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
+
+/// The journal shared by the outbox and the local backend (issue 13, part 3).
+@Suite struct JournalTests {
+  /// A turn as the service makes it: the intent and the follow are made durable by the
+  /// one commit at its end, which also confirms the follow; the settlement that follows
+  /// needs no fsync of its own.
+  @Test func aTurnWithAnIntentAndAFollowCostsOneFsync() throws {
+    let temp = try LocalBackendTestFolder()
+    let counter = FsyncCounter()
+    var folder = temp.folder
+    folder.observer = counter
+    let loop = try EventLoop(clock: ManualClock())
+    let journal = try Journal(folder: folder)
+    let backend = try LocalBackend(loop: loop, journal: journal)
+    let outbox = try Outbox(journal: journal)
+    for (turn, id) in ["a", "b", "c"].enumerated() {
+      outbox.record(k(id), wanted: true)
+      var confirmed = false
+      backend.setFollowing(k(id), true) { result in
+        confirmed = (try? result.get()) == true
+        outbox.record(k(id), wanted: nil)
+      }
+      #expect(outbox.needsCommit)
+      guard case .success = outbox.commitOrTakeBack() else {
+        Issue.record("the commit failed")
+        return
+      }
+      #expect(confirmed, "confirmed by the turn's commit")
+      #expect(!outbox.needsCommit, "a settlement alone waits for no fsync")
+      try loop.runOnce(wait: false)
+      if case .failure = outbox.commitOrTakeBack() { Issue.record("the settlement's write failed") }
+      #expect(counter.syncs == turn + 1)
+    }
+    let lines = try #require(try temp.text(Journal.fileName)).split(separator: "\n").suffix(4).map(String.init)
+    let expected: [String] = [
+      #"{"k":"artist","i":"b","w":null}"#, #"{"k":"artist","i":"c","w":true}"#,
+      #"{"k":"artist","i":"c","f":true}"#, #"{"k":"artist","i":"c","w":null}"#,
+    ]
+    #expect(lines == expected)
+    let reopened = try Journal(folder: temp.folder)
+    let again = try LocalBackend(loop: loop, journal: reopened)
+    #expect(try Outbox(journal: reopened).count == 0)
+    #expect(again.followCount == 3)
+  }
+
+  /// Lines no open part reads (the local backend's, when only the outbox is open) are
+  /// kept by a compaction.
+  @Test func aCompactionKeepsTheLinesOfPartsNotOpen() throws {
+    let temp = try LocalBackendTestFolder()
+    let follow = #"{"k":"artist","i":"kept","f":true}"# + "\n"
+    try temp.write(Journal.fileName, follow + #"{"k":"artist","i":"a","w":true}"# + "\n")
+    let outbox = try Outbox(folder: temp.folder)
+    #expect(outbox.count == 1)
+    try outbox.compact()
+    #expect(try temp.text(Journal.fileName) == #"{"k":"artist","i":"a","w":true}"# + "\n" + follow)
+    let backend = try LocalBackend(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
+    #expect(backend.isFollowing(k("kept")))
+  }
+}
