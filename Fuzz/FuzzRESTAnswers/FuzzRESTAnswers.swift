@@ -64,14 +64,14 @@ let commonStatuses = [200, 201, 204, 299, 301, 400, 401, 403, 404, 408, 409, 410
 
 func checkMapping<T>(_ result: Result<T, FollowFailure>, status: Int, named: Bool, _ response: HTTPResponse) {
   guard !named, case .failure(let failure) = result else { return }
-  let retryAfter = response.retryAfterMs
-  if let retryAfter, retryAfter > 3_600_000 { fuzzFailure("Retry-After of \(retryAfter) ms is above the cap") }
+  let retryAfter = response.retryAfter
+  if let retryAfter, retryAfter > .seconds(3600) { fuzzFailure("Retry-After of \(retryAfter) is above the cap") }
   switch (status, failure.kind) {
   case (200...299, .unavailable): break  // the answer could not be read
   case (200...299, _): fuzzFailure("\(status) became \(failure.kind)")
   case (401, .unauthorized), (403, .unauthorized): break
   case (408, .unavailable), (429, .unavailable), (500...599, .unavailable):
-    if failure.retryAfterMs != retryAfter { fuzzFailure("\(status) lost its Retry-After") }
+    if failure.retryAfter != retryAfter { fuzzFailure("\(status) lost its Retry-After") }
   case (401, _), (403, _), (408, _), (429, _), (500...599, _): fuzzFailure("\(status) became \(failure.kind)")
   case (_, .rejected(let rejected)) where rejected == status: break
   default: fuzzFailure("\(status) became \(failure.kind)")
@@ -93,7 +93,7 @@ struct FuzzRESTAnswers {
       let headers = reader.field()
       let response = HTTPResponse(status: status, headerBytes: headers, body: Array(reader.remaining))
       _ = response.headers
-      _ = response.retryAfterMs
+      _ = response.retryAfter
 
       let kind = configuration.kinds[kinds[selector % kinds.count]]!
       let choice = (selector >> 2) % 4

@@ -75,7 +75,7 @@ public final class EventLoop {
     let id = nextToken
     nextToken += 1
     timerBodies[id] = body
-    timers.insert(deadline: deadline(after: delay.clampedNanoseconds, from: clock.now), id: id)
+    timers.insert(deadline: clock.now + delay, id: id)
     return TimerID(value: id)
   }
 
@@ -88,28 +88,18 @@ public final class EventLoop {
     }
   }
 
-  /// A deadline beyond the clock's range is one it never reaches (a wrapped sum would
-  /// be in the past, and the timer would fire at once).
-  private func deadline(after delay: UInt64, from now: UInt64) -> UInt64 {
-    let (sum, overflow) = now.addingReportingOverflow(delay)
-    return overflow ? .max : sum
-  }
-
   public func cancel(_ timer: TimerID) {
     timerBodies.removeValue(forKey: timer.value)
   }
 
   /// The time until the earliest live timer, or nil when none is scheduled.
-  public var nextTimerDelay: Duration? { nanosecondsUntilNextTimer.map { .nanoseconds($0) } }
-
-  private var nanosecondsUntilNextTimer: UInt64? {
+  public var nextTimerDelay: Duration? {
     while let top = timers.peek() {
       if timerBodies[top.id] == nil {
         _ = timers.pop()
         continue
       }
-      let now = clock.now
-      return top.deadline > now ? top.deadline - now : 0
+      return max(top.deadline - clock.now, .zero)
     }
     return nil
   }
@@ -140,16 +130,8 @@ public final class EventLoop {
   /// otherwise), run I/O handlers, deferred tasks and due timers, then the hooks.
   public func runOnce(wait: Bool = true) throws(Errno) {
     iteration &+= 1
-    var timeoutMs: Int32 = 0
-    if wait && pendingTasks.isEmpty {
-      if let delay = nanosecondsUntilNextTimer {
-        // Round up, so a timer never fires a little before its deadline.
-        timeoutMs = Int32(clamping: (delay + 999_999) / 1_000_000)
-      } else {
-        timeoutMs = -1
-      }
-    }
-    try epoll.wait(timeoutMs: timeoutMs) { token, events in
+    let timeout = wait && pendingTasks.isEmpty ? nextTimerDelay : .zero
+    try epoll.wait(timeout: timeout) { token, events in
       if token == 0 {
         wakeFD.drain()
         return
@@ -193,7 +175,7 @@ public final class EventLoop {
       if let again = body() {
         // The body may have cancelled itself while running.
         if timerBodies[top.id] != nil {
-          timers.insert(deadline: deadline(after: max(again.clampedNanoseconds, 1), from: now), id: top.id)
+          timers.insert(deadline: now + max(again, .nanoseconds(1)), id: top.id)
         }
       } else {
         timerBodies.removeValue(forKey: top.id)

@@ -1,5 +1,4 @@
 /// Where the loop reads the time; tests swap in a `ManualClock`.
 public protocol LoopClock: AnyObject {
-  /// Monotonic nanoseconds.
-  var now: UInt64 { get }
+  var now: LoopInstant { get }
 }

@@ -1,8 +1,8 @@
 /// A clock that moves only when told to, so timer tests never sleep.
 public final class ManualClock: LoopClock {
-  public private(set) var now: UInt64
+  public private(set) var now: LoopInstant
 
-  public init(start: UInt64 = 1_000_000_000) { now = start }
+  public init(start: LoopInstant = LoopInstant(nanoseconds: 1_000_000_000)) { now = start }
 
-  public func advance(by duration: Duration) { now += duration.clampedNanoseconds }
+  public func advance(by duration: Duration) { now = now + duration }
 }

@@ -2,5 +2,5 @@ import Posix
 
 public final class MonotonicClock: LoopClock {
   public init() {}
-  public var now: UInt64 { Process.monotonicNanoseconds() }
+  public var now: LoopInstant { LoopInstant(nanoseconds: Process.monotonicNanoseconds()) }
 }

@@ -2,7 +2,7 @@
 /// which keeps cancel O(1).
 struct TimerHeap {
   struct Entry {
-    var deadline: UInt64
+    var deadline: LoopInstant
     var id: UInt64
   }
 
@@ -12,7 +12,7 @@ struct TimerHeap {
 
   func peek() -> Entry? { entries.first }
 
-  mutating func insert(deadline: UInt64, id: UInt64) {
+  mutating func insert(deadline: LoopInstant, id: UInt64) {
     entries.append(Entry(deadline: deadline, id: id))
     var child = entries.count - 1
     while child > 0 {

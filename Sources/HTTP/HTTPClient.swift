@@ -78,7 +78,8 @@ public final class HTTPClient {
     }
     _ = nm_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
     _ = nm_multi_setopt_timer_callback(multi) { _, timeoutMs, context in
-      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().wake(afterMilliseconds: timeoutMs)
+      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().wake(
+        after: timeoutMs >= 0 ? .milliseconds(timeoutMs) : nil)
       return 0
     }
     _ = nm_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
@@ -199,13 +200,13 @@ public final class HTTPClient {
   }
 
   /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
-  /// after this many milliseconds (-1: no timer). It must not be called from inside
-  /// this callback, so even 0 goes through the loop.
-  private func wake(afterMilliseconds timeoutMs: Int) {
+  /// after `delay` (nil: no timer). It must not be called from inside this callback,
+  /// so even zero goes through the loop.
+  private func wake(after delay: Duration?) {
     if let timer { loop.cancel(timer) }
     timer = nil
-    guard timeoutMs >= 0 else { return }
-    timer = loop.schedule(after: .milliseconds(timeoutMs)) { [unowned self] in
+    guard let delay else { return }
+    timer = loop.schedule(after: delay) { [unowned self] in
       self.timer = nil
       self.act(on: nm_curl_socket_timeout(), mask: 0)
     }
@@ -237,7 +238,7 @@ public final class HTTPClient {
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
       curl_multi_remove_handle(multi, handle)
       recycle(handle)
-      let elapsedUs = (loop.clock.now &- transfer.startedAt) / 1000
+      let elapsedUs = Int((loop.clock.now - transfer.startedAt) / .microseconds(1))
       switch result {
       case .success(let response):
         counters.responses += 1
@@ -265,7 +266,7 @@ public final class HTTPClient {
   private func waitForRate() {
     guard rateTimer == nil else { return }
     let delay = rate.delayUntilNext(now: loop.clock.now)
-    rateTimer = loop.schedule(after: .nanoseconds(delay)) { [weak self] in
+    rateTimer = loop.schedule(after: delay) { [weak self] in
       self?.rateTimer = nil
       self?.startWaiting()
     }

@@ -6,25 +6,25 @@ public struct HTTPRequest: Sendable, Equatable {
   /// Sent in this order; a value of a header named in `secretHeaders` is never logged.
   public var headers: [(name: String, value: String)]
   public var body: [UInt8]?
-  /// The whole transfer, connection included; 0 means no limit.
-  public var timeoutMs: UInt64
-  public var connectTimeoutMs: UInt64
+  /// The whole transfer, connection included; zero means no limit.
+  public var timeout: Duration
+  public var connectTimeout: Duration
 
   public init(
     method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
-    timeoutMs: UInt64 = 10_000, connectTimeoutMs: UInt64 = 3_000
+    timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3)
   ) {
     self.method = method
     self.url = url
     self.headers = headers
     self.body = body
-    self.timeoutMs = timeoutMs
-    self.connectTimeoutMs = connectTimeoutMs
+    self.timeout = timeout
+    self.connectTimeout = connectTimeout
   }
 
   public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
-    a.method == b.method && a.url == b.url && a.body == b.body && a.timeoutMs == b.timeoutMs
-      && a.connectTimeoutMs == b.connectTimeoutMs && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
+    a.method == b.method && a.url == b.url && a.body == b.body && a.timeout == b.timeout
+      && a.connectTimeout == b.connectTimeout && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
   }
 
   /// `METHOD url`, safe to log: headers (where tokens live) and bodies are left out.
@@ -71,11 +71,11 @@ public struct HTTPResponse: Sendable {
     return headers.last(where: { $0.name.lowercased() == wanted })?.value
   }
 
-  /// Retry-After in milliseconds when it is a number of seconds (an HTTP date is
+  /// Retry-After when it is a number of seconds, at most an hour (an HTTP date is
   /// rare in APIs and is ignored: the backoff still applies).
-  public var retryAfterMs: UInt64? {
+  public var retryAfter: Duration? {
     guard let value = header("Retry-After")?.trimmingSpaces, let seconds = UInt64(value) else { return nil }
-    return min(seconds, 3600) * 1000
+    return .seconds(min(seconds, 3600))
   }
 }
 

@@ -1,4 +1,6 @@
 import CCurl
+import EventLoop
+import Posix
 
 /// One request on one libcurl easy handle: owns the header list and collects the
 /// answer. The handle itself is pooled by `HTTPClient` and outlives the transfer.
@@ -8,7 +10,7 @@ final class Transfer {
   let handle: UnsafeMutableRawPointer
   let request: HTTPRequest
   let completion: Completion
-  let startedAt: UInt64
+  let startedAt: LoopInstant
   private var headerList: UnsafeMutablePointer<curl_slist>?
   private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
   private var headerBytes: [UInt8] = []
@@ -17,7 +19,7 @@ final class Transfer {
   private let maxBodyBytes: Int
 
   init(
-    handle: UnsafeMutableRawPointer, request: HTTPRequest, maxBodyBytes: Int, startedAt: UInt64,
+    handle: UnsafeMutableRawPointer, request: HTTPRequest, maxBodyBytes: Int, startedAt: LoopInstant,
     completion: @escaping Completion
   ) {
     self.handle = handle
@@ -78,8 +80,8 @@ final class Transfer {
     // Compression saves nothing on loopback, and asking for it costs libcurl a header
     // built per request.
     check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, Transfer.isLoopback(request.url) ? nil : ""))
-    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(clamping: request.timeoutMs)))
-    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(clamping: request.connectTimeoutMs)))
+    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(request.timeout.roundedUpMilliseconds)))
+    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout.roundedUpMilliseconds)))
 
     switch (request.method, request.body) {
     case ("GET", nil):

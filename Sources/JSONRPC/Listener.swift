@@ -19,10 +19,10 @@ final class Listener {
   private var backingOff: EventLoop.TimerID?
   /// accept() failures in this episode (logged once).
   private var failures = 0
-  private var backOffMs: UInt64 = Listener.firstBackOffMs
+  private var backOff = Listener.firstBackOff
 
-  static let firstBackOffMs: UInt64 = 100
-  static let maxBackOffMs: UInt64 = 1000
+  static let firstBackOff = Duration.milliseconds(100)
+  static let maxBackOff = Duration.seconds(1)
 
   init(path: String, loop: EventLoop, accepted: @escaping (FileDescriptor) -> Void) throws(UnixSocket.ListenError) {
     self.path = path
@@ -53,7 +53,7 @@ final class Listener {
         if failures > 0 {
           Log.info("accepting connections on \(path) normally again (after \(failures) failed attempts)")
           failures = 0
-          backOffMs = Listener.firstBackOffMs
+          backOff = Listener.firstBackOff
         }
         return
       }
@@ -72,15 +72,16 @@ final class Listener {
     if failures == 1 {
       Log.warn(
         "accept on \(path) failed: \(error); new connections wait until a connection closes "
-          + "(tried again every \(Listener.maxBackOffMs) ms at most; said once until descriptors are spare again)")
+          + "(tried again every \(Listener.maxBackOff.roundedUpMilliseconds) ms at most; said once until descriptors are spare again)"
+      )
     } else {
       Log.debug("accept on \(path) failed again (\(failures)): \(error)")
     }
     guard let registration, backingOff == nil else { return }
     try? loop.modify(registration, events: [])
-    let delay = backOffMs
-    backOffMs = min(backOffMs * 2, Listener.maxBackOffMs)
-    backingOff = loop.schedule(after: .milliseconds(delay)) { [weak self] in
+    let delay = backOff
+    backOff = min(backOff * 2, Listener.maxBackOff)
+    backingOff = loop.schedule(after: delay) { [weak self] in
       self?.backingOff = nil
       self?.pollAgain()
     }

@@ -20,9 +20,9 @@ public final class RPCServer {
   /// are not read (see `Connection.maxPendingRequests`).
   public let maxPendingRequests: Int
   /// How long the final flush at exit waits for peers to take their replies.
-  public var shutdownTimeoutMs: UInt64 = RPCServer.defaultShutdownTimeoutMs
+  public var shutdownTimeout = RPCServer.defaultShutdownTimeout
 
-  public static let defaultShutdownTimeoutMs: UInt64 = 3000
+  public static let defaultShutdownTimeout = Duration.seconds(3)
 
   /// Called when stdin ends: the host that spawned us is gone.
   public var onStdioEnded: (() -> Void)?
@@ -116,7 +116,7 @@ public final class RPCServer {
   /// Before exit: stop listening, write every queued byte, and close the sockets.
   ///
   /// The loop has ended, so this waits for the peers itself, all at once, but no longer
-  /// than `shutdownTimeoutMs`: a peer that does not read must not keep the process
+  /// than `shutdownTimeout`: a peer that does not read must not keep the process
   /// (and what runs after this, such as the clean-shutdown compaction) from ending.
   /// What a peer has not taken by then is dropped, with a warning.
   /// Requests still pending are answered `goingAway`.
@@ -125,29 +125,31 @@ public final class RPCServer {
     listeners.removeAll()
     for connection in connections.values { connection.failPendingRequests(goingAway) }
     flushAll()
-    let deadline = Process.monotonicNanoseconds() &+ shutdownTimeoutMs &* 1_000_000
+    // The real clock, not the loop's: a test's manual clock would never reach the deadline.
+    let clock = MonotonicClock()
+    let deadline = clock.now + shutdownTimeout
     var waiting = connections.values.sorted(by: { $0.id < $1.id }).filter { $0.unsentByteCount > 0 }
     while !waiting.isEmpty {
-      let now = Process.monotonicNanoseconds()
+      let now = clock.now
       guard now < deadline else { break }
-      waitUntilAnyWritable(waiting, timeoutMs: Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+      waitUntilAnyWritable(waiting, timeout: deadline - now)
       for connection in waiting { connection.flush() }
       waiting.removeAll { $0.isClosed || $0.unsentByteCount == 0 }
     }
     for connection in waiting {
       Log.warn(
         "connection \(connection.id): \(connection.unsentByteCount) bytes of replies not taken by the peer "
-          + "within \(shutdownTimeoutMs) ms of shutting down (--shutdown-timeout-ms); dropped")
+          + "within \(shutdownTimeout.roundedUpMilliseconds) ms of shutting down (--shutdown-timeout-ms); dropped")
     }
     for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.transport == .socket {
       connection.close()
     }
   }
 
-  /// Waits until one of the connections' outputs can take bytes, or `timeoutMs`.
-  private func waitUntilAnyWritable(_ waiting: [Connection], timeoutMs: Int32) {
+  /// Waits until one of the connections' outputs can take bytes, or `timeout`.
+  private func waitUntilAnyWritable(_ waiting: [Connection], timeout: Duration) {
     guard let epoll = try? Epoll() else {
-      waiting[0].outputDescriptor.waitUntilWritable(timeoutMs: timeoutMs)
+      waiting[0].outputDescriptor.waitUntilWritable(timeout: timeout)
       return
     }
     var polled = 0
@@ -156,7 +158,7 @@ public final class RPCServer {
       if (try? epoll.add(connection.outputDescriptor, events: .writable, token: UInt64(index))) != nil { polled += 1 }
     }
     guard polled == waiting.count else { return }
-    try? epoll.wait(timeoutMs: timeoutMs) { _, _ in }
+    try? epoll.wait(timeout: timeout) { _, _ in }
   }
 }
 

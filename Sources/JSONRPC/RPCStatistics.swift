@@ -1,9 +1,10 @@
+import EventLoop
 import JSON
-import Posix
 
 /// Protocol-level counters, read by the `stats` method. Loop thread only.
 public final class RPCStatistics {
-  public let startNanoseconds: UInt64
+  /// On the monotonic clock, not the loop's (a test's manual clock).
+  public let startedAt: LoopInstant
   public var connectionsOpen = 0
   public var connectionsTotal = 0
   public var requestsTotal = 0
@@ -20,8 +21,8 @@ public final class RPCStatistics {
   public var errorsTotal = 0
   public var errorsByCode: [Int64: Int] = [:]
 
-  public init(startNanoseconds: UInt64 = Process.monotonicNanoseconds()) {
-    self.startNanoseconds = startNanoseconds
+  public init(startedAt: LoopInstant = MonotonicClock().now) {
+    self.startedAt = startedAt
   }
 
   final class MethodCounter {

@@ -3,7 +3,7 @@ import Posix
 /// Eviction: a host scrolling an endless feed must not grow the process without bound.
 /// An entity nothing needs — no work under way (a pending intent, waiting for
 /// credentials or not, a read, a retry), nothing outside holding it (`isHeld`) — is
-/// dropped once unused for `eviction.idleMs`, or, beyond `eviction.maxCount`, least
+/// dropped once unused for `eviction.idle`, or, beyond `eviction.maxCount`, least
 /// recently used first. Dropped, it is exactly an entity never seen: the next use
 /// fetches it again, and its versions continue above every version it had
 /// (`versionFloor`).
@@ -76,17 +76,10 @@ extension FollowStore {
   /// Dictionaries keep their capacity when emptied: after a burst (a long feed,
   /// scrolled and closed) give the memory back.
   private func shrink() {
-    func shrunk<Value>(_ table: inout [EntityKey: Value]) -> Bool {
-      guard table.capacity > 1024, table.count < table.capacity / 4 else { return false }
-      var copy = [EntityKey: Value](minimumCapacity: table.count)
-      for (key, value) in table { copy[key] = value }
-      table = copy
-      return true
-    }
-    var trimmed = shrunk(&records)
-    trimmed = shrunk(&attributes) || trimmed
-    trimmed = shrunk(&errors) || trimmed
-    trimmed = shrunk(&activities) || trimmed
+    var trimmed = records.shrinkIfMostlyEmpty()
+    trimmed = attributes.shrinkIfMostlyEmpty() || trimmed
+    trimmed = errors.shrinkIfMostlyEmpty() || trimmed
+    trimmed = activities.shrinkIfMostlyEmpty() || trimmed
     if trimmed { Memory.trim() }
   }
 }

@@ -50,7 +50,7 @@ public final class FollowStore {
   struct Record {
     var bits: UInt8 = 0
     var version: UInt32 = 0
-    var confirmedAt: UInt64 = 0
+    var confirmedAt = LoopInstant(nanoseconds: 0)
     /// The eviction tick of its last use.
     var touched: UInt32 = 0
 
@@ -326,9 +326,9 @@ public final class FollowStore {
       if failure.isRetryable && (work.attempt < policy.maxRetries || policy.whenExhausted == .keepQueued) {
         work.attempt += 1
         counters.retries += 1
-        let delay = policy.delayMs(attempt: work.attempt, retryAfterMs: failure.retryAfterMs, random: &random)
-        Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay) ms")
-        work.retryTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
+        let delay = policy.delay(attempt: work.attempt, retryAfter: failure.retryAfter, random: &random)
+        Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay)")
+        work.retryTimer = loop.schedule(after: delay) { [weak self, weak work] in
           guard let self, let work else { return }
           work.retryTimer = nil
           if let wanted = work.wanted, self.backendHas(key, wanted) {
@@ -412,7 +412,7 @@ public final class FollowStore {
     readsWaitingForCredentials.removeAll()
     for key in records.keys.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
       records[key]!.bits = 0
-      records[key]!.confirmedAt = 0
+      records[key]!.confirmedAt = LoopInstant(nanoseconds: 0)
       changed(key)
     }
     for (key, work) in old.sorted(by: { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }) {
@@ -491,7 +491,7 @@ public final class FollowStore {
   /// `maxAgeMs`, else after one backend read shared by every concurrent caller.
   public func read(_ key: EntityKey, refresh: Bool = false, maxAgeMs: UInt64, completion: @escaping Completion) {
     if !refresh, let record = records[key], record.confirmed != nil,
-      loop.clock.now &- record.confirmedAt <= maxAgeMs &* 1_000_000,
+      loop.clock.now - record.confirmedAt <= .milliseconds(maxAgeMs),
       activities.isEmpty || activities[key]?.uncertain != true
     {
       counters.cacheHits += 1
@@ -593,8 +593,8 @@ public final class FollowStore {
       return
     }
     work.checkAttempt += 1
-    let delay = policy.delayMs(attempt: work.checkAttempt, retryAfterMs: failure.retryAfterMs, random: &random)
-    work.checkTimer = loop.schedule(after: .milliseconds(delay)) { [weak self, weak work] in
+    let delay = policy.delay(attempt: work.checkAttempt, retryAfter: failure.retryAfter, random: &random)
+    work.checkTimer = loop.schedule(after: delay) { [weak self, weak work] in
       guard let self, let work else { return }
       work.checkTimer = nil
       work.readChecksRollback = self.records[key]?.confirmed != nil

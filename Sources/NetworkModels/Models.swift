@@ -1,15 +1,5 @@
 import Posix
 
-/// What the models ask of whoever shows them (the service): it is told every change,
-/// and says what its subscribers hold, which must stay in memory and up to date.
-public protocol ModelObserver: AnyObject {
-  func modelChanged(_ change: Models.Change)
-  /// Whether a subscriber holds the entity by its exact topic: it is never evicted.
-  func holds(_ entity: EntityKey) -> Bool
-  /// Whether a subscriber holds the list: out of date, it is fetched again at once.
-  func holds(_ list: ListKey) -> Bool
-}
-
 /// The network models of one backend: the follow states, the lists joined with them,
 /// the preloader and the outbox, wired together. A follow shows in every loaded list
 /// holding the entity, a confirmed one makes the lists depending on its kind out of
@@ -40,18 +30,19 @@ public final class Models {
   public let preloader: Preloader
   /// Made durable once per loop iteration (`commitIntents`), before replies are written.
   public let outbox: Outbox?
-  /// Weak: the service that shows the models may go before them (the fuzzer makes a
+  /// Weak: an observer may own the models, and may go before them (the fuzzer makes a
   /// new service on the same server after `exit`).
-  public weak var observer: ModelObserver?
+  public weak let observer: ModelObserver?
   /// Awaited mutations not yet settled, by the order they came in.
   private var awaited: [Int: (key: EntityKey, reply: (MutationOutcome) -> Void)] = [:]
   private var nextAwaited = 0
   /// Replies of this turn's mutations, held until their intents are on disk.
   private var repliesAwaitingCommit: [(state: EntityState, reply: (MutationOutcome) -> Void)] = []
 
-  public init(store: FollowStore, outbox: Outbox? = nil) {
+  public init(store: FollowStore, outbox: Outbox? = nil, observer: ModelObserver) {
     self.store = store
     self.outbox = outbox
+    self.observer = observer
     lists = ListStore(store: store)
     preloader = Preloader(store: store)
     store.onChange = { [weak self] state in

@@ -36,26 +36,11 @@ public struct RetryPolicy: Sendable {
   /// The delay before retry number `attempt` (1-based): base·2^(attempt−1), capped,
   /// then "equal jitter" (half fixed, half random), and never less than what the
   /// backend asked for with Retry-After.
-  public func delayMs(attempt: Int, retryAfterMs: UInt64?, random: inout SplitMix64) -> UInt64 {
+  public func delay(attempt: Int, retryAfter: Duration?, random: inout SplitMix64) -> Duration {
     let exponent = UInt64(min(max(attempt - 1, 0), 20))
     let capped = min(maxDelayMs, baseDelayMs << exponent)
     let half = capped / 2
     let jittered = half + (half == 0 ? 0 : random.next() % (half + 1))
-    return max(jittered, retryAfterMs ?? 0)
-  }
-}
-
-/// A small, fast, seedable generator: retries and simulations must be reproducible.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-  public var state: UInt64
-
-  public init(seed: UInt64) { state = seed }
-
-  public mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
+    return max(.milliseconds(jittered), retryAfter ?? .zero)
   }
 }

@@ -1,33 +1,6 @@
 import EventLoop
 import Posix
 
-/// How a `SimulatedBackend` delays and fails calls (`serve --simulate`, parsed by the
-/// executable).
-public struct SimulationSettings: Sendable, Equatable {
-  /// Delay of every call, in milliseconds.
-  public var latencyMs: UInt64
-  /// Each delay is latency ± a uniform amount up to this, in milliseconds (never
-  /// below zero).
-  public var jitterMs: UInt64
-  /// Probability (0…1) that a call fails.
-  public var failureRate: Double
-  /// The HTTP status a failure stands for; nil for a network failure.
-  public var failureStatus: Int?
-  /// Seed of the random choices; nil lets the caller choose one.
-  public var seed: UInt64?
-
-  public init(
-    latencyMs: UInt64 = 0, jitterMs: UInt64 = 0, failureRate: Double = 0, failureStatus: Int? = nil,
-    seed: UInt64? = nil
-  ) {
-    self.latencyMs = latencyMs
-    self.jitterMs = jitterMs
-    self.failureRate = failureRate
-    self.failureStatus = failureStatus
-    self.seed = seed
-  }
-}
-
 /// Wraps any backend with delays and failures, so a UI's pending and rollback paths
 /// can be seen without breaking a server.
 ///
@@ -47,13 +20,13 @@ public final class SimulatedBackend: ModelBackend {
   public private(set) var injectedFailureCount = 0
 
   public init(
-    wrapping wrapped: ModelBackend, loop: EventLoop, latencyMs: UInt64, jitterMs: UInt64 = 0,
+    wrapping wrapped: ModelBackend, loop: EventLoop, latency: Duration, jitter: Duration = .zero,
     failureRate: Double = 0, failureStatus: Int? = nil, seed: UInt64
   ) {
     self.wrapped = wrapped
     self.loop = loop
     self.settings = SimulationSettings(
-      latencyMs: latencyMs, jitterMs: jitterMs, failureRate: min(max(failureRate, 0), 1),
+      latency: latency, jitter: jitter, failureRate: min(max(failureRate, 0), 1),
       failureStatus: failureStatus, seed: seed)
     self.random = SplitMix64(seed: seed)
   }
@@ -61,7 +34,7 @@ public final class SimulatedBackend: ModelBackend {
   /// With the settings the command line parsed; `settings.seed` wins over `seed`.
   public convenience init(wrapping wrapped: ModelBackend, loop: EventLoop, settings: SimulationSettings, seed: UInt64) {
     self.init(
-      wrapping: wrapped, loop: loop, latencyMs: settings.latencyMs, jitterMs: settings.jitterMs,
+      wrapping: wrapped, loop: loop, latency: settings.latency, jitter: settings.jitter,
       failureRate: settings.failureRate, failureStatus: settings.failureStatus, seed: settings.seed ?? seed)
   }
 
@@ -103,12 +76,11 @@ public final class SimulatedBackend: ModelBackend {
     forward: @escaping (@escaping (Result<T, FollowFailure>) -> Void) -> Void
   ) {
     callCount += 1
-    // SplitMix64 is the generator RetryPolicy.swift defines for the package.
     let fails = Double(random.next() >> 11) * 0x1p-53 < settings.failureRate
-    let delay = nextDelayNanoseconds()
+    let delay = nextDelay()
     if fails { injectedFailureCount += 1 }
     let failure = fails ? SimulatedBackend.failure(status: settings.failureStatus, what: what) : nil
-    loop.schedule(after: .nanoseconds(delay)) {
+    loop.schedule(after: delay) {
       if let failure {
         completion(.failure(failure))
       } else {
@@ -117,14 +89,14 @@ public final class SimulatedBackend: ModelBackend {
     }
   }
 
-  private func nextDelayNanoseconds() -> UInt64 {
-    let latency = Int64(clamping: settings.latencyMs) * 1_000_000
-    let jitter = Int64(clamping: settings.jitterMs) * 1_000_000
+  private func nextDelay() -> Duration {
+    let latency = Int64(clamping: settings.latency.clampedNanoseconds)
+    let jitter = Int64(clamping: settings.jitter.clampedNanoseconds)
     // Always draw, so a seed gives the same failures whatever the jitter.
     let draw = random.next()
-    guard jitter > 0 else { return UInt64(latency) }
+    guard jitter > 0 else { return .nanoseconds(latency) }
     let offset = Int64(draw % UInt64(2 * jitter + 1)) - jitter
-    return UInt64(max(0, latency + offset))
+    return .nanoseconds(max(0, latency + offset))
   }
 
   /// The failure a simulated call returns: no status, 5xx and 429 are transient,

@@ -35,9 +35,10 @@ public final class Epoll {
     _ = nm_epoll_ctl(fd.rawValue, EPOLL_CTL_DEL, target.rawValue, 0, 0)
   }
 
-  /// Waits up to `timeoutMs` (-1: forever, 0: don't wait) and calls `body` for each
+  /// Waits up to `timeout` (nil: forever, zero: don't wait) and calls `body` for each
   /// ready registration. The corresponding C function is `epoll_wait`.
-  public func wait(timeoutMs: Int32, _ body: (UInt64, IOEvents) -> Void) throws(Errno) {
+  public func wait(timeout: Duration?, _ body: (UInt64, IOEvents) -> Void) throws(Errno) {
+    let timeoutMs = timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1
     let count = readyEvents.withUnsafeMutableBufferPointer { events in
       readyTokens.withUnsafeMutableBufferPointer { tokens in
         nm_epoll_wait(fd.rawValue, events.baseAddress, tokens.baseAddress, 256, timeoutMs)

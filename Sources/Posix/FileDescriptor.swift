@@ -42,16 +42,17 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
 
   /// Blocks until the descriptor can take bytes (or fails). The corresponding C
   /// function is `poll`.
-  public func waitUntilWritable(timeoutMs: Int32 = -1) {
+  public func waitUntilWritable(timeout: Duration? = nil) {
     var pfd = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
-    _ = poll(&pfd, 1, timeoutMs)
+    _ = poll(&pfd, 1, timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
   }
 
   /// Blocks until the descriptor has bytes to read (or its end, or an error), at
-  /// most `timeoutMs` ms (-1: no limit); false when the time ran out. The
-  /// corresponding C function is `poll`.
-  public func waitUntilReadable(timeoutMs: Int32) -> Bool {
+  /// most `timeout` (nil: no limit); false when the time ran out. The corresponding
+  /// C function is `poll`.
+  public func waitUntilReadable(timeout: Duration?) -> Bool {
     var pfd = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
+    let timeoutMs = timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1
     while true {
       let ready = poll(&pfd, 1, timeoutMs)
       if ready >= 0 || errno != EINTR { return ready != 0 }

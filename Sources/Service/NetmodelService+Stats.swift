@@ -1,3 +1,4 @@
+import EventLoop
 import JSON
 import JSONRPC
 import NetworkModels
@@ -7,7 +8,8 @@ extension NetmodelService {
   /// The counters as the `Stats` schema in schema/openrpc.json describes them.
   func statsResult() -> JSON {
     let stats = server.statistics
-    let uptimeMs = (Process.monotonicNanoseconds() - stats.startNanoseconds) / 1_000_000
+    let (seconds, attoseconds) = (MonotonicClock().now - stats.startedAt).components
+    let uptimeMs = seconds * 1000 + attoseconds / 1_000_000_000_000_000
     let byMethod = JSON.object()
     for (method, count) in stats.requestsByMethod.sorted(by: { $0.key < $1.key }) {
       byMethod.set(method, .integer(count))

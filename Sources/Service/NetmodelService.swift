@@ -51,23 +51,24 @@ public final class NetmodelService {
     }
   }()
 
-  /// Without models, follows live in memory only (tests, fuzzing).
-  /// `instance` is random unless given (the fuzzer compares two runs byte for byte).
+  /// Shows the models of `store` and `outbox`; without a store, follows live in memory
+  /// only (tests, fuzzing). `instance` is random unless given (the fuzzer compares two
+  /// runs byte for byte).
   public init(
-    server: RPCServer, models: Models? = nil, configuration: Configuration = Configuration(),
-    instance: String = NetmodelService.newInstanceID()
+    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil,
+    configuration: Configuration = Configuration(), instance: String = NetmodelService.newInstanceID()
   ) {
     self.server = server
     self.instance = instance
-    self.models =
-      models ?? Models(store: FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)))
+    self.models = Models(
+      store: store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)), outbox: outbox,
+      observer: subscriptions)
     self.models.lists.eviction = configuration.listEviction
     self.configuration = configuration
     if let environment = self.models.environments?.environment {
       self.configuration.environment = environment
     }
     registerMethods()
-    self.models.observer = self
     // Weak: the server may outlive this service (the fuzzer makes a new service on
     // the same server after `exit`), and a hook must then do nothing.
     subscriptions.encodeList = { [weak self] key, buffer in

@@ -105,19 +105,11 @@ final class SubscriptionHub {
 
   /// Dictionaries keep their capacity when emptied: after subscriptions to many
   /// topics end (100 peers with 1,000 entities each closing), give the memory back,
-  /// as the store does after an eviction. Each shrink at least quarters a table, so
-  /// the copies cost O(1) amortised per topic removed.
+  /// as the store does after an eviction.
   private func shrink() {
-    func shrunk<Key: Hashable>(_ table: inout [Key: Subscribers]) -> Bool {
-      guard table.capacity > 1024, table.count < table.capacity / 4 else { return false }
-      var copy = [Key: Subscribers](minimumCapacity: table.count)
-      for (key, value) in table { copy[key] = value }
-      table = copy
-      return true
-    }
-    var trimmed = shrunk(&exact)
-    trimmed = shrunk(&byKind) || trimmed
-    trimmed = shrunk(&lists) || trimmed
+    var trimmed = exact.shrinkIfMostlyEmpty()
+    trimmed = byKind.shrinkIfMostlyEmpty() || trimmed
+    trimmed = lists.shrinkIfMostlyEmpty() || trimmed
     if trimmed { Memory.trim() }
   }
 
@@ -209,133 +201,17 @@ final class SubscriptionHub {
   }
 }
 
-/// One connection's notifications waiting to be written, newest state per
-/// (subscription, entity), oldest first.
-final class NotificationQueue {
-  enum Subject: Hashable {
-    case entity(EntityKey)
-    case list(ListKey)
-  }
-
-  struct Slot: Hashable {
-    let subscription: String
-    let subject: Subject
-  }
-
-  enum Pending {
-    case entity(EntityState)
-    /// Encoded when written, from the list store.
-    case list(ListKey)
-  }
-
-  /// Notifications are written while the connection has less than this unsent.
-  static let highWater = 64 << 10
-
-  unowned let connection: Connection
-  var subscriptions: [String: SubscriptionHub.Subscription] = [:]
-  private var order: [Slot] = []
-  private var head = 0
-  /// Per subscription, so that dropping one's costs O(what it has queued).
-  private var states: [String: [Subject: Pending]] = [:]
-  private(set) var queuedCount = 0
-  private var seq: UInt64 = 0
-  private let encodeList: (ListKey, inout [UInt8]) -> Void
-
-  init(connection: Connection, encodeList: @escaping (ListKey, inout [UInt8]) -> Void) {
-    self.connection = connection
-    self.encodeList = encodeList
-  }
-
-  var hasQueued: Bool { queuedCount > 0 }
-
-  /// Queues `state`; true when it replaced an older state that was still waiting.
-  func put(_ state: EntityState, for subscription: String) -> Bool {
-    put(.entity(state), as: Slot(subscription: subscription, subject: .entity(state.key)))
-  }
-
-  /// Queues a list's change; true when one was already waiting (it will carry the
-  /// newest state anyway).
-  func put(list: ListKey, for subscription: String) -> Bool {
-    put(.list(list), as: Slot(subscription: subscription, subject: .list(list)))
-  }
-
-  private func put(_ pending: Pending, as slot: Slot) -> Bool {
-    if states[slot.subscription, default: [:]].updateValue(pending, forKey: slot.subject) != nil { return true }
-    queuedCount += 1
-    order.append(slot)
-    return false
-  }
-
-  /// Forgets what `subscription` has queued; its places in `order` are skipped later.
-  func dropQueued(subscription: String) {
-    queuedCount -= states.removeValue(forKey: subscription)?.count ?? 0
-  }
-
-  private func take(_ slot: Slot) -> Pending? {
-    guard let pending = states[slot.subscription]?.removeValue(forKey: slot.subject) else { return nil }
-    queuedCount -= 1
-    if states[slot.subscription]?.isEmpty == true { states.removeValue(forKey: slot.subscription) }
-    return pending
-  }
-
-  /// Writes queued notifications until the connection holds `highWater` unsent bytes;
-  /// returns how many were written.
-  ///
-  /// They go ahead of the replies of this turn (see `Connection.sendNotification`),
-  /// except those of a subscription made in this turn, which follow its reply; `seq`
-  /// follows the order on the wire.
-  func drain() -> Int {
-    var written = 0
-    var afterReplies: [(Slot, Pending)] = []
-    while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
-      let slot = order[head]
-      head += 1
-      guard let pending = take(slot) else { continue }
-      if subscriptions[slot.subscription]?.isFresh == true {
-        afterReplies.append((slot, pending))
-        continue
-      }
-      write(slot, pending, aheadOfReplies: true)
-      written += 1
-    }
-    for (slot, pending) in afterReplies { write(slot, pending, aheadOfReplies: false) }
-    written += afterReplies.count
-    if head == order.count || head > 1024 {
-      order.removeFirst(head)
-      head = 0
-    }
-    return written
-  }
-
-  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) {
-    seq += 1
-    let seq = self.seq
-    let encodeList = self.encodeList
-    let encode = { (buffer: inout [UInt8]) in
-      NotificationText.stateChanged.encode(into: &buffer) { buffer in
-        buffer.append(contentsOf: NotificationText.subscription)
-        appendJSONString(slot.subscription, to: &buffer)
-        buffer.append(contentsOf: NotificationText.seq)
-        appendDecimal(Int64(seq), to: &buffer)
-        buffer.append(contentsOf: NotificationText.state)
-        switch pending {
-        case .entity(let state): state.encode(into: &buffer)
-        case .list(let key): encodeList(key, &buffer)
-        }
-        buffer.append(UInt8(ascii: "}"))
-      }
-    }
-    if aheadOfReplies {
-      connection.sendNotification(encodeBody: encode)
-    } else {
-      connection.send(encodeBody: encode)
+/// The subscribers are who shows the models: each change goes to those who asked for
+/// it, and what they hold stays in memory and up to date.
+extension SubscriptionHub: ModelObserver {
+  func modelChanged(_ change: Models.Change) {
+    switch change {
+    case .entity(let state): publish(state)
+    case .list(let key): publish(list: key)
     }
   }
-}
 
-private enum NotificationText {
-  static let stateChanged = MessageEncoder.Notification(method: "stateChanged")
-  static let subscription = Array(#"{"subscription":"#.utf8)
-  static let seq = Array(#","seq":"#.utf8)
-  static let state = Array(#","state":"#.utf8)
+  func holds(_ entity: EntityKey) -> Bool { isSubscribed(entity) }
+
+  func holds(_ list: ListKey) -> Bool { hasSubscribers(list) }
 }

@@ -100,9 +100,7 @@ struct RPCClient {
   /// server still accepts connections (the kernel does), so a read would never end.
   private func waitForBytes() throws(Failure) {
     guard let deadline else { return }
-    let left = ContinuousClock.now.duration(to: deadline)
-    let ms = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-    if !fd.waitUntilReadable(timeoutMs: Int32(clamping: ms)) {
+    if !fd.waitUntilReadable(timeout: ContinuousClock.now.duration(to: deadline)) {
       throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?")
     }
   }

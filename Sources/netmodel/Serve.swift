@@ -13,7 +13,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     let server = RPCServer(
       loop: loop, maxMessageBytes: options.maxMessageBytes, maxUnreadBytes: options.maxUnreadBytes,
       maxBatchElements: options.maxBatchElements, maxPendingRequests: options.maxPendingRequests)
-    server.shutdownTimeoutMs = options.shutdownTimeoutMs
+    server.shutdownTimeout = options.shutdownTimeout
     let folder = try StateFolder(stateDir: options.stateDirectory)
     do {
       // The outbox holds what clients asked for, tokens' effects included: a folder
@@ -81,8 +81,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     configuration.listEviction = options.listEviction
-    let models = Models(store: store, outbox: outbox)
-    let service = NetmodelService(server: server, models: models, configuration: configuration)
+    let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)
     store.replayIntents()
 
     _ = try loop.register(signals.fd, events: .readable) { _ in
@@ -105,7 +104,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     }
     try loop.run()
     server.shutDown(answeringPending: .shuttingDown)
-    models.commitIntents()
+    service.models.commitIntents()
     // A clean stop leaves a compact journal, so the next start reads the state only.
     do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
     return service.exitCode ?? 0

@@ -12,7 +12,7 @@ struct ServeOptions {
   var maxUnreadBytes = Connection.defaultMaxUnreadBytes
   var maxBatchElements = Connection.defaultMaxBatchElements
   var maxPendingRequests = Connection.defaultMaxPendingRequests
-  var shutdownTimeoutMs = RPCServer.defaultShutdownTimeoutMs
+  var shutdownTimeout = RPCServer.defaultShutdownTimeout
   var stateDirectory: String?
   var simulation: SimulationSettings?
   var seed: UInt64?
@@ -73,7 +73,7 @@ struct ServeOptions {
           throw UsageError(
             message: "--shutdown-timeout-ms must be a number of milliseconds (at most 3600000), not \(text)")
         }
-        shutdownTimeoutMs = ms
+        shutdownTimeout = .milliseconds(ms)
       case "--state-dir":
         stateDirectory = try value()
       case "--simulate":
@@ -107,11 +107,11 @@ struct ServeOptions {
       case "--max-entities":
         entityEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
       case "--entity-idle-ms":
-        entityEviction.idleMs = UInt64(try ServeOptions.count(name, try value(), minimum: 0))
+        entityEviction.idle = .milliseconds(try ServeOptions.count(name, try value(), minimum: 0))
       case "--max-lists":
         listEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
       case "--list-idle-ms":
-        listEviction.idleMs = UInt64(try ServeOptions.count(name, try value(), minimum: 0))
+        listEviction.idle = .milliseconds(try ServeOptions.count(name, try value(), minimum: 0))
       case "--max-api-calls-per-second":
         maxAPICallsPerSecond = try ServeOptions.count(name, try value(), minimum: 0)
       default:

@@ -32,7 +32,7 @@ extension SimulationSettings {
         guard let ms = UInt64(digits), ms <= 3_600_000 else {
           throw fail("\(key)=\(value) is not a whole number of milliseconds from 0 to 3600000")
         }
-        if key == "latency" { settings.latencyMs = ms } else { settings.jitterMs = ms }
+        if key == "latency" { settings.latency = .milliseconds(ms) } else { settings.jitter = .milliseconds(ms) }
       case "failure":
         let isPercent = value.hasSuffix("%")
         guard let number = Double(isPercent ? String(value.dropLast()) : value), number.isFinite else {

@@ -50,6 +50,17 @@ let usage = """
 
   """
 
+/// Exit code 2 when the options are wrong.
+func serveAndExit(options arguments: ArraySlice<String>) -> Never {
+  do {
+    let options = try ServeOptions(arguments: arguments)
+    Process.exit(serve(options))
+  } catch {
+    try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\nTry 'netmodel --help'.\n")
+    Process.exit(2)
+  }
+}
+
 Process.ignoreBrokenPipes()
 var arguments = CommandLine.arguments.dropFirst()
 let command = arguments.first ?? "serve"
@@ -72,23 +83,11 @@ case "serve":
     try? FileDescriptor.standardOutput.writeAll(usage)
     Process.exit(0)
   }
-  do {
-    let options = try ServeOptions(arguments: arguments)
-    Process.exit(serve(options))
-  } catch {
-    try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\nTry 'netmodel --help'.\n")
-    Process.exit(2)
-  }
+  serveAndExit(options: arguments)
 default:
   if command.hasPrefix("--") {
     // Options without a command: `netmodel --socket` means `netmodel serve --socket`.
-    do {
-      let options = try ServeOptions(arguments: arguments)
-      Process.exit(serve(options))
-    } catch {
-      try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\nTry 'netmodel --help'.\n")
-      Process.exit(2)
-    }
+    serveAndExit(options: arguments)
   }
   try? FileDescriptor.standardError.writeAll("netmodel: unknown command \(command)\nTry 'netmodel --help'.\n")
   Process.exit(2)

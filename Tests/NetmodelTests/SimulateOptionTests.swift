@@ -9,13 +9,13 @@ import Testing
   @Test func parsesEveryKeyInAnyOrder() throws {
     #expect(
       try SimulationSettings.parse(option: "latency=300,jitter=100,failure=0.2")
-        == SimulationSettings(latencyMs: 300, jitterMs: 100, failureRate: 0.2))
+        == SimulationSettings(latency: .milliseconds(300), jitter: .milliseconds(100), failureRate: 0.2))
     #expect(
       try SimulationSettings.parse(option: "status=503, failure=10% ,latency=5ms,seed=12")
-        == SimulationSettings(latencyMs: 5, failureRate: 0.1, failureStatus: 503, seed: 12))
+        == SimulationSettings(latency: .milliseconds(5), failureRate: 0.1, failureStatus: 503, seed: 12))
     #expect(try SimulationSettings.parse(option: "failure=1") == SimulationSettings(failureRate: 1))
     #expect(try SimulationSettings.parse(option: "jitter=0") == SimulationSettings())
-    #expect(try SimulationSettings.parse(option: "LATENCY=7") == SimulationSettings(latencyMs: 7))
+    #expect(try SimulationSettings.parse(option: "LATENCY=7") == SimulationSettings(latency: .milliseconds(7)))
   }
 
   @Test(arguments: [

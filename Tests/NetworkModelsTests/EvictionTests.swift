@@ -5,7 +5,7 @@ import Testing
 @Suite struct EvictionTests {
   @Test func anEvictedEntityComesBackAboveEveryVersionItHad() throws {
     let f = try StoreFixture()
-    f.store.eviction = EvictionPolicy(maxCount: 100, idleMs: 100)
+    f.store.eviction = EvictionPolicy(maxCount: 100, idle: .milliseconds(100))
     f.store.observe(artist, following: true)
     f.store.setAttributes(artist, #"{"name":"Banksy"}"#)
     let before = f.store.state(artist)
@@ -18,7 +18,7 @@ import Testing
 
   @Test func heldAndPendingEntitiesStay() throws {
     let f = try StoreFixture()
-    f.store.eviction = EvictionPolicy(maxCount: 1, idleMs: 100)
+    f.store.eviction = EvictionPolicy(maxCount: 1, idle: .milliseconds(100))
     let held = EntityKey(kind: "artist", id: "held")
     f.store.isHeld = { $0 == held }
     f.store.observe(held, following: false)
@@ -33,7 +33,7 @@ import Testing
 
   @Test func beyondTheCapTheLeastRecentlyUsedGoFirst() throws {
     let f = try StoreFixture()
-    f.store.eviction = EvictionPolicy(maxCount: 8, idleMs: 40_000)
+    f.store.eviction = EvictionPolicy(maxCount: 8, idle: .seconds(40))
     let keys = (0..<8).map { EntityKey(kind: "artist", id: "a\($0)") }
     for key in keys { f.store.observe(key, following: true) }
     try f.advance(ms: 10_100)

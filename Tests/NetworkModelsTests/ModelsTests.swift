@@ -30,15 +30,13 @@ final class EnvironmentBackend: ModelBackend, ConfigurableBackend {
 final class ModelsFixture: ModelObserver {
   let loop: EventLoop
   let backend: ModelBackend
-  let models: Models
+  lazy var models = Models(store: FollowStore(loop: loop, backend: backend), observer: self)
   var changes: [String] = []
   var heldLists: Set<ListKey> = []
 
   init(backend: ModelBackend) throws {
     loop = try EventLoop(clock: ManualClock())
     self.backend = backend
-    models = Models(store: FollowStore(loop: loop, backend: backend))
-    models.observer = self
   }
 
   func modelChanged(_ change: Models.Change) {

@@ -9,7 +9,7 @@ private final class SimulationProbeBackend: ModelBackend {
   let clock: ManualClock
   var calls: [String] = []
   /// Clock time (ns) at which each call arrived.
-  var arrivals: [UInt64] = []
+  var arrivals: [LoopInstant] = []
   var follows: Set<EntityKey> = []
 
   init(loop: EventLoop, clock: ManualClock) {
@@ -42,7 +42,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
-    let backend = SimulatedBackend(wrapping: probe, loop: loop, latencyMs: 100, seed: 1)
+    let backend = SimulatedBackend(wrapping: probe, loop: loop, latency: .milliseconds(100), seed: 1)
     var result: Result<Bool, FollowFailure>?
     backend.setFollowing(banksy, true) { result = $0 }
     #expect(result == nil)
@@ -64,7 +64,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let local = try LocalBackend(loop: loop, folder: temp.folder)
-    let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 50, seed: 1)
+    let backend = SimulatedBackend(wrapping: local, loop: loop, latency: .milliseconds(50), seed: 1)
     var followed: [EntityKey]?
     backend.setFollowing(banksy, true) { _ in }
     backend.capabilities.lists?.fetchListPage(ListPageRequest(key: ListKey(name: "following/artist"))) {
@@ -81,7 +81,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
   @Test func theWrappedBackendsCapabilitiesStayExceptItsPriorities() throws {
     let loop = try EventLoop(clock: ManualClock())
     let rest = RESTBackend(configuration: try RESTConfiguration.parse(RESTPlaceholderTests.configuration), loop: loop)
-    let capabilities = SimulatedBackend(wrapping: rest, loop: loop, latencyMs: 1, seed: 1).capabilities
+    let capabilities = SimulatedBackend(wrapping: rest, loop: loop, latency: .milliseconds(1), seed: 1).capabilities
     #expect(capabilities.environments === rest && capabilities.placeholders === rest)
     #expect(capabilities.attributes === rest && capabilities.statistics === rest)
     #expect(capabilities.lists?.listDescription("pair") != nil && capabilities.details != nil)
@@ -92,7 +92,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
-    let backend = SimulatedBackend(wrapping: probe, loop: loop, latencyMs: 0, failureRate: 1, seed: 1)
+    let backend = SimulatedBackend(wrapping: probe, loop: loop, latency: .milliseconds(0), failureRate: 1, seed: 1)
     var result: Result<Bool, FollowFailure>?
     backend.fetchFollowing(banksy) { result = $0 }
     #expect(result == nil)
@@ -105,14 +105,15 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let start = clock.now
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
-    let backend = SimulatedBackend(wrapping: probe, loop: loop, latencyMs: 100, jitterMs: 30, seed: 7)
+    let backend = SimulatedBackend(
+      wrapping: probe, loop: loop, latency: .milliseconds(100), jitter: .milliseconds(30), seed: 7)
     for i in 0..<200 { backend.fetchFollowing(EntityKey(kind: "artist", id: "a\(i)")) { _ in } }
     for _ in 0...140 {
       try loop.runOnce(wait: false)
       clock.advance(by: .milliseconds(1))
     }
     #expect(probe.calls.count == 200)
-    let delaysMs = probe.arrivals.map { ($0 - start) / 1_000_000 }
+    let delaysMs = probe.arrivals.map { Int(($0 - start) / .milliseconds(1)) }
     #expect(delaysMs.allSatisfy { (70...130).contains($0) })
     #expect(delaysMs.min()! < 80 && delaysMs.max()! > 120)
   }
@@ -123,7 +124,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
     let backend = SimulatedBackend(
-      wrapping: probe, loop: loop, latencyMs: 10, jitterMs: 5, failureRate: rate, seed: seed)
+      wrapping: probe, loop: loop, latency: .milliseconds(10), jitter: .milliseconds(5), failureRate: rate, seed: seed)
     var outcomes = [Bool?](repeating: nil, count: count)
     for i in 0..<count {
       backend.setFollowing(EntityKey(kind: "artist", id: "a\(i)"), true) { result in
@@ -157,7 +158,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let local = try LocalBackend(loop: loop, folder: temp.folder)
-    let backend = SimulatedBackend(wrapping: local, loop: loop, latencyMs: 5, failureRate: 1, seed: 3)
+    let backend = SimulatedBackend(wrapping: local, loop: loop, latency: .milliseconds(5), failureRate: 1, seed: 3)
     var result: Result<Bool, FollowFailure>?
     backend.setFollowing(banksy, true) { result = $0 }
     clock.advance(by: .milliseconds(5))
@@ -185,7 +186,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
     let backend = SimulatedBackend(
-      wrapping: probe, loop: loop, latencyMs: 1, failureRate: 1, failureStatus: status, seed: 9)
+      wrapping: probe, loop: loop, latency: .milliseconds(1), failureRate: 1, failureStatus: status, seed: 9)
     var failure: FollowFailure?
     backend.fetchFollowing(banksy) { if case .failure(let f) = $0 { failure = f } }
     clock.advance(by: .milliseconds(1))
@@ -199,7 +200,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let clock = ManualClock()
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
-    let settings = SimulationSettings(latencyMs: 20)
+    let settings = SimulationSettings(latency: .milliseconds(20))
     let backend = SimulatedBackend(wrapping: probe, loop: loop, settings: settings, seed: 5)
     #expect(backend.settings.seed == 5)
     backend.fetchFollowing(banksy) { _ in }

@@ -38,11 +38,12 @@ final class ServiceFixture {
   /// (on `clock`) rather than in the loop turn that made it.
   init(backendLatencyMs: UInt64? = nil) throws {
     let loop = try EventLoop(clock: clock)
-    let models = backendLatencyMs.map { latency in
-      let backend = SimulatedBackend(wrapping: MemoryBackend(loop: loop), loop: loop, latencyMs: latency, seed: 1)
-      return Models(store: FollowStore(loop: loop, backend: backend))
+    let store = backendLatencyMs.map { latency in
+      let backend = SimulatedBackend(
+        wrapping: MemoryBackend(loop: loop), loop: loop, latency: .milliseconds(latency), seed: 1)
+      return FollowStore(loop: loop, backend: backend)
     }
-    service = NetmodelService(server: RPCServer(loop: loop), models: models)
+    service = NetmodelService(server: RPCServer(loop: loop), store: store)
     peer = try InProcessPeer(server: service.server)
   }
 

@@ -197,7 +197,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     return HTTPRequest(
       method: endpoint.method, url: url, headers: headers, body: body,
-      timeoutMs: endpoint.timeoutMs ?? configuration.timeoutMs, connectTimeoutMs: configuration.connectTimeoutMs)
+      timeout: .milliseconds(endpoint.timeoutMs ?? configuration.timeoutMs),
+      connectTimeout: .milliseconds(configuration.connectTimeoutMs))
   }
 
   // MARK: Answers
@@ -233,7 +234,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     switch status {
     case 401, 403: return FollowFailure(.unauthorized(status: status), message)
-    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfterMs: response.retryAfterMs)
+    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfter: response.retryAfter)
     default: return FollowFailure(.rejected(status: status), message)
     }
   }

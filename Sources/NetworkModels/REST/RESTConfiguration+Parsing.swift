@@ -1,13 +1,5 @@
 import JSON
 
-/// Why a configuration was refused: the JSON Pointer of the bad field and the reason,
-/// as `netmodel check-config` and the server's start print them.
-public struct RESTConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-  public var path: String
-  public var reason: String
-  public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
-}
-
 extension RESTConfiguration {
   /// Parses and checks a configuration file's text. Unknown fields are errors (a typo
   /// must not silently turn a quirk off); `$schema` and `description` are allowed

@@ -2,20 +2,6 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-/// The service shows the models' changes to its subscribers, and says what they hold.
-extension NetmodelService: ModelObserver {
-  public func modelChanged(_ change: Models.Change) {
-    switch change {
-    case .entity(let state): subscriptions.publish(state)
-    case .list(let key): subscriptions.publish(list: key)
-    }
-  }
-
-  public func holds(_ entity: EntityKey) -> Bool { subscriptions.isSubscribed(entity) }
-
-  public func holds(_ list: ListKey) -> Bool { subscriptions.hasSubscribers(list) }
-}
-
 extension Responder {
   /// A mutation's answer. One still awaited when the process stops is answered -32005
   /// with its state, like every other error of a mutation.

@@ -1,26 +1,5 @@
 import EventLoop
 
-/// How many entities (or lists) a store keeps, and for how long one nobody uses stays.
-public struct EvictionPolicy: Sendable, Equatable {
-  /// Beyond this many, the least recently used that nothing holds are dropped, down to
-  /// `lowWater`; what something holds stays, so the count can exceed this by those.
-  public var maxCount: Int
-  /// One unused this long is dropped; 0: only the count evicts.
-  public var idleMs: UInt64
-
-  public init(maxCount: Int, idleMs: UInt64) {
-    self.maxCount = max(1, maxCount)
-    self.idleMs = idleMs
-  }
-
-  public static let entities = EvictionPolicy(maxCount: 100_000, idleMs: 600_000)
-  public static let lists = EvictionPolicy(maxCount: 256, idleMs: 600_000)
-
-  /// Evicting for the count goes a little below it, so that a store at its cap does not
-  /// scan everything for every new item.
-  var lowWater: Int { maxCount - maxCount / 8 }
-}
-
 /// The coarse time of last use that eviction needs: a tick is a quarter of the idle
 /// time (15 s without one), kept in a cached counter so that marking a use costs no
 /// clock read; least recently used means to a tick. An item
@@ -32,7 +11,7 @@ final class EvictionClock {
   /// The current tick; items store it when used.
   private(set) var tick: UInt32 = 0
   private var timer: EventLoop.TimerID?
-  private var start: UInt64
+  private var start: LoopInstant
   private let sweep: () -> Bool
 
   static let idleTicks: UInt32 = 5
@@ -49,12 +28,15 @@ final class EvictionClock {
     if let timer { loop.cancel(timer) }
   }
 
-  /// Without an idle time, ticks still order uses for the count's LRU.
-  private var tickNs: UInt64 { (policy.idleMs > 0 ? max(1, policy.idleMs / 4) : 15_000) * 1_000_000 }
+  /// In whole milliseconds; without an idle time, ticks still order uses for the
+  /// count's LRU.
+  private var tickNanoseconds: UInt64 {
+    (policy.idle > .zero ? max(1, policy.idle.clampedNanoseconds / 4_000_000) : 15_000) * 1_000_000
+  }
 
   /// Items last used at or before this tick are idle; nil while none can be.
   var idleBefore: UInt32? {
-    guard policy.idleMs > 0, tick >= EvictionClock.idleTicks else { return nil }
+    guard policy.idle > .zero, tick >= EvictionClock.idleTicks else { return nil }
     return tick - EvictionClock.idleTicks
   }
 
@@ -67,20 +49,21 @@ final class EvictionClock {
   }
 
   private func advance() {
-    tick = UInt32(truncatingIfNeeded: (loop.clock.now &- start) / tickNs)
+    // Whole ticks: `Duration` divides only into a `Double`.
+    tick = UInt32(truncatingIfNeeded: (loop.clock.now.nanoseconds &- start.nanoseconds) / tickNanoseconds)
   }
 
-  private func schedule(after sweepNs: UInt64 = 0) {
+  private func schedule(after sweepTime: Duration = .zero) {
     let now = loop.clock.now
     // A sweep looks at every item: when that is slow (many items, all held), the next
     // waits long enough that sweeping never takes more than a fifth of the loop.
-    let next = max((UInt64(tick) + 1) * tickNs + start, now &+ 4 &* sweepNs)
-    timer = loop.schedule(after: .nanoseconds(next > now ? next - now : 0)) { [weak self] in
+    let next = max(start + .nanoseconds((UInt64(tick) + 1) * tickNanoseconds), now + sweepTime * 4)
+    timer = loop.schedule(after: next - now) { [weak self] in
       guard let self else { return }
       self.timer = nil
       self.advance()
       let began = self.loop.clock.now
-      if self.sweep() { self.schedule(after: self.loop.clock.now &- began) }
+      if self.sweep() { self.schedule(after: self.loop.clock.now - began) }
     }
   }
 }

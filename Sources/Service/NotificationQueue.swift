@@ -1,0 +1,134 @@
+import JSON
+import JSONRPC
+import NetworkModels
+
+/// One connection's notifications waiting to be written, newest state per
+/// (subscription, entity), oldest first.
+final class NotificationQueue {
+  enum Subject: Hashable {
+    case entity(EntityKey)
+    case list(ListKey)
+  }
+
+  struct Slot: Hashable {
+    let subscription: String
+    let subject: Subject
+  }
+
+  enum Pending {
+    case entity(EntityState)
+    /// Encoded when written, from the list store.
+    case list(ListKey)
+  }
+
+  /// Notifications are written while the connection has less than this unsent.
+  static let highWater = 64 << 10
+
+  unowned let connection: Connection
+  var subscriptions: [String: SubscriptionHub.Subscription] = [:]
+  private var order: [Slot] = []
+  private var head = 0
+  /// Per subscription, so that dropping one's costs O(what it has queued).
+  private var states: [String: [Subject: Pending]] = [:]
+  private(set) var queuedCount = 0
+  private var seq: UInt64 = 0
+  private let encodeList: (ListKey, inout [UInt8]) -> Void
+
+  init(connection: Connection, encodeList: @escaping (ListKey, inout [UInt8]) -> Void) {
+    self.connection = connection
+    self.encodeList = encodeList
+  }
+
+  var hasQueued: Bool { queuedCount > 0 }
+
+  /// Queues `state`; true when it replaced an older state that was still waiting.
+  func put(_ state: EntityState, for subscription: String) -> Bool {
+    put(.entity(state), as: Slot(subscription: subscription, subject: .entity(state.key)))
+  }
+
+  /// Queues a list's change; true when one was already waiting (it will carry the
+  /// newest state anyway).
+  func put(list: ListKey, for subscription: String) -> Bool {
+    put(.list(list), as: Slot(subscription: subscription, subject: .list(list)))
+  }
+
+  private func put(_ pending: Pending, as slot: Slot) -> Bool {
+    if states[slot.subscription, default: [:]].updateValue(pending, forKey: slot.subject) != nil { return true }
+    queuedCount += 1
+    order.append(slot)
+    return false
+  }
+
+  /// Forgets what `subscription` has queued; its places in `order` are skipped later.
+  func dropQueued(subscription: String) {
+    queuedCount -= states.removeValue(forKey: subscription)?.count ?? 0
+  }
+
+  private func take(_ slot: Slot) -> Pending? {
+    guard let pending = states[slot.subscription]?.removeValue(forKey: slot.subject) else { return nil }
+    queuedCount -= 1
+    if states[slot.subscription]?.isEmpty == true { states.removeValue(forKey: slot.subscription) }
+    return pending
+  }
+
+  /// Writes queued notifications until the connection holds `highWater` unsent bytes;
+  /// returns how many were written.
+  ///
+  /// They go ahead of the replies of this turn (see `Connection.sendNotification`),
+  /// except those of a subscription made in this turn, which follow its reply; `seq`
+  /// follows the order on the wire.
+  func drain() -> Int {
+    var written = 0
+    var afterReplies: [(Slot, Pending)] = []
+    while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
+      let slot = order[head]
+      head += 1
+      guard let pending = take(slot) else { continue }
+      if subscriptions[slot.subscription]?.isFresh == true {
+        afterReplies.append((slot, pending))
+        continue
+      }
+      write(slot, pending, aheadOfReplies: true)
+      written += 1
+    }
+    for (slot, pending) in afterReplies { write(slot, pending, aheadOfReplies: false) }
+    written += afterReplies.count
+    if head == order.count || head > 1024 {
+      order.removeFirst(head)
+      head = 0
+    }
+    return written
+  }
+
+  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) {
+    seq += 1
+    let seq = self.seq
+    let encodeList = self.encodeList
+    let encode = { (buffer: inout [UInt8]) in
+      NotificationText.stateChanged.encode(into: &buffer) { buffer in
+        buffer.append(contentsOf: NotificationText.subscription)
+        appendJSONString(slot.subscription, to: &buffer)
+        buffer.append(contentsOf: NotificationText.seq)
+        appendDecimal(Int64(seq), to: &buffer)
+        buffer.append(contentsOf: NotificationText.state)
+        switch pending {
+        case .entity(let state): state.encode(into: &buffer)
+        case .list(let key): encodeList(key, &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+      }
+    }
+    if aheadOfReplies {
+      connection.sendNotification(encodeBody: encode)
+    } else {
+      connection.send(encodeBody: encode)
+    }
+  }
+}
+
+private enum NotificationText {
+  static let stateChanged = MessageEncoder.Notification(method: "stateChanged")
+  static let subscription = Array(#"{"subscription":"#.utf8)
+  static let seq = Array(#","seq":"#.utf8)
+  static let state = Array(#","state":"#.utf8)
+}
