@@ -98,12 +98,16 @@ public struct JSONScanner {
     /// The member named `key` (compared byte for byte, as jansson does, not by Unicode
     /// canonical equivalence); with duplicate keys the last one, which jansson keeps.
     public func member(_ key: Key) -> Member? {
-      var index = records.count
-      while index > 0 {
-        index -= 1
-        if records[index].key.equals(key, spills) { return Member(record: records[index], spills: spills) }
+      // Over the records' storage: no bounds check, and no copy of a record not returned.
+      let found: Int? = records.withUnsafeBufferPointer { records in
+        var index = records.count
+        while index > 0 {
+          index -= 1
+          if records[index].key.equals(key, spills) { return index }
+        }
+        return nil
       }
-      return nil
+      return found.map { Member(record: records[$0], spills: spills) }
     }
 
     public func member(_ key: String) -> Member? { member(Key(key)) }
