@@ -145,17 +145,25 @@ public enum MessageEncoder {
   }
 
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
-    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
-    id.encode(into: &buffer)
-    appendLiteral(#","result":"#, to: &buffer)
+    if case .integer(let value) = id {
+      appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","result":"#, to: &buffer)
+    } else {
+      appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
+      id.encode(into: &buffer)
+      appendLiteral(#","result":"#, to: &buffer)
+    }
     encodeResult(&buffer)
     buffer.append(UInt8(ascii: "}"))
   }
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
-    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
-    (id ?? .null).encode(into: &buffer)
-    appendLiteral(#","error":"#, to: &buffer)
+    if case .integer(let value) = id {
+      appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","error":"#, to: &buffer)
+    } else {
+      appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
+      (id ?? .null).encode(into: &buffer)
+      appendLiteral(#","error":"#, to: &buffer)
+    }
     error.encode(into: &buffer)
     buffer.append(UInt8(ascii: "}"))
   }
