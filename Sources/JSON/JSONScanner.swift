@@ -76,12 +76,13 @@ public struct JSONScanner {
     }
 
     /// Whether this is a string member whose decoded value is `value`, byte for byte;
-    /// makes no `String` (e.g. for checking `"jsonrpc": "2.0"`).
-    public func hasStringValue(_ value: String) -> Bool {
-      guard record.kind == .string else { return false }
-      var value = value
-      return value.withUTF8 { record.value.equals(InlineText.Packed($0), spills) }
+    /// makes no `String` (e.g. for checking `"jsonrpc": "2.0"`), and `value` is packed
+    /// once, by its caller.
+    public func hasStringValue(_ value: Key) -> Bool {
+      record.kind == .string && record.value.equals(value, spills)
     }
+
+    public func hasStringValue(_ value: String) -> Bool { hasStringValue(Key(value)) }
   }
 
   /// The members of a top-level object.

@@ -78,7 +78,7 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = object[MemberName.jsonrpc], version.hasStringValue("2.0") else {
+    guard let version = object[MemberName.jsonrpc], version.hasStringValue(MemberName.version) else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
@@ -127,6 +127,8 @@ private enum MemberName {
   static let result: JSONScanner.Key = "result"
   static let error: JSONScanner.Key = "error"
   static let params: JSONScanner.Key = "params"
+  /// The one value `jsonrpc` may have.
+  static let version: JSONScanner.Key = "2.0"
 }
 
 /// Writes the bodies of outgoing messages straight into an output buffer.
