@@ -76,12 +76,13 @@ public struct JSONScanner {
     }
 
     /// Whether this is a string member whose decoded value is `value`, byte for byte;
-    /// makes no `String` (e.g. for checking `"jsonrpc": "2.0"`).
-    public func hasStringValue(_ value: String) -> Bool {
-      guard record.kind == .string else { return false }
-      var value = value
-      return value.withUTF8 { record.value.equals(InlineText.Packed($0), spills) }
+    /// makes no `String` (e.g. for checking `"jsonrpc": "2.0"`), and `value` is packed
+    /// once, by its caller.
+    public func hasStringValue(_ value: Key) -> Bool {
+      record.kind == .string && record.value.equals(value, spills)
     }
+
+    public func hasStringValue(_ value: String) -> Bool { hasStringValue(Key(value)) }
   }
 
   /// The members of a top-level object.
@@ -98,12 +99,16 @@ public struct JSONScanner {
     /// The member named `key` (compared byte for byte, as jansson does, not by Unicode
     /// canonical equivalence); with duplicate keys the last one, which jansson keeps.
     public func member(_ key: Key) -> Member? {
-      var index = records.count
-      while index > 0 {
-        index -= 1
-        if records[index].key.equals(key, spills) { return Member(record: records[index], spills: spills) }
+      // Over the records' storage: no bounds check, and no copy of a record not returned.
+      let found: Int? = records.withUnsafeBufferPointer { records in
+        var index = records.count
+        while index > 0 {
+          index -= 1
+          if records[index].key.equals(key, spills) { return index }
+        }
+        return nil
       }
-      return nil
+      return found.map { Member(record: records[$0], spills: spills) }
     }
 
     public func member(_ key: String) -> Member? { member(Key(key)) }

@@ -78,7 +78,7 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = object[MemberName.jsonrpc], version.hasStringValue("2.0") else {
+    guard let version = object[MemberName.jsonrpc], version.hasStringValue(MemberName.version) else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
@@ -127,6 +127,8 @@ private enum MemberName {
   static let result: JSONScanner.Key = "result"
   static let error: JSONScanner.Key = "error"
   static let params: JSONScanner.Key = "params"
+  /// The one value `jsonrpc` may have.
+  static let version: JSONScanner.Key = "2.0"
 }
 
 /// Writes the bodies of outgoing messages straight into an output buffer.
@@ -145,17 +147,25 @@ public enum MessageEncoder {
   }
 
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
-    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
-    id.encode(into: &buffer)
-    appendLiteral(#","result":"#, to: &buffer)
+    if case .integer(let value) = id {
+      appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","result":"#, to: &buffer)
+    } else {
+      appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
+      id.encode(into: &buffer)
+      appendLiteral(#","result":"#, to: &buffer)
+    }
     encodeResult(&buffer)
     buffer.append(UInt8(ascii: "}"))
   }
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
-    appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
-    (id ?? .null).encode(into: &buffer)
-    appendLiteral(#","error":"#, to: &buffer)
+    if case .integer(let value) = id {
+      appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","error":"#, to: &buffer)
+    } else {
+      appendLiteral(#"{"jsonrpc":"2.0","id":"#, to: &buffer)
+      (id ?? .null).encode(into: &buffer)
+      appendLiteral(#","error":"#, to: &buffer)
+    }
     error.encode(into: &buffer)
     buffer.append(UInt8(ascii: "}"))
   }

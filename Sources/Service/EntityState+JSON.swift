@@ -46,16 +46,30 @@ extension EntityState {
     appendJSONString(key.kind, to: &buffer)
     appendLiteral(#","id":"#, to: &buffer)
     appendJSONString(key.id, to: &buffer)
-    switch following {
-    case .some(true): appendLiteral(#","following":true"#, to: &buffer)
-    case .some(false): appendLiteral(#","following":false"#, to: &buffer)
-    case .none: appendLiteral(#","following":null"#, to: &buffer)
+    // The two flags together: one append (~90 instructions each) instead of two.
+    switch (following, confirmed) {
+    case (true?, true?): appendLiteral(#","following":true,"confirmed":true"#, to: &buffer)
+    case (true?, false?): appendLiteral(#","following":true,"confirmed":false"#, to: &buffer)
+    case (true?, nil): appendLiteral(#","following":true,"confirmed":null"#, to: &buffer)
+    case (false?, true?): appendLiteral(#","following":false,"confirmed":true"#, to: &buffer)
+    case (false?, false?): appendLiteral(#","following":false,"confirmed":false"#, to: &buffer)
+    case (false?, nil): appendLiteral(#","following":false,"confirmed":null"#, to: &buffer)
+    case (nil, true?): appendLiteral(#","following":null,"confirmed":true"#, to: &buffer)
+    case (nil, false?): appendLiteral(#","following":null,"confirmed":false"#, to: &buffer)
+    case (nil, nil): appendLiteral(#","following":null,"confirmed":null"#, to: &buffer)
     }
-    switch confirmed {
-    case .some(true): appendLiteral(#","confirmed":true"#, to: &buffer)
-    case .some(false): appendLiteral(#","confirmed":false"#, to: &buffer)
-    case .none: appendLiteral(#","confirmed":null"#, to: &buffer)
+    // The settled state with no error and no attributes, the common reply, in one append.
+    if !pending && error == nil && attributes == nil {
+      appendLiteral(#","pending":false,"error":null,"attributes":null,"version":"#, to: &buffer)
+    } else {
+      encodeUnsettledMembers(into: &buffer)
     }
+    appendDecimal(Int64(version), to: &buffer)
+    buffer.append(UInt8(ascii: "}"))
+  }
+
+  /// `pending`, `error` and `attributes`, and the name of the `version` that follows.
+  private func encodeUnsettledMembers(into buffer: inout [UInt8]) {
     if pending {
       appendLiteral(#","pending":true,"error":"#, to: &buffer)
     } else {
@@ -73,8 +87,6 @@ extension EntityState {
     } else {
       appendLiteral(#"null,"version":"#, to: &buffer)
     }
-    appendDecimal(Int64(version), to: &buffer)
-    buffer.append(UInt8(ascii: "}"))
   }
 
   var json: JSON {
