@@ -20,13 +20,15 @@ let environments: [String?] = [nil, "default", "staging", "e\u{0}\u{1F600}"]
 
 func checkOutbox(_ bytes: [UInt8], environment: String?) {
   let replay = Outbox.replay(bytes, environment: environment)
-  if replay.skipped < 0 || replay.skipped > replay.lines { fuzzFailure("outbox: \(replay.skipped) of \(replay.lines)") }
+  if replay.file.skipped < 0 || replay.file.skipped > replay.file.lines {
+    fuzzFailure("outbox: \(replay.file.skipped) of \(replay.file.lines)")
+  }
   var again: [UInt8] = []
   for (slot, intent) in replay.live.sorted(by: { $0.value.sequence < $1.value.sequence }) {
     Outbox.appendLine(slot, wanted: intent.wanted, to: &again)
   }
   let second = Outbox.replay(again, environment: environment)
-  guard second.skipped == 0, !second.tornTail, second.live.count == replay.live.count,
+  guard second.file.skipped == 0, !second.file.tornTail, second.live.count == replay.live.count,
     replay.live.allSatisfy({ second.live[$0.key]?.wanted == $0.value.wanted })
   else {
     fuzzFailure("outbox: its own lines of what it read do not read back the same:\n\(escaped(again))")

@@ -108,29 +108,14 @@ public final class Journal {
   }
 
   private func read(_ bytes: [UInt8]) {
-    var start = 0
-    var skipped = 0
-    var lastWasBad = false
-    var tornTail = false
-    while start < bytes.count {
-      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-        tornTail = true
-        lastWasBad = false
-        break
-      }
-      defer { start = newline + 1 }
-      if newline == start { continue }
-      lineCount += 1
-      let line = Array(bytes[start..<newline])
+    let read = JournalLines(bytes) { line, _ in
       let isObject = line.withUnsafeBytes { (try? JSONScanner.scanObjectMembers($0)) != nil }
-      lastWasBad = !isObject
-      if isObject { unclaimed.append(line) } else { skipped += 1 }
+      if isObject { unclaimed.append(Array(line)) }
+      return isObject
     }
-    // An unreadable last line is a torn write too, not something to warn about.
-    if lastWasBad {
-      skipped -= 1
-      tornTail = true
-    }
+    lineCount += read.lines
+    let skipped = read.skipped
+    let tornTail = read.tornTail
     if skipped > 0 { Log.warn("\(folder.file(Journal.fileName)): skipped \(skipped) unreadable line(s)") }
     if tornTail {
       Log.info("\(folder.file(Journal.fileName)): ignored an incomplete last line (the last run stopped mid-write)")

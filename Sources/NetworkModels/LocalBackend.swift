@@ -249,45 +249,13 @@ public final class LocalBackend: ModelBackend {
     buffer.append(UInt8(ascii: "\n"))
   }
 
-  struct Replay {
-    /// Complete lines (ending in a newline), blank ones excluded.
-    var lines = 0
-    /// Complete lines before the last one that were not a change.
-    var skipped = 0
-    /// Whether the file ended in a line without its newline, or an unreadable one.
-    var tornTail = false
-  }
-
   /// Reads a journal, calling `apply` with each readable line's change in file order.
-  static func replay(_ bytes: [UInt8], apply: (EntityKey, Bool) -> Void) -> Replay {
-    var result = Replay()
-    var start = 0
-    var lastWasBad = false
-    while start < bytes.count {
-      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-        // No newline: the write of this line never finished, so its save never
-        // returned and no completion confirmed it.
-        result.tornTail = true
-        lastWasBad = false
-        break
-      }
-      defer { start = newline + 1 }
-      if newline == start { continue }
-      result.lines += 1
-      guard let change = bytes[start..<newline].withUnsafeBytes({ parseLine($0) }) else {
-        result.skipped += 1
-        lastWasBad = true
-        continue
-      }
-      lastWasBad = false
+  static func replay(_ bytes: [UInt8], apply: (EntityKey, Bool) -> Void) -> JournalLines {
+    JournalLines(bytes) { line, _ in
+      guard let change = line.withUnsafeBytes({ parseLine($0) }) else { return false }
       apply(change.key, change.following)
+      return true
     }
-    // An unreadable last line is a torn write too, not something to warn about.
-    if lastWasBad {
-      result.skipped -= 1
-      result.tornTail = true
-    }
-    return result
   }
 
   static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (key: EntityKey, following: Bool)? {

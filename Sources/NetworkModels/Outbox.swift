@@ -77,9 +77,9 @@ public final class Outbox: IntentLog, JournalPart {
       legacy.append(Outbox.legacyFileName)
       let replay = Outbox.replay(bytes, environment: environment)
       live = replay.live
-      nextSequence = UInt64(replay.lines)
-      if replay.skipped > 0 {
-        Log.warn("\(folder.file(Outbox.legacyFileName)): skipped \(replay.skipped) unreadable line(s)")
+      nextSequence = UInt64(replay.file.lines)
+      if replay.file.skipped > 0 {
+        Log.warn("\(folder.file(Outbox.legacyFileName)): skipped \(replay.file.skipped) unreadable line(s)")
       }
     }
     journal.attach(self, legacyFiles: legacy)
@@ -225,54 +225,28 @@ public final class Outbox: IntentLog, JournalPart {
   }
 
   struct Replay {
-    var live: [Slot: (wanted: Bool, sequence: UInt64)] = [:]
-    /// Complete lines (ending in a newline), blank ones excluded.
-    var lines = 0
-    /// Complete lines that were not a record.
-    var skipped = 0
-    /// Whether the file ended in a line without its newline or unreadable.
-    var tornTail = false
+    var live: [Slot: (wanted: Bool, sequence: UInt64)]
+    var file: JournalLines
     /// Records that name no environment although the log now has one.
-    var untagged = 0
+    var untagged: Int
   }
 
   /// Reads a log; lines that name no environment belong to `environment`.
   static func replay(_ bytes: [UInt8], environment: String? = nil) -> Replay {
-    var result = Replay()
-    var start = 0
-    var lastWasBad = false
-    while start < bytes.count {
-      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-        // No newline: the write of this line never finished, so its commit never
-        // returned and no reply promised it.
-        result.tornTail = true
-        lastWasBad = false
-        break
-      }
-      defer { start = newline + 1 }
-      if newline == start { continue }
-      result.lines += 1
-      let record = bytes[start..<newline].withUnsafeBytes { parseLine($0) }
-      guard let (key, lineEnvironment, wanted) = record else {
-        result.skipped += 1
-        lastWasBad = true
-        continue
-      }
-      lastWasBad = false
-      if lineEnvironment == nil && environment != nil { result.untagged += 1 }
+    var live: [Slot: (wanted: Bool, sequence: UInt64)] = [:]
+    var untagged = 0
+    let file = JournalLines(bytes) { line, number in
+      guard let (key, lineEnvironment, wanted) = line.withUnsafeBytes({ parseLine($0) }) else { return false }
+      if lineEnvironment == nil && environment != nil { untagged += 1 }
       let slot = Slot(environment: lineEnvironment ?? environment, key: key)
       if let wanted {
-        result.live[slot] = (wanted, UInt64(result.lines - 1))
+        live[slot] = (wanted, UInt64(number))
       } else {
-        result.live[slot] = nil
+        live[slot] = nil
       }
+      return true
     }
-    // An unreadable last line is a torn write too, not something to warn about.
-    if lastWasBad {
-      result.skipped -= 1
-      result.tornTail = true
-    }
-    return result
+    return Replay(live: live, file: file, untagged: untagged)
   }
 
   static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (EntityKey, String?, Bool?)? {
