@@ -38,6 +38,7 @@ public final class LoopbackHTTPServer {
 
   private let listener: FileDescriptor
   private var listenerRegistration: EventLoop.Registration?
+  private var stopped = false
   private var clients: [Int32: Client] = [:]
 
   private final class Client {
@@ -79,11 +80,17 @@ public final class LoopbackHTTPServer {
 
   deinit { stop() }
 
-  /// Closes the listener and every connection.
+  /// Closes the listener and every connection, once: a test may stop the server
+  /// before its deinit does.
   public func stop() {
+    guard !stopped else { return }
+    stopped = true
     if let listenerRegistration { loop.deregister(listenerRegistration) }
     listenerRegistration = nil
     for (_, client) in clients { close(client) }
+    // Closed once only: by a second close the number may be another descriptor's, such
+    // as a socket libcurl has just opened on another test's thread, which then fails
+    // to register (epoll_ctl(ADD): EBADF) and its request hangs.
     listener.close()
   }
 

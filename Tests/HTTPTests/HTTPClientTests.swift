@@ -1,4 +1,5 @@
 import EventLoop
+import Glibc
 import Posix
 import TestSupport
 import Testing
@@ -114,6 +115,21 @@ import Testing
       return
     }
     #expect(error.kind == .couldNotConnect)
+  }
+
+  /// `aClosedPortCannotConnect` stops the server before its deinit stops it again: the
+  /// listener's number, free in between, must not be closed twice, or whatever took
+  /// it (a socket of another test, running on another thread) is closed under its owner.
+  @Test func stoppingTheServerTwiceClosesItsListenerOnce() throws {
+    var stopped: LoopbackHTTPServer? = try LoopbackHTTPServer(loop: loop)
+    stopped?.stop()
+    // Most often the listener's number: the lowest free one, unless another thread took it.
+    let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(probe >= 0)
+    stopped = nil
+    let stillOpen = fcntl(probe, F_GETFD) != -1
+    if stillOpen { _ = Glibc.close(probe) }  // not when closed already: its number may be another's by now
+    #expect(stillOpen, "fd \(probe) was closed by the stopped server's deinit")
   }
 
   @Test func connectionsAreKeptAliveAndBoundedByTheLimit() throws {

@@ -15,8 +15,12 @@ import rpcio
 
 pytestmark = pytest.mark.timeout(60)
 
+# Seconds any one step may take: a healthy run takes milliseconds, a machine loaded
+# by a build on every core may stall the server, `call` or `watch` for seconds.
+STEP = 30
 
-def run(netmodel_bin, runtime, *args, timeout=10):
+
+def run(netmodel_bin, runtime, *args, timeout=STEP):
     return subprocess.run(
         [str(netmodel_bin), *map(str, args)], env=runtime.env, capture_output=True, timeout=timeout, text=True
     )
@@ -83,58 +87,18 @@ def test_usage_errors_exit_2_and_help_exits_0(netmodel_bin, runtime):
         assert done.returncode == 0 and f"netmodel {sub}" in done.stdout
 
 
-def test_watch_prints_notifications_as_json_lines(netmodel_bin, runtime, server):
-    watcher = subprocess.Popen(
-        [str(netmodel_bin), "watch", "entity:artist/banksy"],
-        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        snapshot = json.loads(watcher.stdout.readline())  # where it stands: never seen yet
-        assert snapshot["seq"] == 0 and snapshot["state"]["id"] == "banksy"
-        first = json.loads(watcher.stdout.readline())  # the fetch of a never-seen entity
-        assert first["seq"] >= 1 and first["state"]["confirmed"] is False
-        done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true")
-        assert done.returncode == 0, done.stderr
-        lines = []
-        while not lines or lines[-1]["state"]["pending"]:
-            lines.append(json.loads(watcher.stdout.readline()))
-        assert lines[-1]["state"]["following"] is True
-        seqs = [n["seq"] for n in [first, *lines]]
-        assert seqs == sorted(set(seqs))
-        versions = [n["state"]["version"] for n in [snapshot, first, *lines]]
-        assert versions == sorted(set(versions))
-    finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=10)
-
-
-def test_watch_a_list_topic(netmodel_bin, runtime, server):
-    watcher = subprocess.Popen(
-        [str(netmodel_bin), "watch", "list:following/artist"],
-        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        first = json.loads(watcher.stdout.readline())  # the snapshot, then the first page loaded
-        assert first["seq"] == 0 and first["state"]["list"] == "following/artist"
-        while first["state"]["state"] != "loaded":
-            first = json.loads(watcher.stdout.readline())
-        assert run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=kaws", "await:=true").returncode == 0
-        line = json.loads(watcher.stdout.readline())
-        while not any(item["id"] == "kaws" for item in line["state"]["items"]):
-            line = json.loads(watcher.stdout.readline())
-        assert line["seq"] > first["seq"] and line["state"]["version"] > first["state"]["version"]
-    finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=10)
-    bad = run(netmodel_bin, runtime, "watch", "list:nope")
-    assert bad.returncode == 1 and "-32004" in bad.stderr
-
-
 def line_reader(stream):
-    """readline(seconds) on stream: a line, or None if none comes in time (watch may
-    print nothing). A thread reads, since select() cannot see lines already buffered."""
+    """readline(seconds) on stream: a line, "" at its end, or None if none comes in
+    time (watch may print nothing). A thread reads, since select() cannot see lines
+    already buffered."""
     lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+
+    def read():
+        for line in stream:
+            lines.put(line)
+        lines.put("")
+
+    threading.Thread(target=read, daemon=True).start()
 
     def readline(seconds):
         try:
@@ -145,33 +109,101 @@ def line_reader(stream):
     return readline
 
 
+def watch(netmodel_bin, runtime, *topics):
+    """`netmodel watch TOPIC...` and a reader of its lines: next_line() is the next one
+    as JSON, failing (not hanging) when none comes within STEP seconds."""
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", *topics],
+        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    readline = line_reader(watcher.stdout)
+
+    def next_line():
+        line = readline(STEP)
+        if line is None:
+            pytest.fail(f"watch printed no line within {STEP} s", pytrace=False)
+        if line == "":
+            code = watcher.wait(timeout=STEP)
+            pytest.fail(f"watch ended (exit code {code}): {watcher.stderr.read()}", pytrace=False)
+        return json.loads(line)
+
+    return watcher, next_line
+
+
+def stop(watcher):
+    """Interrupts watch; kills it if it does not end in time, so cleaning up never
+    hides the failure that got here."""
+    watcher.send_signal(signal.SIGINT)
+    try:
+        watcher.wait(timeout=STEP)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
+        watcher.wait()
+
+
+@pytest.mark.timeout(120)
+def test_watch_prints_notifications_as_json_lines(netmodel_bin, runtime, server):
+    watcher, next_line = watch(netmodel_bin, runtime, "entity:artist/banksy")
+    try:
+        snapshot = next_line()  # where it stands: never seen yet
+        assert snapshot["seq"] == 0 and snapshot["state"]["id"] == "banksy"
+        first = next_line()  # the fetch of a never-seen entity
+        assert first["seq"] >= 1 and first["state"]["confirmed"] is False
+        done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true")
+        assert done.returncode == 0, done.stderr
+        lines = []
+        while not lines or lines[-1]["state"]["pending"]:
+            lines.append(next_line())
+        assert lines[-1]["state"]["following"] is True
+        seqs = [n["seq"] for n in [first, *lines]]
+        assert seqs == sorted(set(seqs))
+        versions = [n["state"]["version"] for n in [snapshot, first, *lines]]
+        assert versions == sorted(set(versions))
+    finally:
+        stop(watcher)
+
+
+@pytest.mark.timeout(120)
+def test_watch_a_list_topic(netmodel_bin, runtime, server):
+    watcher, next_line = watch(netmodel_bin, runtime, "list:following/artist")
+    try:
+        first = next_line()  # the snapshot, then the first page loaded
+        assert first["seq"] == 0 and first["state"]["list"] == "following/artist"
+        while first["state"]["state"] != "loaded":
+            first = next_line()
+        assert run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=kaws", "await:=true").returncode == 0
+        line = next_line()
+        while not any(item["id"] == "kaws" for item in line["state"]["items"]):
+            line = next_line()
+        assert line["seq"] > first["seq"] and line["state"]["version"] > first["state"]["version"]
+    finally:
+        stop(watcher)
+    bad = run(netmodel_bin, runtime, "watch", "list:nope")
+    assert bad.returncode == 1 and "-32004" in bad.stderr
+
+
+@pytest.mark.timeout(120)
 def test_watch_prints_the_current_state_first(netmodel_bin, runtime, server):
     done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=kaws", "await:=true")
     assert done.returncode == 0, done.stderr
     held = json.loads(run(netmodel_bin, runtime, "call", "getFollowState", "kind=artist", "id=kaws").stdout)
-    watcher = subprocess.Popen(
-        [str(netmodel_bin), "watch", "entity:artist/kaws", "entity:artist/banksy"],
-        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    watcher, next_line = watch(netmodel_bin, runtime, "entity:artist/kaws", "entity:artist/banksy")
     try:
         # Followed already and settled: no notification would come for it; the
         # snapshot says where it stands, as a stateChanged-shaped line with seq 0.
-        readline = line_reader(watcher.stdout)
-        lines = [readline(5), readline(5)]
-        assert None not in lines, f"watch printed {lines}"
-        snap = {json.loads(line)["state"]["id"]: json.loads(line) for line in lines}
+        lines = [next_line(), next_line()]
+        snap = {line["state"]["id"]: line for line in lines}
         assert set(snap) == {"kaws", "banksy"}
         assert all(n["seq"] == 0 and isinstance(n["subscription"], str) for n in snap.values())
         assert snap["kaws"]["state"]["following"] is True and snap["kaws"]["state"]["version"] == held["version"]
         # then the changes, each newer than what was printed
         assert run(netmodel_bin, runtime, "call", "unfollow", "kind=artist", "id=kaws").returncode == 0
-        change = json.loads(readline(5))
+        change = next_line()
         while change["state"]["id"] != "kaws":
-            change = json.loads(readline(5))
+            change = next_line()
         assert change["seq"] >= 1 and change["state"]["version"] > held["version"]
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=10)
+        stop(watcher)
 
 
 def test_call_timeout_gives_up_on_a_stopped_server(netmodel_bin, runtime, server):

@@ -176,8 +176,18 @@ def test_rest_preload_loads_details_and_batched_states(artsy, rest):
     items = [{"kind": "artist", "id": i} for i in cells]
     c.result("setInterfaceState", {"items": items[:3], "state": "visible"})
     c.result("setInterfaceState", {"items": items[3:], "state": "preload"})
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and c.result("stats", {})["preload"]["started"] < 6:
+    # Until all six were asked for and answered (not a fixed wait: a loaded machine may
+    # take longer than any), then a moment for a duplicate to show up.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        preload = c.result("stats", {})["preload"]
+        if (
+            preload["started"] >= 6
+            and preload["queued"] == 0
+            and preload["inFlight"] == 0
+            and api.route("GET /api/v1/artist/{id}") >= 6
+        ):
+            break
         time.sleep(0.05)
     time.sleep(0.3)
     routes = api.stats()["routes"]
