@@ -298,6 +298,19 @@ private func materialise(_ image: CrashImage) throws -> LocalBackendTestFolder {
 
 private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
 
+/// Asks the local backend for each change of `batch`, noting in `ledger` what was asked
+/// and what was acknowledged; two loop turns: the commit, then the completions.
+private func saveLocal(_ batch: [(String, Bool)], _ backend: LocalBackend, _ loop: EventLoop, _ ledger: Ledger) throws {
+  for (id, f) in batch {
+    ledger.ask(k(id), f ? true : nil)
+    backend.setFollowing(k(id), f) { result in
+      if case .success = result { ledger.acknowledge(k(id), f ? true : nil) } else { ledger.refuse(k(id)) }
+    }
+  }
+  try loop.runOnce(wait: false)
+  try loop.runOnce(wait: false)
+}
+
 @Suite struct CrashConsistencyTests {
   /// Runs `history` on a recorded folder, then recovers with `recover` from every
   /// crash image and checks it against the ledger.
@@ -383,16 +396,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     let count = try explore { folder, ledger, _ in
       let loop = try EventLoop(clock: ManualClock())
       let backend = try LocalBackend(loop: loop, folder: folder)
-      func save(_ batch: [(String, Bool)]) throws {
-        for (id, f) in batch {
-          ledger.ask(k(id), f ? true : nil)
-          backend.setFollowing(k(id), f) { result in
-            if case .success = result { ledger.acknowledge(k(id), f ? true : nil) } else { ledger.refuse(k(id)) }
-          }
-        }
-        try loop.runOnce(wait: false)
-        try loop.runOnce(wait: false)
-      }
+      func save(_ batch: [(String, Bool)]) throws { try saveLocal(batch, backend, loop, ledger) }
       try save([("a", true), ("b", true)])
       try save([("c", true), ("a", false)])
       try backend.compact()
@@ -629,16 +633,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
       }
       let loop = try EventLoop(clock: ManualClock())
       let backend = try LocalBackend(loop: loop, folder: folder)
-      func save(_ batch: [(String, Bool)]) throws {
-        for (id, f) in batch {
-          ledger.ask(k(id), f ? true : nil)
-          backend.setFollowing(k(id), f) { result in
-            if case .success = result { ledger.acknowledge(k(id), f ? true : nil) } else { ledger.refuse(k(id)) }
-          }
-        }
-        try loop.runOnce(wait: false)
-        try loop.runOnce(wait: false)
-      }
+      func save(_ batch: [(String, Bool)]) throws { try saveLocal(batch, backend, loop, ledger) }
       try save([("a", true)])
       failing = true
       try save([("a", false), ("b", true)])
