@@ -14,12 +14,35 @@ extension ListStore {
     FollowFailure(.rejected(status: 0), message)
   }
 
-  /// A page the user asked for (`page: "next"`) whose next page is one loaded before.
+  /// A page the user asked for (`page: "next"`) that did not advance: its next page
+  /// is the one just fetched or one loaded before (a cursor, Link or endCursor that
+  /// repeats), or it holds exactly the previous page's items (a server that ignores
+  /// the page number or offset).
   func noProgress(_ key: ListKey, _ entry: Entry, _ page: ListPage, _ token: PageToken?) -> FollowFailure? {
-    guard let next = page.next, next == token || entry.tokens.contains(next) else { return nil }
+    let reason: String
+    if let next = page.next, next == token {
+      reason = "the page after \(Self.shown(next)) is \(Self.shown(next)) again"
+    } else if let next = page.next, entry.tokens.contains(next) {
+      reason = "the next page (\(Self.shown(next))) was loaded before"
+    } else if !page.items.isEmpty, page.items.count == entry.lastPage.count,
+      zip(page.items, entry.lastPage).allSatisfy({ $0.key == $1 })
+    {
+      reason = "\(token.map(Self.shown) ?? "the next page") holds the same items as the page before"
+    } else {
+      return nil
+    }
     counters.pagingFailures += 1
-    Log.warn("list \(key): the next page (\(next)) was loaded before; the API's paging repeats")
-    return Self.pagingFailure("the next page of \(key) was loaded before: the API's paging repeats")
+    Log.warn("list \(key) did not advance: \(reason)")
+    return Self.pagingFailure("the list \(key) did not advance: \(reason)")
+  }
+
+  static func shown(_ token: PageToken) -> String {
+    switch token {
+    case .number(let number): "page \(number)"
+    case .offset(let offset): "offset \(offset)"
+    case .cursor(let cursor): "cursor \"\(cursor.prefix(100))\""
+    case .url(let url): String(url.prefix(200))
+    }
   }
 
   /// A page of a refetch: one that holds only items it had already is a page that

@@ -85,6 +85,8 @@ public final class ListStore {
     /// page whose token is among them would start the same pages over.
     var pages = 0
     var tokens: Set<PageToken> = []
+    /// The entities of the page loaded last: a next page of exactly these did not advance.
+    var lastPage: [EntityKey] = []
     /// The eviction tick of its last use.
     var touched: UInt32 = 0
 
@@ -309,6 +311,7 @@ public final class ListStore {
       entry.tokens = []
     }
     for item in page.items { containing[item.key, default: []].insert(key) }
+    entry.lastPage = page.items.map(\.key)
     entry.next = page.next
     entry.hasMore = page.next != nil
     entry.phase = .loaded

@@ -18,7 +18,12 @@ extension RESTBackend {
       return .failure(FollowFailure(.unavailable, error.message))
     case .success(let response):
       if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
-      if (200...299).contains(response.status) { return success(response) }
+      if (200...299).contains(response.status) {
+        if let errors = endpoint.errors, let failure = answerErrors(response, endpoint, errors) {
+          return .failure(failure)
+        }
+        return success(response)
+      }
       return .failure(Self.failure(response, endpoint))
     }
   }

@@ -40,6 +40,13 @@ extension RESTBackend {
         return loop.execute { completion(.failure(FollowFailure(.rejected(status: 0), message))) }
       }
       http.url = url
+    case (.connection(let after, let first, let size, _), let token):
+      var variables: [(String, JSON)] = []
+      if case .cursor(let cursor)? = token { variables.append((after, .string(cursor))) }
+      if let first, let size { variables.append((first, .integer(size))) }
+      if case .graphql(let graphql)? = list.endpoint.body {
+        http.body = graphql.encoded(request.params, ids: [], extra: variables)
+      }
     case (.none, _), (.link, _):
       break
     }
@@ -153,6 +160,11 @@ extension RESTBackend {
       }
     case .link:
       next = response.header("Link").flatMap { Self.nextLink($0, base: url) }.map { .url($0) }
+    case .connection(_, _, _, let pageInfo):
+      switch nextCursor(json, pageInfo) {
+      case .success(let cursor): next = cursor.map { .cursor($0) }
+      case .failure(let failure): return .failure(failure)
+      }
     }
     return .success(ListPage(items: items, next: next))
   }

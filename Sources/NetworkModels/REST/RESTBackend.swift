@@ -189,6 +189,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     case .form(let fields):
       body = Array(Template.encodeParameters(fields, values, ids: ids).utf8)
       headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+    case .graphql(let graphql):
+      body = graphql.encoded(values, ids: ids)
+      headers.append(("Content-Type", "application/json"))
     case nil:
       break
     }

@@ -26,6 +26,9 @@ extension RESTConfiguration {
     case cursor(parameter: String, next: JSONPointer, sizeParameter: String?, size: Int?)
     /// The next page's URL is in the `Link` header (`rel="next"`).
     case link
+    /// A GraphQL connection (Relay): the cursor goes in the variable `after`, the size
+    /// in `first`; `<pageInfo>/hasNextPage` and `<pageInfo>/endCursor` say what is next.
+    case connection(after: String, first: String?, size: Int?, pageInfo: JSONPointer)
   }
 
   public struct ItemReading: Sendable {
@@ -83,7 +86,9 @@ extension RESTConfiguration {
       }
     }
     let endpoint = try field.endpointFields(placeholders: Set(params)).endpoint
-    let paging = try field.optional("paging").map { (paging) throws(RESTConfigurationError) in try parsePaging(paging) }
+    let paging = try field.optional("paging").map { (paging) throws(RESTConfigurationError) in
+      try parsePaging(paging, graphql: field.optional("graphql") != nil)
+    }
     let itemField = try field.required("item")
     try itemField.allow(["kind", "id", "following", "attributes", "keep"])
     let kindField = try itemField.required("kind")
@@ -137,7 +142,7 @@ extension RESTConfiguration {
       sections: sections, dependsOn: dependsOn)
   }
 
-  private static func parsePaging(_ field: Field) throws(RESTConfigurationError) -> Paging {
+  private static func parsePaging(_ field: Field, graphql: Bool) throws(RESTConfigurationError) -> Paging {
     let styleField = try field.required("style")
     switch try styleField.string() {
     case "none":
@@ -168,8 +173,10 @@ extension RESTConfiguration {
     case "link":
       try field.allow(["style"])
       return .link
+    case "connection":
+      return try parseConnection(field, graphql: graphql)
     default:
-      throw styleField.error("must be \"none\", \"page\", \"offset\", \"cursor\" or \"link\"")
+      throw styleField.error("must be \"none\", \"page\", \"offset\", \"cursor\", \"link\" or \"connection\"")
     }
   }
 }

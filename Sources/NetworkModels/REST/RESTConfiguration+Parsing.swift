@@ -178,7 +178,7 @@ struct Field {
   }
 
   static let endpointKeys = [
-    "method", "path", "query", "json", "form", "headers", "timeoutMs", "onStatus", "attributes",
+    "method", "path", "query", "json", "form", "graphql", "headers", "timeoutMs", "onStatus", "attributes", "errors",
   ]
 
   func error(_ reason: String) -> RESTConfigurationError { RESTConfigurationError(path: path, reason: reason) }
@@ -354,11 +354,7 @@ struct Field {
       endpoint: RESTConfiguration.Endpoint, usesIDs: Bool
     )
   {
-    let methodField = try required("method")
-    let method = try methodField.string()
-    guard ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
-      throw methodField.error("must be GET, POST, PUT, PATCH or DELETE")
-    }
+    let method = try endpointMethod()
     let pathField = try required("path")
     let pathTemplate = try pathField.string()
     guard pathTemplate.utf8.first == UInt8(ascii: "/") else { throw pathField.error("must start with /") }
@@ -371,7 +367,10 @@ struct Field {
     let query = try optional("query")?.parameters(placeholders: placeholders) ?? []
     var usesIDs = query.contains { $0.value == "{ids}" }
     var body: RESTConfiguration.Body?
-    if let jsonField = optional("json") {
+    if let graphql = try graphqlBody(placeholders: placeholders) {
+      body = graphql.body
+      usesIDs = usesIDs || graphql.usesIDs
+    } else if let jsonField = optional("json") {
       if let form = optional("form") { throw form.error("an endpoint has a JSON body or a form body, not both") }
       usesIDs = try jsonField.checkJSONTemplate(placeholders: placeholders) || usesIDs
       body = .json(jsonField.json)
@@ -401,7 +400,7 @@ struct Field {
         headers: try optional("headers")?.headers() ?? [],
         timeoutMs: try optional("timeoutMs").map { (field) throws(RESTConfigurationError) in
           UInt64(try field.integer(in: 1...600_000))
-        }, statusMeanings: meanings, attributes: try optional("attributes")?.pointer()),
+        }, statusMeanings: meanings, attributes: try optional("attributes")?.pointer(), errors: try errorsPointer()),
       usesIDs
     )
   }

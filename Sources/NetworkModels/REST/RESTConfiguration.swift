@@ -65,6 +65,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// Where in a successful answer the entity's detail object is: its fields become
     /// the entity's `attributes`.
     public var attributes: JSONPointer?
+    /// Where a 2xx answer lists errors (GraphQL's `/errors`): any there fail the call.
+    public var errors: JSONPointer? = nil
   }
 
   public enum Body: @unchecked Sendable {
@@ -72,6 +74,9 @@ public struct RESTConfiguration: @unchecked Sendable {
     case json(JSON)
     /// `application/x-www-form-urlencoded` fields, filled in like query values.
     case form([(name: String, value: String)])
+    /// `{"query", "variables", "operationName"}`: the query as written, the variables
+    /// filled like `json`.
+    case graphql(GraphQLBody)
   }
 
   public struct StateEndpoint: @unchecked Sendable {

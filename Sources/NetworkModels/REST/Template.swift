@@ -3,19 +3,30 @@ import JSON
 /// Fills `{id}`, `{kind}` and `{ids}` into the parts of an endpoint, encoding each
 /// value for where it goes.
 enum Template {
-  /// The names of the `{…}` placeholders in `text`, in order.
+  /// The names of the `{…}` placeholders in `text`, in order. `{{` and `}}` are a
+  /// literal brace, never a placeholder (GraphQL text and JSON in a value need them).
   static func placeholders(in text: String) -> [String] {
     var names: [String] = []
-    var rest = Substring(text)
-    while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-      names.append(String(rest[rest.index(after: open)..<close]))
-      rest = rest[rest.index(after: close)...]
+    let bytes = Array(text.utf8)
+    var index = 0
+    while index < bytes.count {
+      if bytes[index] == UInt8(ascii: "{") {
+        if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "{") {
+          index += 2
+          continue
+        }
+        guard let close = bytes[index...].firstIndex(of: UInt8(ascii: "}")) else { break }
+        names.append(String(decoding: bytes[(index + 1)..<close], as: UTF8.self))
+        index = close + 1
+      } else {
+        index += 1
+      }
     }
     return names
   }
 
-  /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay.
-  /// Works on UTF-8 bytes: it runs for every request.
+  /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay;
+  /// `{{` and `}}` become `{` and `}`. Works on UTF-8 bytes: it runs for every request.
   static func fill(_ text: String, _ values: [String: String], encode: (String) -> String) -> String {
     // A native string's bytes are borrowed rather than copied into an array: every
     // request fills its endpoint's path.
@@ -29,21 +40,26 @@ enum Template {
   private static func fill(
     _ text: String, bytes: UnsafeBufferPointer<UInt8>, _ values: [String: String], encode: (String) -> String
   ) -> String {
-    guard let firstOpen = bytes.firstIndex(of: UInt8(ascii: "{")) else { return text }
+    let open = UInt8(ascii: "{")
+    let close = UInt8(ascii: "}")
+    guard let first = bytes.firstIndex(where: { $0 == open || $0 == close }) else { return text }
     var result: [UInt8] = []
     result.reserveCapacity(bytes.count + 32)
-    result.append(contentsOf: bytes[..<firstOpen])
-    var index = firstOpen
+    result.append(contentsOf: bytes[..<first])
+    var index = first
     while index < bytes.count {
       let byte = bytes[index]
-      if byte == UInt8(ascii: "{"), let close = bytes[index...].firstIndex(of: UInt8(ascii: "}")) {
-        let name = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
+      if (byte == open || byte == close), index + 1 < bytes.count, bytes[index + 1] == byte {
+        result.append(byte)
+        index += 2
+      } else if byte == open, let end = bytes[index...].firstIndex(of: close) {
+        let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
         if let value = values[name] {
           result.append(contentsOf: encode(value).utf8)
         } else {
-          result.append(contentsOf: bytes[index...close])
+          result.append(contentsOf: bytes[index...end])
         }
-        index = close + 1
+        index = end + 1
       } else {
         result.append(byte)
         index += 1
@@ -93,7 +109,8 @@ enum Template {
       if value == "{ids}" {
         for id in ids { pairs.append(encodedName + "=" + percentEncode(id)) }
       } else {
-        pairs.append(encodedName + "=" + fill(value, values, encode: { percentEncode($0) }))
+        // Encoded whole, literal text too: a literal brace (`{{`) or space is no URL character.
+        pairs.append(encodedName + "=" + percentEncode(fill(value, values, encode: { $0 })))
       }
     }
     return pairs.joined(separator: "&")
