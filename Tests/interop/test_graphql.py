@@ -1,0 +1,184 @@
+"""GraphQL through the real binary: examples/graphql/config.json against the metaphysics-like
+demo server (examples/graphql/server.py) on loopback. Round trips are checked in the server's
+own state, call counts in its stats (GET /_control/stats), never in netmodel's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "examples" / "graphql" / "server.py"
+CONFIG = REPO / "examples" / "graphql" / "config.json"
+
+UNAVAILABLE, REJECTED = -32001, -32002
+
+
+class Metaphysics:
+    """The demo GraphQL server on a free port, with its control API."""
+
+    def __init__(self, root: Path):
+        port_file = root / f"graphql-{time.monotonic_ns()}.port"
+        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert self.proc.poll() is None, "the graphql server exited"
+            assert time.monotonic() < deadline, "the graphql server did not start"
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+    def control(self, method: str, path: str, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def follows(self, kind: str) -> list[str]:
+        return self.control("GET", "follows")[kind]
+
+    def operations(self) -> dict:
+        return self.control("GET", "stats")["operations"]
+
+    def variables(self, operation: str) -> list[dict]:
+        return [json.loads(e["body"])["variables"] for e in self.control("GET", "stats")["log"]
+                if e["operation"] == operation]
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def api(runtime):
+    server = Metaphysics(runtime.root)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def netmodel(spawn, runtime, api):
+    config = json.loads(CONFIG.read_text())
+    config["environments"]["local"] = api.url
+    path = runtime.root / "graphql-config.json"
+    path.write_text(json.dumps(config))
+    state = runtime.root / "state-graphql"
+    state.mkdir(exist_ok=True)
+    return spawn("--backend", "rest", "--config", path, "--state-dir", state).conn
+
+
+def error_of(reply: dict, code: int) -> dict:
+    assert "error" in reply, reply
+    assert reply["error"]["code"] == code, reply
+    return reply["error"]
+
+
+def ids(state):
+    return [item["id"] for item in state["items"]]
+
+
+def test_round_trips_in_the_servers_state(api, netmodel):
+    c = netmodel
+    r = c.result("follow", {"kind": "artist", "id": "banksy", "await": True})
+    assert r["confirmed"] is True and r["error"] is None, r
+    assert api.follows("artist")[0] == "banksy"
+    assert api.variables("followArtist") == [{"input": {"artistID": "banksy", "unfollow": False}}]
+    assert c.result("getFollowState", {"kind": "artist", "id": "banksy", "refresh": True})["confirmed"] is True
+    r = c.result("unfollow", {"kind": "artist", "id": "banksy", "await": True})
+    assert r["confirmed"] is False and r["error"] is None, r
+    assert "banksy" not in api.follows("artist")
+    assert c.result("getFollowState", {"kind": "artist", "id": "banksy", "refresh": True})["confirmed"] is False
+    assert c.result("follow", {"kind": "gene", "id": "street-art", "await": True})["confirmed"] is True
+    assert api.follows("gene")[0] == "street-art"
+    assert api.operations() == {"followArtist": 2, "artist": 2, "followGene": 1}
+
+
+def test_the_state_is_read_by_query(api, netmodel):
+    c = netmodel
+    assert c.result("getFollowState", {"kind": "artist", "id": "andy-warhol"})["confirmed"] is True
+    assert c.result("getFollowState", {"kind": "gene", "id": "pop-art"})["confirmed"] is True
+    assert c.result("getFollowState", {"kind": "artist", "id": "kaws"})["confirmed"] is False
+    assert api.variables("artist") == [{"id": "andy-warhol"}, {"id": "kaws"}]
+    # An unknown artist: errors in the 200 and no flag. Never "not following".
+    error = error_of(c.call("getFollowState", {"kind": "artist", "id": "nobody"}), REJECTED)
+    assert "Artist Not Found" in error["message"] and error["data"]["state"]["confirmed"] is None, error
+
+
+def test_an_error_in_a_200_is_never_confirmed(api, netmodel):
+    c = netmodel
+    error = error_of(c.call("follow", {"kind": "artist", "id": "nobody", "await": True}), REJECTED)
+    assert error["data"]["status"] == 200 and "Artist Not Found" in error["message"], error
+    assert "nobody" not in api.follows("artist")
+    # The server refuses a known artist with errors and data null: rolled back with its message.
+    api.control("POST", "faults", [{"match": "FollowArtist", "errors": [{"message": "Follows are paused"}]}])
+    error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
+    assert "Follows are paused" in error["message"], error
+    assert "kaws" not in api.follows("artist")
+    state = c.result("getFollowState", {"kind": "artist", "id": "kaws", "refresh": True})
+    assert state["confirmed"] is False and state["following"] is False, state
+    assert api.operations()["followArtist"] == 2, "a refusal is not sent again"
+
+
+def test_a_partial_answer_is_not_a_confirmation(api, netmodel):
+    c = netmodel
+    api.control("POST", "faults", [{"match": "FollowArtist", "partial": "popularArtists failed"}])
+    error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
+    assert "popularArtists failed" in error["message"], error
+    # The server made the change; a read by query learns it.
+    assert "kaws" in api.follows("artist")
+    assert c.result("getFollowState", {"kind": "artist", "id": "kaws", "refresh": True})["confirmed"] is True
+
+
+def test_a_server_error_is_retried(api, netmodel):
+    c = netmodel
+    api.control("POST", "faults", [{"match": "FollowArtist", "status": 502}])
+    r = c.result("follow", {"kind": "artist", "id": "kaws", "await": True})
+    assert r["confirmed"] is True and r["error"] is None, r
+    assert api.operations()["followArtist"] == 2
+    assert api.follows("artist")[0] == "kaws"
+
+
+def test_a_list_is_paged_to_the_end(api, netmodel):
+    c = netmodel
+    slugs = [f"artist-{n:02d}" for n in range(25)]
+    api.control("POST", "follows", {"artist": slugs})
+    state = c.result("fetchList", {"list": "followedArtists"})
+    assert state["state"] == "loaded" and ids(state) == slugs[:10] and state["hasMore"] is True, state
+    while state["hasMore"]:
+        state = c.result("fetchList", {"list": "followedArtists", "page": "next"})
+        assert state["state"] == "loaded", state
+        assert api.operations()["artistsConnection"] <= 3, "more pages than the list has"
+    assert ids(state) == slugs and all(item["following"] is True for item in state["items"])
+    assert state["items"][0]["attributes"] == {"slug": "artist-00", "name": "Artist 00"}
+    sent = api.variables("artistsConnection")
+    assert [v.get("first") for v in sent] == [10, 10, 10]
+    assert sent[0].get("after") is None and sent[1]["after"] != sent[2]["after"]
+
+
+def test_a_cursor_that_does_not_advance_ends_the_list(api, netmodel):
+    c = netmodel
+    api.control("POST", "follows", {"artist": [f"a{n:02d}" for n in range(15)]})
+    api.control("POST", "stuck_cursor", {"on": True})
+    first = c.result("fetchList", {"list": "followedArtists"})
+    assert first["state"] == "loaded" and len(first["items"]) == 10 and first["hasMore"] is True
+    failed = c.result("fetchList", {"list": "followedArtists", "page": "next"})
+    assert failed["state"] == "failure" and "did not advance" in failed["error"]["message"], failed
+    assert ids(failed) == ids(first), "what was loaded stays"
+    assert api.operations()["artistsConnection"] == 2
+    # Asked again, it asks once and fails again: never a page after page.
+    again = c.result("fetchList", {"list": "followedArtists", "page": "next"})
+    assert again["state"] == "failure" and ids(again) == ids(first)
+    assert api.operations()["artistsConnection"] == 3
+    assert c.result("stats", {})["lists"]["pagingFailures"] == 2
