@@ -325,6 +325,14 @@ def test_artsy_example_is_valid(validator, check_config):
     assert code == 0, out
 
 
+def test_graphql_example_is_valid(validator, check_config):
+    example = ROOT / "examples" / "graphql" / "config.json"
+    errors = list(validator.iter_errors(json.loads(example.read_text(encoding="utf-8"))))
+    assert not errors, explain(errors)
+    code, _, out = check_config.run_file(example)
+    assert code == 0, out
+
+
 def test_swift_list_test_configuration_is_valid(validator, check_config):
     """The configuration of Tests/NetworkModelsTests/RESTListTests.swift: a list of each
     paging style, params, sections, following both ways."""
@@ -415,6 +423,39 @@ ACCEPTED = [
     pytest.param(
         [S("/kinds/gene/state/following/pointer", "/\u0301is_followed")],
         id="pointer-token-starting-with-combining-mark",
+    ),
+    # GraphQL (issue 11): the body form, an errors pointer, literal braces.
+    pytest.param(
+        [S("/kinds/profile/follow", {"path": "/v2", "graphql": {
+            "query": "mutation F($input: I!) { f(input: $input) { ok } }", "operationName": "F",
+            "variables": {"input": {"id": "{id}", "kind": "{kind}", "b": True, "n": 1.5, "x": None, "l": ["{id}"]}}}})],
+        id="graphql-follow-without-method",
+    ),
+    pytest.param(
+        [S("/kinds/profile/unfollow", {"method": "POST", "path": "/v2", "errors": "/errs/0",
+                                       "graphql": {"query": "q", "description": "c", "$schema": "s"}})],
+        id="graphql-post-with-errors-and-comments",
+    ),
+    pytest.param(
+        [S("/kinds/profile/follow", {"path": "/v2", "graphql": {"query": "q", "variables": {"description": "{id}"}}})],
+        id="graphql-variable-named-description",
+    ),
+    pytest.param(
+        [S("/kinds/gene/state", {"path": "/v2", "graphql": {"query": "query { gene(id: $id) { isFollowed } }",
+                                                            "variables": {"id": "{id}"}},
+                                 "following": {"pointer": "/data/gene/isFollowed"}})],
+        id="graphql-state-by-query",
+    ),
+    pytest.param(
+        [S("/kinds/artist/state", {"path": "/v2", "graphql": {"query": "q", "variables": {"ids": "{ids}"}},
+                                   "batch": {"items": "/data/artists", "id": "/id"}})],
+        id="graphql-batched-state-ids",
+    ),
+    pytest.param([S("/kinds/profile/state/errors", "/errors"), S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "errors": "/e"})], id="errors-on-plain-endpoints"),
+    pytest.param(
+        [S("/kinds/profile/state/query", {"q": "{{x}}"}), S("/kinds/profile/follow/json", {"a": "{{{id}}}", "b": "}}{{"}),
+         S("/kinds/profile/state/path", "/a/{{b}}/{id}")],
+        id="literal-braces",
     ),
 ]
 
@@ -555,6 +596,20 @@ REFUSED = [
         "/auth/scheme",
         id="auth-scheme-crlf",
     ),
+    pytest.param([S("/kinds/profile/follow", {"method": "GET", "path": "/v2", "graphql": {"query": "q"}})], "/kinds/profile/follow/method", id="graphql-method-get"),
+    pytest.param([S("/kinds/profile/follow/graphql", {"query": "q"})], "/kinds/profile/follow/json", id="graphql-and-json"),
+    pytest.param([S("/kinds/artist/follow/graphql", {"query": "q"})], "/kinds/artist/follow/form", id="graphql-and-form"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": "query { x }"})], "/kinds/profile/follow/graphql", id="graphql-not-object"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": {"variables": {}}})], "/kinds/profile/follow/graphql", id="graphql-query-missing"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": {"query": " \n"}})], "/kinds/profile/follow/graphql/query", id="graphql-query-blank"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": {"query": 1}})], "/kinds/profile/follow/graphql/query", id="graphql-query-not-string"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": {"query": "q", "variables": ["{id}"]}})], "/kinds/profile/follow/graphql/variables", id="graphql-variables-array"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": {"query": "q", "operationName": ""}})], "/kinds/profile/follow/graphql/operationName", id="graphql-operationName-empty"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2", "graphql": {"query": "q", "extensions": {}}})], "/kinds/profile/follow/graphql/extensions", id="graphql-unknown-field"),
+    pytest.param([S("/kinds/profile/follow", {"path": "/v2"})], "/kinds/profile/follow", id="method-missing-without-graphql"),
+    pytest.param([S("/kinds/profile/state/errors", "")], "/kinds/profile/state/errors", id="errors-root"),
+    pytest.param([S("/kinds/profile/state/errors", "errors")], "/kinds/profile/state/errors", id="errors-not-pointer"),
+    pytest.param([S("/kinds/profile/state/errors", ["/errors"])], "/kinds/profile/state/errors", id="errors-not-string"),
 ]
 
 
@@ -662,6 +717,21 @@ LIST_ACCEPTED = [
     pytest.param(L(S(SE + "/json", {"{q}": ["{q}", {"deep": "x{q}y"}], "k": None})), id="list-json-template"),
     pytest.param(L(D(SE + "/json"), S(SE + "/form", {"q": ["{q}", "x"]})), id="list-form-template"),
     pytest.param(L(S(SH + "/method", "DELETE"), S(SH + "/path", "/a{b")), id="list-method-and-unclosed-brace"),
+    pytest.param(
+        L(S("/lists/gql", {
+            "path": "/v2", "params": ["q"], "errors": "/errors",
+            "graphql": {"query": "query($after: String, $n: Int) { x }", "variables": {"q": "{q}", "k": 1}},
+            "paging": {"style": "connection", "after": "cursor", "first": "n", "size": 5, "pageInfo": "/data/x/pageInfo"},
+            "items": "/data/x/edges", "item": {"kind": "artist", "id": "/node/id"}})),
+        id="paging-connection",
+    ),
+    pytest.param(
+        L(S("/lists/gql", {"path": "/v2", "method": "POST", "graphql": {"query": "q"},
+                           "paging": {"style": "connection", "pageInfo": "", "size": 1000, "description": "d"},
+                           "item": {"kind": "artist", "id": "/id"}})),
+        id="paging-connection-minimal-size-without-first",
+    ),
+    pytest.param(L(S(SH + "/graphql", {"query": "q"}), D(SH + "/method")), id="list-graphql-with-link-paging"),
 ]
 
 LIST_REFUSED = [
@@ -698,6 +768,22 @@ LIST_REFUSED = [
     pytest.param(L(S(FA + "/paging/size", "20")), FA + "/paging/size", id="paging-page-size-string"),
     pytest.param(L(S(FA + "/paging/first", 2)), FA + "/paging/first", id="paging-page-first-2"),
     pytest.param(L(S(FA + "/paging/first", -1)), FA + "/paging/first", id="paging-page-first-negative"),
+    pytest.param(L(S(FA + "/paging/first", "1")), FA + "/paging/first", id="paging-page-first-string"),
+    pytest.param(L(S(SE + "/paging", {"style": "connection", "pageInfo": "/p"})), SE + "/paging", id="paging-connection-without-graphql"),
+    pytest.param(L(S("/lists/gql", {"path": "/v2", "graphql": {"query": "q"}, "item": {"kind": "artist", "id": "/id"},
+                                    "paging": {"style": "connection"}})), "/lists/gql/paging", id="paging-connection-pageInfo-missing"),
+    pytest.param(L(S("/lists/gql", {"path": "/v2", "graphql": {"query": "q"}, "item": {"kind": "artist", "id": "/id"},
+                                    "paging": {"style": "connection", "first": "n", "pageInfo": "/p"}})), "/lists/gql/paging", id="paging-connection-first-without-size"),
+    pytest.param(L(S("/lists/gql", {"path": "/v2", "graphql": {"query": "q"}, "item": {"kind": "artist", "id": "/id"},
+                                    "paging": {"style": "connection", "first": 10, "size": 10, "pageInfo": "/p"}})), "/lists/gql/paging/first", id="paging-connection-first-number"),
+    pytest.param(L(S("/lists/gql", {"path": "/v2", "graphql": {"query": "q"}, "item": {"kind": "artist", "id": "/id"},
+                                    "paging": {"style": "connection", "after": "$after", "pageInfo": "/p"}})), "/lists/gql/paging/after", id="paging-connection-after-with-dollar"),
+    pytest.param(L(S("/lists/gql", {"path": "/v2", "graphql": {"query": "q"}, "item": {"kind": "artist", "id": "/id"},
+                                    "paging": {"style": "connection", "next": "/n", "pageInfo": "/p"}})), "/lists/gql/paging/next", id="paging-connection-cursor-field"),
+    pytest.param(L(S(SE + "/paging", {"style": "cursor", "next": "/n", "pageInfo": "/p"})), SE + "/paging/pageInfo", id="paging-cursor-pageInfo"),
+    pytest.param(L(S(SH + "/graphql", {"query": "q"})), SH + "/method", id="list-graphql-method-get"),
+    pytest.param(L(S(SE + "/graphql", {"query": "q"}), D(SE + "/method")), SE + "/json", id="list-graphql-and-json"),
+    pytest.param(L(S(SH + "/errors", "")), SH + "/errors", id="list-errors-root"),
     pytest.param(L(S(FA + "/paging/pageParameter", 1)), FA + "/paging/pageParameter", id="paging-page-parameter-not-string"),
     pytest.param(L(S(FA + "/paging/limit", 20)), FA + "/paging/limit", id="paging-page-with-limit"),
     pytest.param(L(S(FA + "/paging/next", "/next")), FA + "/paging/next", id="paging-page-with-next"),
@@ -898,7 +984,7 @@ def test_the_paging_styles_are_documented(schema):
     ):
         assert words in text, f"the paging description does not say {words!r}"
     styles = schema["$defs"]["paging"]["properties"]["style"]["enum"]
-    assert styles == ["none", "page", "offset", "cursor", "link"]
+    assert styles == ["none", "page", "offset", "cursor", "link", "connection"]
     for name, field in schema["$defs"]["paging"]["properties"].items():
         if name not in ("$schema", "description", "style", "next"):
             assert any(f'"{s}" style' in field["description"] for s in styles), f"{name}: for which style?"

@@ -10,8 +10,8 @@ extension RESTConfiguration {
       throw field.error("\"connection\" paging sends its cursor as a GraphQL variable: the list needs \"graphql\"")
     }
     let size = try field.optional("size")?.integer(in: 1...1000)
-    if size == nil, let first = field.optional("first") {
-      throw first.error("\"first\" needs \"size\": the page size to send in it")
+    if size == nil, field.optional("first") != nil {
+      throw field.error("\"first\" needs \"size\": the page size to send in it")
     }
     return .connection(
       after: try field.optional("after")?.variableName() ?? "after",
