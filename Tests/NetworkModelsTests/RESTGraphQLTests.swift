@@ -35,7 +35,9 @@ final class GraphQLFixture {
                      "pageInfo": "/data/me/artists/pageInfo"},
           "items": "/data/me/artists/edges", "item": {"kind": "artist", "id": "/node/internalID", "following": true}},
         "byPage": {"method": "GET", "path": "/page", "paging": {"style": "page", "size": 2},
-          "item": {"kind": "artist", "id": "/id"}}
+          "item": {"kind": "artist", "id": "/id"}},
+        "byCursor": {"method": "GET", "path": "/cursor", "paging": {"style": "cursor", "next": "/next"},
+          "items": "/data", "item": {"kind": "artist", "id": "/id"}}
       }
     }
     """#
@@ -278,6 +280,21 @@ final class GraphQLFixture {
     #expect(failed.phase == .failure && failed.error?.message.contains("same items as the page before") == true)
     #expect(failed.items.count == 2)
     #expect(f.server.requests.count == 2)
+  }
+
+  @Test func aCursorWithBracesIsSentAsItCame() throws {
+    let f = try GraphQLFixture()
+    // An opaque cursor may be JSON: its braces are no template.
+    let cursor = #"{"o":{"p":{{1}}}}"#
+    f.server.handler = { request in
+      request.query.isEmpty
+        ? .respond(status: 200, body: #"{"data":[{"id":"a"}],"next":"{\"o\":{\"p\":{{1}}}}"}"#)
+        : .respond(status: 200, body: #"{"data":[{"id":"b"}]}"#)
+    }
+    _ = try f.fetch("byCursor", .first)
+    let second = try f.fetch("byCursor", .next)
+    #expect(second.items.map(\.key.id) == ["a", "b"])
+    #expect(f.server.requests.last?.query == "cursor=" + Template.percentEncode(cursor))
   }
 
   // MARK: Configuration

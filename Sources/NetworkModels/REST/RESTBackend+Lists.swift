@@ -51,7 +51,9 @@ extension RESTBackend {
       break
     }
     if !extra.isEmpty {
-      let query = Template.encodeParameters(extra.map { ($0.0, $0.1) }, [:], ids: [])
+      // Values from the answer, not templates: a cursor's "}}" is sent as it came.
+      let query = extra.map { Template.percentEncode($0.0, keep: "[]") + "=" + Template.percentEncode($0.1) }
+        .joined(separator: "&")
       http.url += (http.url.contains("?") ? "&" : "?") + query
     }
     count("list", request.key.name)
