@@ -48,11 +48,11 @@ final class GraphQLFixture {
   let store: FollowStore
   let lists: ListStore
 
-  init() throws {
+  init(edit: (String) -> String = { $0 }) throws {
     loop = try EventLoop()
     server = try LoopbackHTTPServer(loop: loop)
     let configuration = try RESTConfiguration.parse(
-      Self.configuration.replacingOccurrences("BASE", server.baseURL))
+      edit(Self.configuration).replacingOccurrences("BASE", server.baseURL))
     backend = RESTBackend(configuration: configuration, loop: loop)
     store = FollowStore(loop: loop, backend: backend, policy: RetryPolicy(maxRetries: 0))
     lists = ListStore(store: store)
@@ -189,6 +189,17 @@ final class GraphQLFixture {
     f.server.handler = { _ in .respond(status: 201, body: #"{"problems":{"message":"gene is archived"}}"#) }
     let failure = try #require(try f.set(EntityKey(kind: "gene", id: "pop-art"), true).failure)
     #expect(failure.failure.kind == .rejected(status: 201) && failure.failure.message.contains("gene is archived"))
+  }
+
+  @Test func errorsComeBeforeAStatusMeaning() throws {
+    let f = try GraphQLFixture(edit: {
+      $0.replacingOccurrences(#""errors": "/problems"}"#, #""errors": "/problems", "onStatus": {"200": "following"}}"#)
+    })
+    let gene = EntityKey(kind: "gene", id: "pop-art")
+    f.server.handler = { _ in .respond(status: 200, body: #"{"problems":["archived"]}"#) }
+    #expect(try f.set(gene, true).failure?.failure.message.contains("archived") == true)
+    f.server.handler = { _ in .respond(status: 204) }
+    #expect(try f.set(gene, true).get().confirmed == true, "a 204 has no content, so no errors")
   }
 
   // MARK: State by query

@@ -17,13 +17,14 @@ extension RESTBackend {
     case .failure(let error):
       return .failure(FollowFailure(.unavailable, error.message))
     case .success(let response):
-      if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
-      if (200...299).contains(response.status) {
-        if let errors = endpoint.errors, let failure = answerErrors(response, endpoint, errors) {
-          return .failure(failure)
-        }
-        return success(response)
+      // Errors in a 2xx come first: a status meaning must not confirm what the answer refuses.
+      if let errors = endpoint.errors, (200...299).contains(response.status),
+        let failure = answerErrors(response, endpoint, errors)
+      {
+        return .failure(failure)
       }
+      if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
+      if (200...299).contains(response.status) { return success(response) }
       return .failure(Self.failure(response, endpoint))
     }
   }

@@ -5,8 +5,8 @@ import JSON
 /// `{"errors": [...], "data": null}` when a mutation fails.
 extension RESTBackend {
   /// The failure a 2xx answer states at `pointer`, or nil when it states none (no
-  /// value there, null, or an empty array). An answer that is not JSON cannot say it
-  /// has no errors: it fails too.
+  /// value there, null, or an empty array, or a 204 with no content). Any other answer
+  /// that is not JSON cannot say it has no errors: it fails too.
   ///
   /// Every error is a refusal (rolled back): the GraphQL spec gives errors no
   /// retryable marker (§7.1.4, https://spec.graphql.org/October2021/#sec-Errors;
@@ -15,6 +15,8 @@ extension RESTBackend {
   static func answerErrors(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, _ pointer: JSONPointer)
     -> FollowFailure?
   {
+    // 204 and 205 have no content by definition (RFC 9110 §15.3.5, §15.3.6): no errors either.
+    if response.status == 204 || response.status == 205 { return nil }
     let call = "\(endpoint.method) \(endpoint.path)"
     guard let json = try? JSON.parse(response.body) else {
       return FollowFailure(
