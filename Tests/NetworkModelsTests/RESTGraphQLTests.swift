@@ -16,7 +16,8 @@ final class GraphQLFixture {
       "kinds": {"artist": {
         "follow": {"path": "/v2", "graphql": {
           "query": "mutation FollowArtist($input: FollowArtistInput!) { followArtist(input: $input) { artist { isFollowed } } }",
-          "variables": {"input": {"artistID": "{id}", "unfollow": false, "n": 3}}, "operationName": "FollowArtist"}},
+          "variables": {"input": {"artistID": "{id}", "unfollow": false, "n": 3}}, "operationName": "FollowArtist"},
+          "errors": {"pointer": "/errors", "status": "/extensions/httpStatusCodes/0"}},
         "unfollow": {"method": "POST", "path": "/v2", "graphql": {
           "query": "mutation { followArtist(input: {artistID: $id, unfollow: true}) { clientMutationId } } # {id}",
           "variables": {"id": "{id}"}}},
@@ -191,6 +192,25 @@ final class GraphQLFixture {
     #expect(failure.failure.kind == .rejected(status: 201) && failure.failure.message.contains("gene is archived"))
   }
 
+  @Test(arguments: [
+    (#"{"httpStatusCodes":[502]}"#, FollowFailure.Kind.unavailable),
+    (#"{"httpStatusCodes":[401]}"#, .unauthorized(status: 401)),
+    (#"{"httpStatusCodes":[404,500]}"#, .rejected(status: 404)),
+    (#"{"httpStatusCodes":["502"]}"#, .rejected(status: 200)),
+    (#"{"httpStatusCodes":[99]}"#, .rejected(status: 200)),
+    (#"{}"#, .rejected(status: 200)),
+  ])
+  func anErrorsStatusClassifiesTheFailure(extensions: String, kind: FollowFailure.Kind) throws {
+    let f = try GraphQLFixture()
+    f.server.handler = { _ in
+      .respond(status: 200, body: #"{"errors":[{"message":"m","extensions":\#(extensions)}],"data":null}"#)
+    }
+    var result: Result<Bool, FollowFailure>?
+    f.backend.setFollowing(banksy, true) { result = $0 }
+    try f.run { result != nil }
+    #expect(result?.failure?.kind == kind)
+  }
+
   @Test func errorsComeBeforeAStatusMeaning() throws {
     let f = try GraphQLFixture(edit: {
       $0.replacingOccurrences(#""errors": "/problems"}"#, #""errors": "/problems", "onStatus": {"200": "following"}}"#)
@@ -328,6 +348,16 @@ final class GraphQLFixture {
     ),
     (#""follow": {"method": "POST", "path": "/v2", "errors": ""}"#, "/kinds/artist/follow/errors"),
     (#""follow": {"path": "/v2"}"#, "/kinds/artist/follow"),
+    (
+      #""follow": {"method": "POST", "path": "/v2", "errors": {"pointer": "/e", "code": "/c"}}"#,
+      "/kinds/artist/follow/errors/code"
+    ),
+    (#""follow": {"method": "POST", "path": "/v2", "errors": {"status": "/s"}}"#, "/kinds/artist/follow/errors"),
+    (#""follow": {"method": "POST", "path": "/v2", "errors": {"pointer": ""}}"#, "/kinds/artist/follow/errors/pointer"),
+    (
+      #""follow": {"method": "POST", "path": "/v2", "errors": {"pointer": "/e", "status": "s"}}"#,
+      "/kinds/artist/follow/errors/status"
+    ),
   ])
   func badGraphQLEndpointsAreRefusedWithTheirPath(follow: String, path: String) throws {
     let text = #"""
@@ -369,9 +399,9 @@ final class GraphQLFixture {
     let configuration = try RESTConfiguration.parse(
       GraphQLFixture.configuration.replacingOccurrences("BASE", "http://127.0.0.1:1"))
     let artist = try #require(configuration.kinds["artist"])
-    #expect(artist.follow.method == "POST" && artist.follow.errors?.description == "/errors")
+    #expect(artist.follow.method == "POST" && artist.follow.errors?.pointer.description == "/errors")
     #expect(configuration.kinds["gene"]?.unfollow.errors == nil, "no errors pointer unless configured or GraphQL")
-    #expect(configuration.kinds["gene"]?.follow.errors?.description == "/problems")
+    #expect(configuration.kinds["gene"]?.follow.errors?.pointer.description == "/problems")
   }
 }
 

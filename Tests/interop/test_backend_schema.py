@@ -457,6 +457,11 @@ ACCEPTED = [
          S("/kinds/profile/state/path", "/a/{{b}}/{id}")],
         id="literal-braces",
     ),
+    pytest.param(
+        [S("/kinds/profile/state/errors", {"pointer": "/errors", "status": "/extensions/httpStatusCodes/0", "description": "d"}),
+         S("/kinds/gene/follow/errors", {"pointer": "/e"})],
+        id="errors-with-status",
+    ),
 ]
 
 # (mutation, the pointer check-config prints)
@@ -610,6 +615,10 @@ REFUSED = [
     pytest.param([S("/kinds/profile/state/errors", "")], "/kinds/profile/state/errors", id="errors-root"),
     pytest.param([S("/kinds/profile/state/errors", "errors")], "/kinds/profile/state/errors", id="errors-not-pointer"),
     pytest.param([S("/kinds/profile/state/errors", ["/errors"])], "/kinds/profile/state/errors", id="errors-not-string"),
+    pytest.param([S("/kinds/profile/state/errors", {"status": "/s"})], "/kinds/profile/state/errors", id="errors-object-without-pointer"),
+    pytest.param([S("/kinds/profile/state/errors", {"pointer": ""})], "/kinds/profile/state/errors/pointer", id="errors-object-pointer-root"),
+    pytest.param([S("/kinds/profile/state/errors", {"pointer": "/e", "status": "s"})], "/kinds/profile/state/errors/status", id="errors-status-not-pointer"),
+    pytest.param([S("/kinds/profile/state/errors", {"pointer": "/e", "code": "/c"})], "/kinds/profile/state/errors/code", id="errors-object-unknown-field"),
 ]
 
 

@@ -119,12 +119,13 @@ def test_the_state_is_read_by_query(api, netmodel):
 def test_an_error_in_a_200_is_never_confirmed(api, netmodel):
     c = netmodel
     error = error_of(c.call("follow", {"kind": "artist", "id": "nobody", "await": True}), REJECTED)
-    assert error["data"]["status"] == 200 and "Artist Not Found" in error["message"], error
+    # The status is the upstream one metaphysics states in extensions.httpStatusCodes.
+    assert error["data"]["status"] == 404 and "Artist Not Found" in error["message"], error
     assert "nobody" not in api.follows("artist")
     # The server refuses a known artist with errors and data null: rolled back with its message.
     api.control("POST", "faults", [{"match": "FollowArtist", "errors": [{"message": "Follows are paused"}]}])
     error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
-    assert "Follows are paused" in error["message"], error
+    assert "Follows are paused" in error["message"] and error["data"]["status"] == 200, error
     assert "kaws" not in api.follows("artist")
     state = c.result("getFollowState", {"kind": "artist", "id": "kaws", "refresh": True})
     assert state["confirmed"] is False and state["following"] is False, state
@@ -144,6 +145,16 @@ def test_a_partial_answer_is_not_a_confirmation(api, netmodel):
 def test_a_server_error_is_retried(api, netmodel):
     c = netmodel
     api.control("POST", "faults", [{"match": "FollowArtist", "status": 502}])
+    r = c.result("follow", {"kind": "artist", "id": "kaws", "await": True})
+    assert r["confirmed"] is True and r["error"] is None, r
+    assert api.operations()["followArtist"] == 2
+    assert api.follows("artist")[0] == "kaws"
+
+
+def test_an_upstream_server_error_inside_a_200_is_retried(api, netmodel):
+    c = netmodel
+    upstream = {"message": "Bad Gateway", "path": ["followArtist"], "extensions": {"httpStatusCodes": [502]}}
+    api.control("POST", "faults", [{"match": "FollowArtist", "errors": [upstream]}])
     r = c.result("follow", {"kind": "artist", "id": "kaws", "await": True})
     assert r["confirmed"] is True and r["error"] is None, r
     assert api.operations()["followArtist"] == 2

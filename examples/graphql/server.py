@@ -228,7 +228,7 @@ class Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             answer = self.execute(operation, variables)
         if rule and rule.partial is not None:
-            answer.setdefault("errors", []).append(gql_error(rule.partial, ["popularArtists"], 500))
+            answer.setdefault("errors", []).append(gql_error(rule.partial, ["followArtist", "popularArtists"]))
         return 200, answer, operation
 
     @staticmethod

@@ -25,6 +25,15 @@ extension RESTConfiguration {
   /// Where a GraphQL answer lists its errors (GraphQL spec §7.1.4, "Errors":
   /// https://spec.graphql.org/October2021/#sec-Errors).
   static let graphqlErrors = JSONPointer("/errors")!
+
+  /// `errors`: where a 2xx answer lists errors, and where an error says the HTTP status
+  /// it stands for (metaphysics: `/extensions/httpStatusCodes/0`), if anywhere.
+  public struct ErrorsRule: Sendable, Equatable {
+    public var pointer: JSONPointer
+    /// Relative to the first error; an integer from 100 to 599 there classifies the
+    /// failure as that status would (a 502 is retried, a 401 waits for a token).
+    public var status: JSONPointer?
+  }
 }
 
 extension Field {
@@ -75,15 +84,25 @@ extension Field {
     return (.graphql(GraphQLBody(query: query, variables: variables, operationName: operationName)), usesIDs)
   }
 
-  /// `errors`: a pointer; `/errors` by default on a GraphQL endpoint, none on others.
-  func errorsPointer() throws(RESTConfigurationError) -> JSONPointer? {
-    if let field = optional("errors") {
-      let pointer = try field.pointer()
-      guard !pointer.tokens.isEmpty else {
-        throw field.error("must point inside the answer (\"/errors\"), not at all of it")
-      }
-      return pointer
+  /// `errors`: a pointer, or `{"pointer", "status"}`; `/errors` by default on a
+  /// GraphQL endpoint, none on others.
+  func errorsRule() throws(RESTConfigurationError) -> RESTConfiguration.ErrorsRule? {
+    guard let field = optional("errors") else {
+      return optional("graphql") != nil ? RESTConfiguration.ErrorsRule(pointer: RESTConfiguration.graphqlErrors) : nil
     }
-    return optional("graphql") != nil ? RESTConfiguration.graphqlErrors : nil
+    let pointerField: Field
+    var status: JSONPointer?
+    if field.json.kind == .object {
+      try field.allow(["pointer", "status"])
+      pointerField = try field.required("pointer")
+      status = try field.optional("status")?.pointer()
+    } else {
+      pointerField = field
+    }
+    let pointer = try pointerField.pointer()
+    guard !pointer.tokens.isEmpty else {
+      throw pointerField.error("must point inside the answer (\"/errors\"), not at all of it")
+    }
+    return RESTConfiguration.ErrorsRule(pointer: pointer, status: status)
   }
 }

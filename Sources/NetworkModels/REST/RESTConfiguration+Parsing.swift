@@ -400,7 +400,7 @@ struct Field {
         headers: try optional("headers")?.headers() ?? [],
         timeoutMs: try optional("timeoutMs").map { (field) throws(RESTConfigurationError) in
           UInt64(try field.integer(in: 1...600_000))
-        }, statusMeanings: meanings, attributes: try optional("attributes")?.pointer(), errors: try errorsPointer()),
+        }, statusMeanings: meanings, attributes: try optional("attributes")?.pointer(), errors: try errorsRule()),
       usesIDs
     )
   }

@@ -66,7 +66,7 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// the entity's `attributes`.
     public var attributes: JSONPointer?
     /// Where a 2xx answer lists errors (GraphQL's `/errors`): any there fail the call.
-    public var errors: JSONPointer? = nil
+    public var errors: ErrorsRule? = nil
   }
 
   public enum Body: @unchecked Sendable {
