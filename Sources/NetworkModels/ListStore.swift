@@ -281,6 +281,7 @@ public final class ListStore {
       pageArrived(key, entry, .refresh, nil, ListPage(items: refill, next: page.next))
       entry.pages = pages
       entry.tokens = tokens
+      entry.lastPage = page.items.map(\.key)
     case .failure(let failure):
       failed(key, entry, failure)
     }
