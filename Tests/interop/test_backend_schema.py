@@ -416,6 +416,25 @@ ACCEPTED = [
         [S("/kinds/gene/state/following/pointer", "/\u0301is_followed")],
         id="pointer-token-starting-with-combining-mark",
     ),
+    # Issue 11: values captured from answers, ids joined in one value, batches read by position.
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"followId": "/id", "description": "c"}),
+         S("/kinds/profile/unfollow/path", "/api/v1/me/follow/{followId}")],
+        id="capture-on-follow-used-by-unfollow",
+    ),
+    pytest.param(
+        [S("/kinds/artist/state/capture", {"f_1": "/follow/id"}), S("/kinds/artist/unfollow/query", {"f": "{f_1}"})],
+        id="capture-on-batched-state",
+    ),
+    pytest.param([S("/kinds/gene/state/capture", {"x": ""})], id="capture-on-state-unused"),
+    pytest.param([S("/kinds/artist/state/batch/join", ",")], id="batch-join"),
+    pytest.param([S("/kinds/artist/state/batch/join", ",;|:!*'(")], id="batch-join-8-chars"),
+    pytest.param([S("/kinds/artist/state/batch/by", "subset")], id="batch-by-subset"),
+    pytest.param([S("/kinds/artist/state/batch", {"by": "position", "join": ",", "items": "/flags"})], id="batch-by-position"),
+    pytest.param(
+        [S("/kinds/artist/state/json", {"ids": "{ids}"}), D("/kinds/artist/state/query"), S("/kinds/artist/state/batch/join", "|")],
+        id="batch-join-json",
+    ),
 ]
 
 # (mutation, the pointer check-config prints)
@@ -555,6 +574,30 @@ REFUSED = [
         "/auth/scheme",
         id="auth-scheme-crlf",
     ),
+    # Issue 11: capture names, where captures go, join separators, batches by position.
+    pytest.param([S("/kinds/profile/follow/capture", {"id": "/id"})], "/kinds/profile/follow/capture/id", id="capture-shadows-id"),
+    pytest.param([S("/kinds/profile/follow/capture", {"ids": "/id"})], "/kinds/profile/follow/capture/ids", id="capture-shadows-ids"),
+    pytest.param([S("/kinds/profile/state/capture", {"kind": "/id"})], "/kinds/profile/state/capture/kind", id="capture-shadows-kind"),
+    pytest.param([S("/kinds/profile/follow/capture", {"a-b": "/id"})], "/kinds/profile/follow/capture/a-b", id="capture-name-dash"),
+    pytest.param([S("/kinds/profile/follow/capture", {"1a": "/id"})], "/kinds/profile/follow/capture/1a", id="capture-name-digit-first"),
+    pytest.param([S("/kinds/profile/follow/capture", {"x": "id"})], "/kinds/profile/follow/capture/x", id="capture-bad-pointer"),
+    pytest.param([S("/kinds/profile/follow/capture", {"x": 1})], "/kinds/profile/follow/capture/x", id="capture-pointer-not-string"),
+    pytest.param([S("/kinds/profile/follow/capture", {})], "/kinds/profile/follow/capture", id="capture-empty"),
+    pytest.param([S("/kinds/profile/follow/capture", "/id")], "/kinds/profile/follow/capture", id="capture-not-object"),
+    pytest.param([S("/kinds/profile/unfollow/capture", {"x": "/id"})], "/kinds/profile/unfollow/capture", id="capture-on-unfollow"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "capture": {"x": "/id"}})], "/kinds/profile/detail/capture", id="capture-on-detail"),
+    pytest.param(
+        [S("/kinds/artist/state/batch/by", "position"), D("/kinds/artist/state/batch/id"), S("/kinds/artist/state/capture", {"x": "/id"})],
+        "/kinds/artist/state/capture", id="capture-on-batch-by-position",
+    ),
+    pytest.param([S("/kinds/artist/state/batch/by", "position")], "/kinds/artist/state/batch/id", id="batch-by-position-with-id"),
+    pytest.param([S("/kinds/artist/state/batch/by", "index")], "/kinds/artist/state/batch/by", id="batch-by-unknown"),
+    pytest.param([S("/kinds/artist/state/batch/by", "subset"), D("/kinds/artist/state/batch/id")], "/kinds/artist/state/batch", id="batch-by-subset-without-id"),
+    pytest.param([S("/kinds/artist/state/batch/join", "&")], "/kinds/artist/state/batch/join", id="batch-join-ampersand"),
+    pytest.param([S("/kinds/artist/state/batch/join", "+")], "/kinds/artist/state/batch/join", id="batch-join-plus"),
+    pytest.param([S("/kinds/artist/state/batch/join", "")], "/kinds/artist/state/batch/join", id="batch-join-empty"),
+    pytest.param([S("/kinds/artist/state/batch/join", "," * 9)], "/kinds/artist/state/batch/join", id="batch-join-too-long"),
+    pytest.param([S("/kinds/artist/state/batch/join", 1)], "/kinds/artist/state/batch/join", id="batch-join-not-string"),
 ]
 
 
@@ -862,6 +905,16 @@ KNOWN_DIFFERENCES = [
     # Not the schema's fault: Python's `re` lets `$` match before a final "\n"
     # (ECMA-262, the dialect of JSON Schema's "pattern", does not).
     pytest.param([R("/kinds/artist", "artist\n")], "/kinds/artist\n", id="python-re-dollar-before-newline"),
+    # Captured names are placeholders of the kind's unfollow only (a follow makes them).
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"followId": "/id"}), S("/kinds/profile/follow/path", "/f/{followId}")],
+        "/kinds/profile/follow/path", id="captured-placeholder-in-follow",
+    ),
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"followId": "/id"}), S("/kinds/profile/state/path", "/s/{followId}")],
+        "/kinds/profile/state/path", id="captured-placeholder-in-state",
+    ),
+    pytest.param([S("/kinds/profile/unfollow/path", "/f/{followId}")], "/kinds/profile/unfollow/path", id="uncaptured-placeholder-in-unfollow"),
 ]
 
 
