@@ -117,9 +117,10 @@ final class SubscriptionsDouble {
     #expect(try f.set(channel, true).get() == true)
     #expect(f.backend.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "sub1"])
     #expect(try f.set(channel, false).get() == false)
-    #expect(f.server.requests.map { "\($0.method) \($0.path)?\($0.query)" } == [
-      "POST /subscriptions?part=snippet", "DELETE /subscriptions?id=sub1",
-    ])
+    #expect(
+      f.server.requests.map { "\($0.method) \($0.path)?\($0.query)" } == [
+        "POST /subscriptions?part=snippet", "DELETE /subscriptions?id=sub1",
+      ])
     #expect(youtube.byChannel.isEmpty)
     #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
   }
@@ -161,7 +162,9 @@ final class SubscriptionsDouble {
 
   @Test func aStateReadFollowingWithoutTheValueFailsTheUnfollow() throws {
     let f = try CaptureFixture()
-    f.server.handler = { _ in .respond(status: 200, body: #"{"items":[{"snippet":{"resourceId":{"channelId":"UCa"}}}]}"#) }
+    f.server.handler = { _ in
+      .respond(status: 200, body: #"{"items":[{"snippet":{"resourceId":{"channelId":"UCa"}}}]}"#)
+    }
     let failure = try #require(try f.set(channel, false).failure)
     #expect(failure.message.contains("{subscriptionId}"))
     #expect(f.server.requests.map(\.method) == ["GET"])
@@ -234,7 +237,8 @@ final class SubscriptionsDouble {
   @Test func aCapturedValueMakingADotSegmentIsNotSent() throws {
     let configuration = try RESTConfiguration.parse(
       captureConfiguration.replacingOccurrences(
-        #""path": "/subscriptions", "query": {"id": "{subscriptionId}"}"#, #""path": "/subscriptions/{subscriptionId}""#))
+        #""path": "/subscriptions", "query": {"id": "{subscriptionId}"}"#, #""path": "/subscriptions/{subscriptionId}""#
+      ))
     let loop = try EventLoop()
     let server = try LoopbackHTTPServer(loop: loop)
     let backend = RESTBackend(configuration: configuration, loop: loop)
@@ -314,8 +318,13 @@ final class SubscriptionsDouble {
 
   @Test(arguments: [
     (#""capture": {"subscriptionId": "/id"}},"#, #""capture": {"id": "/id"}},"#, "/kinds/channel/follow/capture/id"),
-    (#""capture": {"subscriptionId": "/id"}},"#, #""capture": {"kind": "/id"}},"#, "/kinds/channel/follow/capture/kind"),
-    (#""capture": {"subscriptionId": "/id"}},"#, #""capture": {"sub-id": "/id"}},"#, "/kinds/channel/follow/capture/sub-id"),
+    (
+      #""capture": {"subscriptionId": "/id"}},"#, #""capture": {"kind": "/id"}},"#, "/kinds/channel/follow/capture/kind"
+    ),
+    (
+      #""capture": {"subscriptionId": "/id"}},"#, #""capture": {"sub-id": "/id"}},"#,
+      "/kinds/channel/follow/capture/sub-id"
+    ),
     (#""capture": {"subscriptionId": "/id"}},"#, #""capture": {"s": "id"}},"#, "/kinds/channel/follow/capture/s"),
     (#""capture": {"subscriptionId": "/id"}},"#, #""capture": {}},"#, "/kinds/channel/follow/capture"),
     (#""{subscriptionId}""#, #""{subscription}""#, "/kinds/channel/unfollow/query/id"),

@@ -48,7 +48,8 @@ extension RESTBackend {
     for (id, flag) in zip(asked, flags) {
       guard let flag else {
         return .failure(
-          FollowFailure(.unavailable, "the batched state answer at \(batch.items) has an entry that is not true or false"))
+          FollowFailure(
+            .unavailable, "the batched state answer at \(batch.items) has an entry that is not true or false"))
       }
       if flag { ids.insert(id) }
     }
