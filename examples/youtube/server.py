@@ -51,18 +51,18 @@ ERRORS = {
 }
 
 
-def error_body(reason, message=None):
+def error_body(reason, message=None, status=None):
     """Google's JSON error format (https://developers.google.com/youtube/v3/docs/errors)."""
-    status, domain, text = ERRORS[reason]
-    text = message or text
+    documented, domain, text = ERRORS[reason]
+    status, text = status or documented, message or text
     return status, {"error": {"code": status, "message": text,
                               "errors": [{"message": text, "domain": domain, "reason": reason}]}}
 
 
 class ApiError(Exception):
-    def __init__(self, reason, message=None):
+    def __init__(self, reason, message=None, status=None):
         super().__init__(reason)
-        self.status, self.body = error_body(reason, message)
+        self.status, self.body = error_body(reason, message, status)
 
 
 class Rule:
@@ -251,7 +251,8 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(channel, str) or not channel:
             raise ApiError("publisherRequired")
         if channel == SELF_CHANNEL:
-            raise ApiError("subscriptionForbidden", "Subscribing to your own channel is not supported.")
+            # insert's Errors table lists this case as badRequest (400), the reason's others as 403.
+            raise ApiError("subscriptionForbidden", "Subscribing to your own channel is not supported.", 400)
         if channel not in self.state.channels:
             raise ApiError("publisherNotFound")
         if channel in self.state.subscriptions:

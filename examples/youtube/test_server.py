@@ -91,6 +91,8 @@ def test_the_documented_insert_errors(yt):
     assert status == 400 and reason(body) == "subscriptionDuplicate" and body["error"]["code"] == 400
     status, body = yt.insert("UCnope")
     assert status == 404 and reason(body) == "publisherNotFound"
+    status, body = yt.insert("UCdemoSubscriber000000000")
+    assert status == 400 and reason(body) == "subscriptionForbidden"
     status, body = yt.call("POST", API + "?part=snippet", {"snippet": {}})
     assert status == 400 and reason(body) == "publisherRequired"
     status, body = yt.call("GET", API + "?part=snippet&mine=true", token=False)
