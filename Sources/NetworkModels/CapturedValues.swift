@@ -18,6 +18,9 @@ public final class CapturedValues {
   public static let fileName = "rest-captures.json"
   private let folder: StateFolder?
   private var held: [String: [EntityKey: [String: String]]] = [:]
+  /// Entities with values held, in all environments: with none (every API without
+  /// `capture`), forgetting costs nothing on each read that says "not following".
+  public private(set) var count = 0
 
   /// Values in memory only (tests, or a backend without a state folder).
   public init() { folder = nil }
@@ -27,6 +30,7 @@ public final class CapturedValues {
     guard let bytes = try folder.read(Self.fileName) else { return }
     if let parsed = Self.parse(bytes) {
       held = parsed
+      count = parsed.values.reduce(0) { $0 + $1.count }
     } else {
       let aside = try folder.moveAside(Self.fileName, suffix: "unreadable")
       Log.warn("\(folder.file(Self.fileName)) could not be read: moved to \(aside); captured values start empty")
@@ -48,19 +52,22 @@ public final class CapturedValues {
 
   /// Drops what is held for `key`: the subscription it named is gone.
   public func forget(_ key: EntityKey, in environment: String) throws(Errno) {
-    guard let old = held[environment]?[key] else { return }
+    guard count > 0, let old = held[environment]?[key] else { return }
     try change(key, in: environment, to: nil, from: old)
   }
 
   private func change(_ key: EntityKey, in environment: String, to new: [String: String]?, from old: [String: String])
     throws(Errno)
   {
+    let delta = (new == nil ? 0 : 1) - (old.isEmpty ? 0 : 1)
     held[environment, default: [:]][key] = new
+    count += delta
     guard let folder else { return }
     do {
       try folder.replace(Self.fileName, with: encoded())
     } catch {
       held[environment, default: [:]][key] = old.isEmpty ? nil : old
+      count -= delta
       throw error
     }
   }

@@ -179,7 +179,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       ) { response in self.followedIDs(in: response, batch, asked: pending.ids, kind: kind, capture: state.capture) }
       for id in pending.ids {
         let answer = followed.map { set in set.contains(id) }
-        if case .success(false) = answer { self.forgetCaptures(EntityKey(kind: kind, id: id)) }
+        if case .success(false) = answer, self.capturedValues.count > 0 {
+          self.forgetCaptures(EntityKey(kind: kind, id: id))
+        }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
       }
     }
