@@ -298,10 +298,16 @@ final class SubscriptionsDouble {
     #expect(f.server.requests.map(\.body) == [#"{"names":"x y|z"}"#])
   }
 
+  /// Refused before anything changes or is sent, as the service's -32602 says: what
+  /// could not be read is not followed either.
   @Test func anIDHoldingTheSeparatorOfAJoinedJSONStringIsRefused() throws {
     let f = try CaptureFixture()
+    let problem = f.backend.validatePlaceholders(kind: "tag", id: "x|y")
+    #expect(problem?.path == "/id" && problem?.reason.contains("\"|\"") == true)
+    #expect(f.backend.validatePlaceholders(kind: "artist", id: "x,y") == nil)  // percent-encoded in a query
     let results = try f.read([EntityKey(kind: "tag", id: "x|y")])
     #expect(results["x|y"]?.failure?.kind == .rejected(status: 0))
+    #expect(try f.set(EntityKey(kind: "tag", id: "x|y"), true).failure?.kind == .rejected(status: 0))
     #expect(f.server.requests.isEmpty)
   }
 }

@@ -57,13 +57,15 @@ extension RESTBackend {
   }
 
   /// Ids joined into one JSON string are sent as they are: an id holding the separator
-  /// would read as two, so it is refused. (In a query or form each id is
-  /// percent-encoded, so the separator inside one is escaped.)
-  func joinProblem(_ key: EntityKey, _ batch: RESTConfiguration.Batch, _ endpoint: RESTConfiguration.Endpoint)
-    -> PlaceholderProblem?
-  {
-    guard let join = batch.join, case .json = endpoint.body, key.id.contains(join) else { return nil }
+  /// would read as two, so it is refused before anything changes or is sent (what
+  /// cannot be read is not followed either). In a query or form each id is
+  /// percent-encoded, so the separator inside one is escaped.
+  func joinProblem(kind: String, id: String) -> PlaceholderProblem? {
+    guard let read = stateReads[kind], let join = read.state.batch?.join, case .json = read.state.endpoint.body,
+      id.contains(join)
+    else { return nil }
     return PlaceholderProblem(
-      path: "/id", reason: "id contains \"\(join)\", which joins the ids of a batched state read: it would read as two")
+      path: "/id",
+      reason: "id must not contain \"\(join)\": the batched state read joins the ids with it in one JSON string")
   }
 }

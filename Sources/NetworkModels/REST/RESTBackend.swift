@@ -31,10 +31,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// Each kind's state read, boxed once: a read borrows it, where copying the kind's
   /// `KindEndpoints` out of the configuration retained every string and table of
   /// its endpoints, for every read.
-  private let stateReads: [String: StateRead]
+  let stateReads: [String: StateRead]
   var loop: EventLoop { http.loop }
 
-  private final class StateRead {
+  final class StateRead {
     let state: RESTConfiguration.StateEndpoint
     init(_ state: RESTConfiguration.StateEndpoint) { self.state = state }
   }
@@ -115,7 +115,6 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     guard let read = stateReads[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     if let batch = read.state.batch {
-      if let problem = joinProblem(key, batch, read.state.endpoint) { return unsendable(problem, completion) }
       enqueue(key, batch, completion)
       return
     }
