@@ -168,8 +168,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     if let timer = pending.timer { loop.cancel(timer) }
     let state = endpoints.state.endpoint
     count(kind, "state")
-    let http = request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
-    self.http.send(http, priority: pending.priority) { [weak self] result in
+    let call = request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
+    http.send(call, priority: pending.priority) { [weak self] result in
       guard let self else { return }
       // A status meaning answers for every id of the call: Artsy's batched check
       // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
