@@ -226,6 +226,30 @@ final class SubscriptionsDouble {
     #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
   }
 
+  /// The claim a restart relies on: the value is renamed into place and the folder
+  /// synced before the follow is confirmed; a failed fsync fails the follow.
+  @Test func theValueIsDurableBeforeTheFollowIsConfirmed() throws {
+    let temp = try LocalBackendTestFolder()
+    let log = OperationLog()
+    var folder = temp.folder
+    folder.observer = log
+    let f = try CaptureFixture(values: try CapturedValues(folder: folder))
+    f.server.handler = SubscriptionsDouble().handle
+    var seen: [StateFileOperation]?
+    f.backend.setFollowing(channel, true) { _ in seen = log.operations }
+    try f.run { seen != nil }
+    let temporary = ".\(CapturedValues.fileName).tmp-\(Process.id)"
+    #expect(seen?.contains(.sync(temporary)) == true)
+    #expect(seen?.contains(.rename(temporary, to: CapturedValues.fileName)) == true)
+    #expect(seen?.last == .syncFolder)
+
+    log.failSyncs = true
+    let other = EntityKey(kind: "channel", id: "UC_x5XG1OV2P6uZZ5FSM9Ttw")
+    let failure = try #require(try f.set(other, true).failure)
+    #expect(failure.kind == .unavailable && failure.message.contains("could not keep"))
+    #expect(try CapturedValues(folder: temp.folder).values(of: other, in: "test").isEmpty)
+  }
+
   @Test func anUnreadableFileIsMovedAsideAndValuesStartEmpty() throws {
     let temp = try LocalBackendTestFolder()
     try temp.write(CapturedValues.fileName, "{not json")
@@ -357,5 +381,15 @@ final class SubscriptionsDouble {
     let error = try #require(
       refusal { $0.replacingOccurrences(#""channelId": "{id}""#, #""channelId": "{subscriptionId}""#) })
     #expect(error.path == "/kinds/channel/follow/json/snippet/resourceId/channelId")
+  }
+}
+
+private final class OperationLog: StateFileObserver, @unchecked Sendable {
+  var operations: [StateFileOperation] = []
+  var failSyncs = false
+
+  func willPerform(_ operation: StateFileOperation) throws(Errno) {
+    if failSyncs, case .sync = operation { throw Errno(5, call: "fsync (EIO)") }
+    operations.append(operation)
   }
 }
