@@ -325,6 +325,15 @@ def test_artsy_example_is_valid(validator, check_config):
     assert code == 0, out
 
 
+@pytest.mark.parametrize("example", sorted(ROOT.glob("examples/*/config.json")), ids=lambda p: p.parent.name)
+def test_every_example_is_valid(example, validator, check_config):
+    doc = json.loads(example.read_text(encoding="utf-8"))
+    errors = list(validator.iter_errors(doc))
+    assert not errors, explain(errors)
+    code, _, out = check_config.run_file(example)
+    assert code == 0, out
+
+
 def test_swift_list_test_configuration_is_valid(validator, check_config):
     """The configuration of Tests/NetworkModelsTests/RESTListTests.swift: a list of each
     paging style, params, sections, following both ways."""
