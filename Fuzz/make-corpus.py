@@ -216,6 +216,10 @@ OTHER = {
     },
     "FuzzRESTConfig": {
         "artsy": open(os.path.join(REPO, "examples", "artsy", "config.json"), "rb").read(),
+        "youtube": open(os.path.join(REPO, "examples", "youtube", "config.json"), "rb").read(),
+        "by-position": b'{"environments":{"t":"http://h"},"kinds":{"a":{"follow":{"method":"PUT","path":"/f",'
+        b'"query":{"ids":"{id}"},"capture":{"c":"/id"}},"unfollow":{"method":"DELETE","path":"/f/{c}"},'
+        b'"state":{"method":"POST","path":"/s","json":{"ids":"{ids}"},"batch":{"join":"|","by":"position"}}}}}',
         "small": b'{"environments":{"t":"http://h"},"kinds":{"a":{"follow":{"method":"POST","path":"/f/{id}"},'
         b'"unfollow":{"method":"DELETE","path":"/f/{id}"},"state":{"method":"GET","path":"/s",'
         b'"query":{"ids":"{ids}"},"batch":{"maxIds":2,"windowMs":1,"items":"/x","id":"/id"}}}},'

@@ -52,6 +52,9 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       let rest = RESTBackend(configuration: configuration, loop: loop)
+      // Values captured from answers (YouTube's subscription ids) outlive the process:
+      // an unfollow after a restart needs what the follow answered.
+      rest.capturedValues = try CapturedValues(folder: folder)
       if let environment = options.environment, !rest.selectEnvironment(environment) {
         Log.error(
           "--environment \(environment): the configuration has \(rest.environmentNames.joined(separator: ", "))")

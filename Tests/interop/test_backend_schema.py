@@ -325,9 +325,10 @@ def test_artsy_example_is_valid(validator, check_config):
     assert code == 0, out
 
 
-def test_graphql_example_is_valid(validator, check_config):
-    example = ROOT / "examples" / "graphql" / "config.json"
-    errors = list(validator.iter_errors(json.loads(example.read_text(encoding="utf-8"))))
+@pytest.mark.parametrize("example", sorted(ROOT.glob("examples/*/config.json")), ids=lambda p: p.parent.name)
+def test_every_example_is_valid(example, validator, check_config):
+    doc = json.loads(example.read_text(encoding="utf-8"))
+    errors = list(validator.iter_errors(doc))
     assert not errors, explain(errors)
     code, _, out = check_config.run_file(example)
     assert code == 0, out
@@ -461,6 +462,25 @@ ACCEPTED = [
         [S("/kinds/profile/state/errors", {"pointer": "/errors", "status": "/extensions/httpStatusCodes/0", "description": "d"}),
          S("/kinds/gene/follow/errors", {"pointer": "/e"})],
         id="errors-with-status",
+    ),
+    # Issue 11: values captured from answers, ids joined in one value, batches read by position.
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"followId": "/id", "description": "c"}),
+         S("/kinds/profile/unfollow/path", "/api/v1/me/follow/{followId}")],
+        id="capture-on-follow-used-by-unfollow",
+    ),
+    pytest.param(
+        [S("/kinds/artist/state/capture", {"f_1": "/follow/id"}), S("/kinds/artist/unfollow/query", {"f": "{f_1}"})],
+        id="capture-on-batched-state",
+    ),
+    pytest.param([S("/kinds/gene/state/capture", {"x": ""})], id="capture-on-state-unused"),
+    pytest.param([S("/kinds/artist/state/batch/join", ",")], id="batch-join"),
+    pytest.param([S("/kinds/artist/state/batch/join", ",;|:!*'(")], id="batch-join-8-chars"),
+    pytest.param([S("/kinds/artist/state/batch/by", "subset")], id="batch-by-subset"),
+    pytest.param([S("/kinds/artist/state/batch", {"by": "position", "join": ",", "items": "/flags"})], id="batch-by-position"),
+    pytest.param(
+        [S("/kinds/artist/state/json", {"ids": "{ids}"}), D("/kinds/artist/state/query"), S("/kinds/artist/state/batch/join", "|")],
+        id="batch-join-json",
     ),
 ]
 
@@ -619,6 +639,30 @@ REFUSED = [
     pytest.param([S("/kinds/profile/state/errors", {"pointer": ""})], "/kinds/profile/state/errors/pointer", id="errors-object-pointer-root"),
     pytest.param([S("/kinds/profile/state/errors", {"pointer": "/e", "status": "s"})], "/kinds/profile/state/errors/status", id="errors-status-not-pointer"),
     pytest.param([S("/kinds/profile/state/errors", {"pointer": "/e", "code": "/c"})], "/kinds/profile/state/errors/code", id="errors-object-unknown-field"),
+    # Issue 11: capture names, where captures go, join separators, batches by position.
+    pytest.param([S("/kinds/profile/follow/capture", {"id": "/id"})], "/kinds/profile/follow/capture/id", id="capture-shadows-id"),
+    pytest.param([S("/kinds/profile/follow/capture", {"ids": "/id"})], "/kinds/profile/follow/capture/ids", id="capture-shadows-ids"),
+    pytest.param([S("/kinds/profile/state/capture", {"kind": "/id"})], "/kinds/profile/state/capture/kind", id="capture-shadows-kind"),
+    pytest.param([S("/kinds/profile/follow/capture", {"a-b": "/id"})], "/kinds/profile/follow/capture/a-b", id="capture-name-dash"),
+    pytest.param([S("/kinds/profile/follow/capture", {"1a": "/id"})], "/kinds/profile/follow/capture/1a", id="capture-name-digit-first"),
+    pytest.param([S("/kinds/profile/follow/capture", {"x": "id"})], "/kinds/profile/follow/capture/x", id="capture-bad-pointer"),
+    pytest.param([S("/kinds/profile/follow/capture", {"x": 1})], "/kinds/profile/follow/capture/x", id="capture-pointer-not-string"),
+    pytest.param([S("/kinds/profile/follow/capture", {})], "/kinds/profile/follow/capture", id="capture-empty"),
+    pytest.param([S("/kinds/profile/follow/capture", "/id")], "/kinds/profile/follow/capture", id="capture-not-object"),
+    pytest.param([S("/kinds/profile/unfollow/capture", {"x": "/id"})], "/kinds/profile/unfollow/capture", id="capture-on-unfollow"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "capture": {"x": "/id"}})], "/kinds/profile/detail/capture", id="capture-on-detail"),
+    pytest.param(
+        [S("/kinds/artist/state/batch/by", "position"), D("/kinds/artist/state/batch/id"), S("/kinds/artist/state/capture", {"x": "/id"})],
+        "/kinds/artist/state/capture", id="capture-on-batch-by-position",
+    ),
+    pytest.param([S("/kinds/artist/state/batch/by", "position")], "/kinds/artist/state/batch/id", id="batch-by-position-with-id"),
+    pytest.param([S("/kinds/artist/state/batch/by", "index")], "/kinds/artist/state/batch/by", id="batch-by-unknown"),
+    pytest.param([S("/kinds/artist/state/batch/by", "subset"), D("/kinds/artist/state/batch/id")], "/kinds/artist/state/batch", id="batch-by-subset-without-id"),
+    pytest.param([S("/kinds/artist/state/batch/join", "&")], "/kinds/artist/state/batch/join", id="batch-join-ampersand"),
+    pytest.param([S("/kinds/artist/state/batch/join", "+")], "/kinds/artist/state/batch/join", id="batch-join-plus"),
+    pytest.param([S("/kinds/artist/state/batch/join", "")], "/kinds/artist/state/batch/join", id="batch-join-empty"),
+    pytest.param([S("/kinds/artist/state/batch/join", "," * 9)], "/kinds/artist/state/batch/join", id="batch-join-too-long"),
+    pytest.param([S("/kinds/artist/state/batch/join", 1)], "/kinds/artist/state/batch/join", id="batch-join-not-string"),
 ]
 
 
@@ -957,6 +1001,16 @@ KNOWN_DIFFERENCES = [
     # Not the schema's fault: Python's `re` lets `$` match before a final "\n"
     # (ECMA-262, the dialect of JSON Schema's "pattern", does not).
     pytest.param([R("/kinds/artist", "artist\n")], "/kinds/artist\n", id="python-re-dollar-before-newline"),
+    # Captured names are placeholders of the kind's unfollow only (a follow makes them).
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"followId": "/id"}), S("/kinds/profile/follow/path", "/f/{followId}")],
+        "/kinds/profile/follow/path", id="captured-placeholder-in-follow",
+    ),
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"followId": "/id"}), S("/kinds/profile/state/path", "/s/{followId}")],
+        "/kinds/profile/state/path", id="captured-placeholder-in-state",
+    ),
+    pytest.param([S("/kinds/profile/unfollow/path", "/f/{followId}")], "/kinds/profile/unfollow/path", id="uncaptured-placeholder-in-unfollow"),
 ]
 
 

@@ -24,15 +24,17 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
   }
   private var callCounts: [CallKey: Int] = [:]
+  /// Values answers gave for entities, for their later requests (RESTBackend+Captures).
+  public var capturedValues = CapturedValues()
   private var authToken: String?
   private var batches: [String: PendingBatch] = [:]
   /// Each kind's state read, boxed once: a read borrows it, where copying the kind's
   /// `KindEndpoints` out of the configuration retained every string and table of
   /// its endpoints, for every read.
-  private let stateReads: [String: StateRead]
+  let stateReads: [String: StateRead]
   var loop: EventLoop { http.loop }
 
-  private final class StateRead {
+  final class StateRead {
     let state: RESTConfiguration.StateEndpoint
     init(_ state: RESTConfiguration.StateEndpoint) { self.state = state }
   }
@@ -79,20 +81,33 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
+    if !following && !kind.unfollowNeeds.isEmpty { return unfollowWithCaptures(key, kind, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
+    sendChange(endpoint, key, following, request(endpoint, kind: key.kind, id: key.id), completion)
+  }
+
+  /// Sends a follow (or unfollow) built as `request`, and answers how it went.
+  func sendChange(
+    _ endpoint: RESTConfiguration.Endpoint, _ key: EntityKey, _ following: Bool, _ request: HTTPRequest,
+    _ completion: @escaping Completion
+  ) {
     count(key.kind, following ? "follow" : "unfollow")
-    http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
+    http.send(request) { [weak self] result in
       guard let self else { return }
       // The configuration lets a follow's statuses mean only "done" or "following"
       // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
-      completion(
-        Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
-          response -> Result<Bool, FollowFailure> in
-          if let pointer = endpoint.attributes, (200...299).contains(response.status) {
-            self.reportAttributes(key, response, pointer)
-          }
-          return .success(following)
-        })
+      let answer = Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
+        response -> Result<Bool, FollowFailure> in
+        if let pointer = endpoint.attributes, (200...299).contains(response.status) {
+          self.reportAttributes(key, response, pointer)
+        }
+        if following && !endpoint.capture.isEmpty, let failure = self.keepCaptures(key, endpoint.capture, response) {
+          return .failure(failure)
+        }
+        return .success(following)
+      }
+      if case .success(false) = answer { self.forgetCaptures(key) }
+      completion(answer)
     }
   }
 
@@ -107,10 +122,15 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     http.send(request(read.state.endpoint, kind: key.kind, id: key.id), priority: readPriority) {
       [weak self] result in
       guard let self else { return }
-      completion(
-        Self.outcome(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
-          Self.following(in: response, read.state.following)
-        })
+      let answer = Self.outcome(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
+        let following = Self.following(in: response, read.state.following)
+        if case .success(true) = following, !read.state.endpoint.capture.isEmpty {
+          self.captureFromState(key, read.state.endpoint.capture, response)
+        }
+        return following
+      }
+      if case .success(false) = answer { self.forgetCaptures(key) }
+      completion(answer)
     }
   }
 
@@ -148,15 +168,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     if let timer = pending.timer { loop.cancel(timer) }
     let state = endpoints.state.endpoint
     count(kind, "state")
-    http.send(request(state, kind: kind, ids: pending.ids), priority: pending.priority) { [weak self] result in
+    let call = request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
+    http.send(call, priority: pending.priority) { [weak self] result in
       guard let self else { return }
       // A status meaning answers for every id of the call: Artsy's batched check
       // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
       let followed = Self.outcome(
         result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
-      ) { response in Self.followedIDs(in: response, batch) }
+      ) { response in self.followedIDs(in: response, batch, asked: pending.ids, kind: kind, capture: state.capture) }
       for id in pending.ids {
         let answer = followed.map { set in set.contains(id) }
+        if case .success(false) = answer, self.capturedValues.count > 0 {
+          self.forgetCaptures(EntityKey(kind: kind, id: id))
+        }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
       }
     }
@@ -175,19 +199,21 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   /// The HTTP request of `endpoint` with its placeholders filled from `values`.
-  func request(_ endpoint: RESTConfiguration.Endpoint, values: [String: String], ids: [String] = []) -> HTTPRequest {
+  func request(
+    _ endpoint: RESTConfiguration.Endpoint, values: [String: String], ids: [String] = [], join: String? = nil
+  ) -> HTTPRequest {
     let base = configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL
     var url = base + Template.fill(endpoint.path, values, encode: { Template.percentEncode($0) })
-    let query = Template.encodeParameters(endpoint.query, values, ids: ids)
+    let query = Template.encodeParameters(endpoint.query, values, ids: ids, join: join)
     if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query }
     var headers = configuration.headers + endpoint.headers
     var body: [UInt8]?
     switch endpoint.body {
     case .json(let template):
-      body = Template.fill(json: template, values, ids: ids).encoded()
+      body = Template.fill(json: template, values, ids: ids, join: join).encoded()
       headers.append(("Content-Type", "application/json"))
     case .form(let fields):
-      body = Array(Template.encodeParameters(fields, values, ids: ids).utf8)
+      body = Array(Template.encodeParameters(fields, values, ids: ids, join: join).utf8)
       headers.append(("Content-Type", "application/x-www-form-urlencoded"))
     case .graphql(let graphql):
       body = graphql.encoded(values, ids: ids)

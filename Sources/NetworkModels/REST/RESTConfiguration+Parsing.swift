@@ -118,18 +118,21 @@ extension RESTConfiguration {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
     let single: Set<String> = ["id", "kind"]
     let stateField = try field.required("state")
-    try stateField.allow(Field.endpointKeys + ["following", "batch"])
+    try stateField.allow(Field.endpointKeys + ["following", "batch", "capture"])
     var batch: Batch?
     if let batchField = stateField.optional("batch") {
-      try batchField.allow(["maxIds", "windowMs", "items", "id"])
+      try batchField.allow(["maxIds", "windowMs", "items", "id", "join", "by"])
+      let by = try batchField.batchReading()
       batch = Batch(
         maxIds: try batchField.optional("maxIds")?.integer(in: 1...1000) ?? 50,
         windowMs: UInt64(try batchField.optional("windowMs")?.integer(in: 0...10_000) ?? 2),
         items: try batchField.optional("items")?.pointer() ?? .root,
-        id: try batchField.required("id").pointer())
+        id: by == .subset ? try batchField.required("id").pointer() : .root,
+        join: try batchField.optional("join")?.joinSeparator(), by: by)
     }
-    let stateEndpoint = try stateField.endpointFields(
+    var stateEndpoint = try stateField.endpointFields(
       placeholders: batch == nil ? single : ["ids", "kind"], meanings: .state)
+    stateEndpoint.endpoint.capture = try stateField.captures(batch: batch)
     if batch != nil && !stateEndpoint.usesIDs {
       throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
     }
@@ -158,12 +161,18 @@ extension RESTConfiguration {
         }
       }
     }
+    let followField = try field.required("follow")
+    try followField.allow(Field.endpointKeys + ["capture"])
+    var follow = try followField.endpointFields(placeholders: single, meanings: .follow).endpoint
+    follow.capture = try followField.captures(batch: nil)
+    let captured = Set((follow.capture + stateEndpoint.endpoint.capture).map(\.name))
+    let unfollow = try field.required("unfollow").endpoint(placeholders: single.union(captured), meanings: .unfollow)
     return KindEndpoints(
-      follow: try field.required("follow").endpoint(placeholders: single, meanings: .follow),
-      unfollow: try field.required("unfollow").endpoint(placeholders: single, meanings: .unfollow),
+      follow: follow, unfollow: unfollow,
       state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
       detail: try field.optional("detail")?.endpoint(placeholders: single, meanings: .none),
-      retry: try field.optional("retry")?.retryPolicy(base: retry))
+      retry: try field.optional("retry")?.retryPolicy(base: retry),
+      unfollowNeeds: Template.placeholders(of: unfollow).intersection(captured))
   }
 }
 

@@ -39,6 +39,9 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var detail: Endpoint?
     /// Overrides the configuration's `retry` for this kind.
     public var retry: RetryPolicy?
+    /// The captured names (`{subscriptionId}`) the unfollow's templates use: each must
+    /// be held for the entity before the unfollow can go out.
+    public var unfollowNeeds: Set<String> = []
   }
 
   /// What an answer's status means beyond "2xx: done; 401/403: unauthorized; 408,
@@ -67,6 +70,9 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var attributes: JSONPointer?
     /// Where a 2xx answer lists errors (GraphQL's `/errors`): any there fail the call.
     public var errors: ErrorsRule? = nil
+    /// Values kept from a 2xx answer for the entity (`"capture": {"subscriptionId": "/id"}`),
+    /// by placeholder name; in a batched state answer the pointers are the item's.
+    public var capture: [(name: String, pointer: JSONPointer)] = []
   }
 
   public enum Body: @unchecked Sendable {
@@ -104,8 +110,20 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var windowMs: UInt64
     /// The array of followed items in the answer.
     public var items: JSONPointer
-    /// Each item's id, relative to the item.
+    /// Each item's id, relative to the item (unused when read by position).
     public var id: JSONPointer
+    /// When set, `{ids}` is one value: the ids joined by this (`a,b,c`), not a
+    /// parameter (or JSON element) per id.
+    public var join: String? = nil
+    public var by: BatchReading = .subset
+  }
+
+  /// How a batched state answer says which ids are followed.
+  public enum BatchReading: String, Sendable {
+    /// The array at `items` holds the followed items, each with its id at `id`.
+    case subset
+    /// The array at `items` has one boolean per id asked, in the order asked.
+    case position
   }
 
   public func baseURL(of environment: String) -> String? {

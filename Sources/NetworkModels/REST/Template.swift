@@ -98,15 +98,18 @@ enum Template {
     return String(decoding: result, as: UTF8.self)
   }
 
-  /// `name=value&…` with `{ids}` values repeated per id. Brackets stay readable in
+  /// `name=value&…` with `{ids}` values repeated per id, or, with `join`, one value of
+  /// the encoded ids joined by it (unencoded: `ids=a,b%2Cc`). Brackets stay readable in
   /// names (`artists[]`), as Rails-style APIs document them.
-  static func encodeParameters(_ parameters: [(name: String, value: String)], _ values: [String: String], ids: [String])
-    -> String
-  {
+  static func encodeParameters(
+    _ parameters: [(name: String, value: String)], _ values: [String: String], ids: [String], join: String? = nil
+  ) -> String {
     var pairs: [String] = []
     for (name, value) in parameters {
       let encodedName = percentEncode(name, keep: "[]")
-      if value == "{ids}" {
+      if value == "{ids}", let join {
+        pairs.append(encodedName + "=" + ids.map { percentEncode($0) }.joined(separator: join))
+      } else if value == "{ids}" {
         for id in ids { pairs.append(encodedName + "=" + percentEncode(id)) }
       } else {
         // Encoded whole, literal text too: a literal brace (`{{`) or space is no URL character.
@@ -116,11 +119,13 @@ enum Template {
     return pairs.joined(separator: "&")
   }
 
-  /// A copy of a JSON body template with its strings filled in.
-  static func fill(json template: JSON, _ values: [String: String], ids: [String]) -> JSON {
+  /// A copy of a JSON body template with its strings filled in; `"{ids}"` becomes the
+  /// array of ids, or with `join` one string of them joined.
+  static func fill(json template: JSON, _ values: [String: String], ids: [String], join: String? = nil) -> JSON {
     switch template.kind {
     case .string:
       let text = template.string ?? ""
+      if text == "{ids}", let join { return .string(ids.joined(separator: join)) }
       if text == "{ids}" {
         let array = JSON.array()
         for id in ids { array.append(.string(id)) }
@@ -129,11 +134,11 @@ enum Template {
       return .string(fill(text, values, encode: { $0 }))
     case .object:
       let object = JSON.object()
-      for (key, value) in template.members { object.set(key, fill(json: value, values, ids: ids)) }
+      for (key, value) in template.members { object.set(key, fill(json: value, values, ids: ids, join: join)) }
       return object
     case .array:
       let array = JSON.array()
-      for value in template.elements { array.append(fill(json: value, values, ids: ids)) }
+      for value in template.elements { array.append(fill(json: value, values, ids: ids, join: join)) }
       return array
     default:
       return template
