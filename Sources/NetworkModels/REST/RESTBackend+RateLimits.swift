@@ -21,12 +21,15 @@ extension RESTBackend {
   }
 
   /// How long `response` says to wait, when it is a rate limit: the later of its
-  /// `Retry-After` and its reset header (`rateLimit.resetHeader`). Nil when it is no
+  /// `Retry-After` and its reset header (`rateLimit.resetHeader`, when the
+  /// `remainingHeader` says 0, if one is named). Nil when it is no
   /// rate limit or names no time (the retry policy's backoff applies then).
   func rateLimitWait(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> Duration? {
     guard response.status == 429 || endpoint.meaning(of: response) == .retry else { return nil }
     let now = wallClock()
-    let reset = configuration.rateLimit.resetHeader.flatMap { response.header($0) }.flatMap {
+    let headers = configuration.rateLimit
+    let spent = headers.remainingHeader.map { response.header($0).flatMap { Int($0) } == 0 } ?? true
+    let reset = headers.resetHeader.flatMap { spent ? response.header($0) : nil }.flatMap {
       ResetTime.delay($0, now: now)
     }
     let retryAfter = response.header("Retry-After").flatMap { ResetTime.delay($0, now: now) }

@@ -24,6 +24,10 @@ extension RESTConfiguration {
     /// Read on a rate-limited answer (429, or a status meaning "retry"): epoch or
     /// delta seconds, an HTTP-date or ISO 8601 (`ResetTime`).
     public var resetHeader: String?
+    /// When set, the reset header counts only on an answer where this header is 0:
+    /// GitHub sends `x-ratelimit-reset` on every answer, the end of the hour's
+    /// window, while a secondary limit's wait is its `retry-after`.
+    public var remainingHeader: String?
   }
 }
 
@@ -70,9 +74,14 @@ extension Field {
     return value
   }
 
-  /// `{"resetHeader": "x-ratelimit-reset"}`.
+  /// `{"resetHeader": "x-ratelimit-reset", "remainingHeader": "x-ratelimit-remaining"}`.
   func rateLimitHeaders() throws(RESTConfigurationError) -> RESTConfiguration.RateLimitHeaders {
-    try allow(["resetHeader"])
-    return RESTConfiguration.RateLimitHeaders(resetHeader: try optional("resetHeader")?.headerName())
+    try allow(["resetHeader", "remainingHeader"])
+    let remaining = try optional("remainingHeader")
+    if let remaining, optional("resetHeader") == nil {
+      throw remaining.error("says when \"resetHeader\" counts: give \"resetHeader\" too")
+    }
+    return RESTConfiguration.RateLimitHeaders(
+      resetHeader: try optional("resetHeader")?.headerName(), remainingHeader: try remaining?.headerName())
   }
 }
