@@ -78,8 +78,8 @@ extension Field {
   func rateLimitHeaders() throws(RESTConfigurationError) -> RESTConfiguration.RateLimitHeaders {
     try allow(["resetHeader", "remainingHeader"])
     let remaining = try optional("remainingHeader")
-    if let remaining, optional("resetHeader") == nil {
-      throw remaining.error("says when \"resetHeader\" counts: give \"resetHeader\" too")
+    if remaining != nil, optional("resetHeader") == nil {
+      throw error("\"remainingHeader\" says when \"resetHeader\" counts: give \"resetHeader\" too")
     }
     return RESTConfiguration.RateLimitHeaders(
       resetHeader: try optional("resetHeader")?.headerName(), remainingHeader: try remaining?.headerName())
