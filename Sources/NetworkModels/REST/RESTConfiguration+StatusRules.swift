@@ -34,7 +34,7 @@ extension RESTConfiguration {
 extension RESTConfiguration.Endpoint {
   /// What the configuration says `response`'s status means: the first of its rules
   /// that holds, else its plain meaning; nil for the default meaning.
-  func meaning(of response: HTTPResponse) -> RESTConfiguration.StatusMeaning? {
+  public func meaning(of response: HTTPResponse) -> RESTConfiguration.StatusMeaning? {
     if !statusRules.isEmpty, let rules = statusRules[response.status] {
       if let rule = rules.first(where: { $0.holds(for: response) }) { return rule.meaning }
     }
