@@ -325,6 +325,15 @@ def test_artsy_example_is_valid(validator, check_config):
     assert code == 0, out
 
 
+def test_github_example_is_valid(validator, check_config):
+    """examples/github/config.json: statusRule arrays, rateLimit, retry.maxWaitMs, {id*}."""
+    example = ROOT / "examples" / "github" / "config.json"
+    errors = list(validator.iter_errors(json.loads(example.read_text(encoding="utf-8"))))
+    assert not errors, explain(errors)
+    code, _, out = check_config.run_file(example)
+    assert code == 0, out
+
+
 def test_swift_list_test_configuration_is_valid(validator, check_config):
     """The configuration of Tests/NetworkModelsTests/RESTListTests.swift: a list of each
     paging style, params, sections, following both ways."""
