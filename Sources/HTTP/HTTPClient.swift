@@ -55,6 +55,9 @@ public final class HTTPClient {
   private var lastTicket: UInt64 = 0
   private var rate = RateLimit(perSecond: 0)
   private var rateTimer: EventLoop.TimerID?
+  /// Until then nothing goes out (`hold(until:)`).
+  public private(set) var heldUntil: LoopInstant?
+  private var holdTimer: EventLoop.TimerID?
 
   /// At most this many requests go out a second, after a burst of as many; more wait in
   /// the queue, in priority order. 0: no limit. Whatever a bug or a broken API makes
@@ -100,6 +103,7 @@ public final class HTTPClient {
     for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
+    if let holdTimer { loop.cancel(holdTimer) }
     curl_multi_cleanup(multi)
   }
 
@@ -117,7 +121,9 @@ public final class HTTPClient {
     let ticket = HTTPTicket(raw: lastTicket)
     // A connection is free while others wait only inside `collectFinished`, whose
     // completions may send: a new request must not overtake waiting ones it ranks below.
-    if transfers.count < maxConnections && !queue.hasWaiting(atLeast: priority) && rate.take(now: loop.clock.now) {
+    if transfers.count < maxConnections && !queue.hasWaiting(atLeast: priority) && !isHeld
+      && rate.take(now: loop.clock.now)
+    {
       start(request, completion: completion)
     } else {
       queue.append(ticket, request, priority, completion)
@@ -255,12 +261,38 @@ public final class HTTPClient {
 
   /// Hands waiting requests to libcurl, highest priority first, while connections are free.
   private func startWaiting() {
-    while transfers.count < maxConnections, queue.count > 0 {
+    while transfers.count < maxConnections, queue.count > 0, !isHeld {
       guard rate.take(now: loop.clock.now) else { return waitForRate() }
       guard let waiting = queue.popFirst() else { return }
       start(waiting.request, completion: waiting.completion)
     }
   }
+
+  /// Nothing is sent before `instant` (an API said it takes no requests until then):
+  /// requests wait in the queue, by priority, and go out when it comes. A later hold
+  /// extends it; an earlier one changes nothing.
+  public func hold(until instant: LoopInstant) {
+    guard instant > loop.clock.now, heldUntil.map({ instant > $0 }) ?? true else { return }
+    heldUntil = instant
+    if let holdTimer { loop.cancel(holdTimer) }
+    holdTimer = loop.schedule(after: instant - loop.clock.now) { [weak self] in
+      guard let self else { return }
+      self.holdTimer = nil
+      self.heldUntil = nil
+      self.startWaiting()
+    }
+  }
+
+  /// How long requests still wait for a hold; nil when none is on.
+  public var holdRemaining: Duration? {
+    guard let heldUntil else { return nil }
+    let left = heldUntil - loop.clock.now
+    return left > .zero ? left : nil
+  }
+
+  /// Whether a hold is on (its timer may not have fired yet at its very end: the
+  /// timer, not the clock, ends it, so waiting requests go out together).
+  private var isHeld: Bool { heldUntil != nil }
 
   /// Requests wait for the rate limit, not for a connection: wake when a token is due.
   private func waitForRate() {

@@ -71,11 +71,14 @@ public struct HTTPResponse: Sendable {
     return headers.last(where: { $0.name.lowercased() == wanted })?.value
   }
 
-  /// Retry-After when it is a number of seconds, at most an hour (an HTTP date is
-  /// rare in APIs and is ignored: the backoff still applies).
-  public var retryAfter: Duration? {
-    guard let value = header("Retry-After")?.trimmingSpaces, let seconds = UInt64(value) else { return nil }
-    return .seconds(min(seconds, 3600))
+  /// Retry-After, in seconds or as an HTTP-date (RFC 9110 §10.2.3), at most an hour
+  /// (a longer wait is the backoff's to judge).
+  public var retryAfter: Duration? { retryAfter(now: ResetTime.wallClockNow()) }
+
+  /// `retryAfter` with the wall clock at `now` (seconds since 1970), for a date.
+  public func retryAfter(now: Double) -> Duration? {
+    guard let value = header("Retry-After"), let delay = ResetTime.delay(value, now: now) else { return nil }
+    return min(delay, .seconds(3600))
   }
 }
 

@@ -323,7 +323,12 @@ public final class FollowStore {
     case .failure(let failure):
       let policy = kindPolicies.isEmpty ? policy : kindPolicies[key.kind] ?? policy
       if failure.isRetryable { work.uncertain = true }
-      if failure.isRetryable && (work.attempt < policy.maxRetries || policy.whenExhausted == .keepQueued) {
+      // A wait the API asks for beyond the longest the policy allows is reported at
+      // once (with the time left) rather than holding the caller that long.
+      let beyondBudget = failure.retryAfter.map { $0 > .milliseconds(policy.maxWaitMs) } ?? false
+      if failure.isRetryable
+        && ((work.attempt < policy.maxRetries && !beyondBudget) || policy.whenExhausted == .keepQueued)
+      {
         work.attempt += 1
         counters.retries += 1
         let delay = policy.delay(attempt: work.attempt, retryAfter: failure.retryAfter, random: &random)

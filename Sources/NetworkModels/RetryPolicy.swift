@@ -19,6 +19,11 @@ public struct RetryPolicy: Sendable {
   public var maxRetries: Int
   public var baseDelayMs: UInt64
   public var maxDelayMs: UInt64
+  /// The longest wait an answer may ask for (Retry-After, a rate limit's reset) that
+  /// a mutation spends waiting; beyond it the mutation fails at once, saying how long
+  /// is left, rather than hold its caller. One hour by default (as long as Retry-After
+  /// was ever believed).
+  public var maxWaitMs: UInt64 = 3_600_000
   public var whenExhausted: WhenExhausted
   public var whenUnauthorized: WhenUnauthorized
 

@@ -23,14 +23,18 @@ extension FollowFailure {
     buffer.append(UInt8(ascii: "}"))
   }
 
-  /// As a JSON-RPC error, with `data.retryable`, `data.status` and, for a mutation
-  /// that was awaited, the rolled-back `data.state`.
+  /// As a JSON-RPC error, with `data.retryable`, `data.status`, `data.retryAfterMs`
+  /// and, for a mutation that was awaited, the rolled-back `data.state`.
   func responseError(state: EntityState? = nil) -> ResponseError {
     let data = JSON.object().set("retryable", .bool(isRetryable))
     switch kind {
     case .rejected(let status), .unauthorized(let status): data.set("status", .integer(status))
     case .unknownKind: if let state { data.set("kind", .string(state.key.kind)) }
-    case .unavailable: break
+    case .unavailable:
+      // A rate limit's wait: when the API takes requests again, rounded up.
+      if let retryAfter, retryAfter > .zero {
+        data.set("retryAfterMs", .integer(Int64((retryAfter / .milliseconds(1)).rounded(.up))))
+      }
     }
     if let state { data.set("state", state.json) }
     return ResponseError(errorCode, message, data: data)

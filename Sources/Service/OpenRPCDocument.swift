@@ -1824,6 +1824,11 @@ let openRPCDocumentText = ##"""
                     "retryable": {
                       "const": true
                     },
+                    "retryAfterMs": {
+                      "description": "When the backend said how long to wait (a rate limit's reset, `Retry-After`): the milliseconds left until then, rounded up. A follow or unfollow whose wait is longer than the configuration's `retry.maxWaitMs` is answered with it at once instead of waiting.",
+                      "type": "integer",
+                      "minimum": 1
+                    },
                     "state": {
                       "description": "For an awaited mutation or a read: the entity's state after the failure (rolled back).",
                       "$ref": "#/components/schemas/EntityState"

@@ -207,6 +207,8 @@ export interface ErrorData {
   limit?: number;
   status?: number;
   retryable?: boolean;
+  /** -32001: how long the backend said to wait (a rate limit's reset), in milliseconds. */
+  retryAfterMs?: number;
   state?: EntityState;
   kind?: string;
   list?: string;

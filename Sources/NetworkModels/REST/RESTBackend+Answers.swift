@@ -23,15 +23,20 @@ extension RESTBackend {
       {
         return .failure(failure)
       }
-      if let meaning, let named = endpoint.statusMeanings[response.status] { return meaning(named) }
+      if let named = endpoint.meaning(of: response) {
+        if named == .retry { return .failure(Self.failure(response, endpoint, rateLimited: true)) }
+        if let meaning { return meaning(named) }
+      }
       if (200...299).contains(response.status) { return success(response) }
       return .failure(Self.failure(response, endpoint))
     }
   }
 
-  static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> FollowFailure {
+  static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, rateLimited: Bool = false)
+    -> FollowFailure
+  {
     let status = response.status
-    var message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)"
+    var message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)" + (rateLimited ? " (rate limited)" : "")
     // Most APIs say why in {"error": "..."} or {"message": "..."}: worth showing a user.
     if let json = try? JSON.parse(response.body),
       let reason = json["error"]?.string ?? json["message"]?.string ?? json["error"]?["message"]?.string,
@@ -39,6 +44,7 @@ extension RESTBackend {
     {
       message += ": " + String(reason.prefix(200))
     }
+    if rateLimited { return FollowFailure(.unavailable, message, retryAfter: response.retryAfter) }
     switch status {
     case 401, 403: return FollowFailure(.unauthorized(status: status), message)
     case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfter: response.retryAfter)

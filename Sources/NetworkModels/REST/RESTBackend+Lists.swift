@@ -57,10 +57,10 @@ extension RESTBackend {
       http.url += (http.url.contains("?") ? "&" : "?") + query
     }
     count("list", request.key.name)
-    self.http.send(http) { [weak self] result in
-      guard self != nil else { return }
+    self.send(http, list.endpoint) { [weak self] result in
+      guard let self else { return }
       completion(
-        RESTBackend.outcome(result, list.endpoint) { response in
+        self.answer(result, list.endpoint) { response in
           RESTBackend.readPage(response, list, request.page, url: http.url)
         })
     }
@@ -84,9 +84,10 @@ extension RESTBackend {
       return nil
     }
     count(key.kind, "detail")
-    let ticket = http.send(request(detail, kind: key.kind, id: key.id), priority: priority) { result in
+    let ticket = send(request(detail, kind: key.kind, id: key.id), detail, priority: priority) { [weak self] result in
+      guard let self else { return }
       completion(
-        RESTBackend.outcome(result, detail) { response -> Result<String, FollowFailure> in
+        self.answer(result, detail) { response -> Result<String, FollowFailure> in
           guard let json = try? JSON.parse(response.body),
             let object = json.value(at: detail.attributes ?? .root), object.isObject
           else {

@@ -1,8 +1,11 @@
 extension RESTBackend: PlaceholderValidating {
   public func validatePlaceholders(kind: String, id: String) -> PlaceholderProblem? {
     if let problem = joinProblem(kind: kind, id: id) { return problem }
-    // Runs before every call: only an id made of dots alone can fill a dot segment.
-    guard id.utf8.allSatisfy({ $0 == UInt8(ascii: ".") }), let endpoints = configuration.kinds[kind] else {
+    // Runs before every call: only an id made of dots alone can fill a dot segment,
+    // or one with a "/" split into segments (`{id*}`).
+    guard id.utf8.allSatisfy({ $0 == UInt8(ascii: ".") }) || id.utf8.contains(UInt8(ascii: "/")),
+      let endpoints = configuration.kinds[kind]
+    else {
       return nil
     }
     let values = ["kind": kind, "id": id]

@@ -19,6 +19,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public private(set) var environment: String
   public var onAttributes: ((EntityKey, String) -> Void)?
   public var readPriority = HTTPPriority.user
+  /// Wall-clock seconds since 1970, for reset times given as dates (tests set it).
+  public var wallClock: () -> Double = ResetTime.wallClockNow
   /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
   public var calls: [String: Int] {
     Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
@@ -81,6 +83,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
+    if let failure = heldBeyondBudget(kind: key.kind) { return loop.execute { completion(.failure(failure)) } }
     if !following && !kind.unfollowNeeds.isEmpty { return unfollowWithCaptures(key, kind, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
     sendChange(endpoint, key, following, request(endpoint, kind: key.kind, id: key.id), completion)
@@ -92,11 +95,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     _ completion: @escaping Completion
   ) {
     count(key.kind, following ? "follow" : "unfollow")
-    http.send(request) { [weak self] result in
+    send(request, endpoint) { [weak self] result in
       guard let self else { return }
       // The configuration lets a follow's statuses mean only "done" or "following"
       // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
-      let answer = Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
+      let answer = self.answer(result, endpoint, meaning: { _ in .success(following) }) {
         response -> Result<Bool, FollowFailure> in
         if let pointer = endpoint.attributes, (200...299).contains(response.status) {
           self.reportAttributes(key, response, pointer)
@@ -119,10 +122,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       return
     }
     count(key.kind, "state")
-    http.send(request(read.state.endpoint, kind: key.kind, id: key.id), priority: readPriority) {
+    send(request(read.state.endpoint, kind: key.kind, id: key.id), read.state.endpoint, priority: readPriority) {
       [weak self] result in
       guard let self else { return }
-      let answer = Self.outcome(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
+      let answer = self.answer(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
         let following = Self.following(in: response, read.state.following)
         if case .success(true) = following, !read.state.endpoint.capture.isEmpty {
           self.captureFromState(key, read.state.endpoint.capture, response)
@@ -169,11 +172,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     let state = endpoints.state.endpoint
     count(kind, "state")
     let call = request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
-    http.send(call, priority: pending.priority) { [weak self] result in
+    send(call, state, priority: pending.priority) { [weak self] result in
       guard let self else { return }
       // A status meaning answers for every id of the call: Artsy's batched check
       // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
-      let followed = Self.outcome(
+      let followed = self.answer(
         result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
       ) { response in self.followedIDs(in: response, batch, asked: pending.ids, kind: kind, capture: state.capture) }
       for id in pending.ids {

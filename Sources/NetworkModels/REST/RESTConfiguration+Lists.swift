@@ -69,10 +69,10 @@ extension RESTConfiguration {
   }
 
   private static func parseList(_ field: Field, kinds: Set<String>) throws(RESTConfigurationError) -> ListEndpoints {
-    // Status meanings and `attributes` are for follow endpoints: a list reads its
-    // items with `item`, and any non-2xx answer fails the page.
+    // `attributes` is for follow endpoints: a list reads its items with `item`, and
+    // any non-2xx answer fails the page (`onStatus` can only say "retry").
     try field.allow(
-      Field.endpointKeys.filter { $0 != "onStatus" && $0 != "attributes" }
+      Field.endpointKeys.filter { $0 != "attributes" }
         + ["params", "paging", "items", "item", "sections", "dependsOn"])
     var params: [String] = []
     if let paramsField = field.optional("params") {

@@ -17,7 +17,7 @@ extension RESTConfiguration {
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
     try root.allow([
       "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
-      "maxInFlight", "retry", "kinds", "lists",
+      "maxInFlight", "retry", "kinds", "lists", "rateLimit",
     ])
     var environments: [(String, String)] = []
     let environmentsField = try root.required("environments")
@@ -87,6 +87,7 @@ extension RESTConfiguration {
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
     if let lists = root.optional("lists") { configuration.lists = try parseLists(lists, kinds: Set(kinds.keys)) }
     configuration.warnings = warnings
+    if let field = root.optional("rateLimit") { configuration.rateLimit = try field.rateLimitHeaders() }
     return configuration
   }
 
@@ -219,14 +220,15 @@ struct Field {
     }
   }
 
-  /// `{maxRetries, baseDelayMs, maxDelayMs, whenExhausted, onUnauthorized}`, each
-  /// optional, over `base`.
+  /// `{maxRetries, baseDelayMs, maxDelayMs, maxWaitMs, whenExhausted, onUnauthorized}`,
+  /// each optional, over `base`.
   func retryPolicy(base: RetryPolicy) throws(RESTConfigurationError) -> RetryPolicy {
-    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "whenExhausted", "onUnauthorized"])
+    try allow(["maxRetries", "baseDelayMs", "maxDelayMs", "maxWaitMs", "whenExhausted", "onUnauthorized"])
     var retry = base
     if let value = optional("maxRetries") { retry.maxRetries = try value.integer(in: 0...100) }
     if let value = optional("baseDelayMs") { retry.baseDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
     if let value = optional("maxDelayMs") { retry.maxDelayMs = UInt64(try value.integer(in: 1...3_600_000)) }
+    if let value = optional("maxWaitMs") { retry.maxWaitMs = UInt64(try value.integer(in: 0...86_400_000)) }
     if let value = optional("whenExhausted") {
       switch try value.string() {
       case "rollback": retry.whenExhausted = .rollBack
@@ -313,6 +315,9 @@ struct Field {
   func checkPlaceholders(_ text: String, allowed: Set<String>, wholeOnly: Set<String>) throws(RESTConfigurationError) {
     for name in Template.placeholders(in: text) {
       guard allowed.contains(name) else {
+        if name == "id*" && allowed.contains("id") {
+          throw error("{id*} splits the id into path segments: only a path can have it (use {id} here)")
+        }
         let list = allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")
         throw error("unknown placeholder {\(name)} (here: \(list))")
       }
@@ -332,7 +337,8 @@ struct Field {
   /// Which status meanings an endpoint can honour: one that contradicts what the
   /// endpoint does would make the store send it again forever (a follow "confirmed"
   /// as not followed), and one that says nothing of it (`done` on a state check, any
-  /// meaning on a detail) would fail every such answer at run time.
+  /// meaning on a detail) would fail every such answer at run time. `retry` fits
+  /// every endpoint.
   enum StatusMeanings {
     case follow, unfollow, state, none
 
@@ -346,12 +352,12 @@ struct Field {
     }
 
     var reason: String {
-      let names = allowed.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+      let names = (allowed + [.retry]).map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
       switch self {
       case .follow: return "must be \(names) on a follow (\"notFollowing\" would contradict it)"
       case .unfollow: return "must be \(names) on an unfollow (\"following\" would contradict it)"
       case .state: return "must be \(names) on a state endpoint (\"done\" says nothing of the state)"
-      case .none: return "a detail answer is an object: no status can stand for it"
+      case .none: return "must be \"retry\" on a detail or list (its answer is read, no status can stand for it)"
       }
     }
   }
@@ -372,7 +378,9 @@ struct Field {
     guard !Template.hasDotSegment(pathTemplate) else {
       throw pathField.error("has a \".\" or \"..\" segment (or %2E): servers resolve those, write the path meant")
     }
-    try pathField.checkPlaceholders(pathTemplate, allowed: placeholders.subtracting(["ids"]), wholeOnly: [])
+    // `{id*}`: the id split at "/" into path segments (RFC 6570's explode).
+    let pathPlaceholders = placeholders.subtracting(["ids"]).union(placeholders.contains("id") ? ["id*"] : [])
+    try pathField.checkPlaceholders(pathTemplate, allowed: pathPlaceholders, wholeOnly: [])
     let query = try optional("query")?.parameters(placeholders: placeholders) ?? []
     var usesIDs = query.contains { $0.value == "{ids}" }
     var body: RESTConfiguration.Body?
@@ -389,18 +397,19 @@ struct Field {
       body = .form(fields)
     }
     var meanings: [Int: RESTConfiguration.StatusMeaning] = [:]
+    var rules: [Int: [RESTConfiguration.StatusRule]] = [:]
     if let field = optional("onStatus") {
-      if allowed.allowed.isEmpty { throw field.error(allowed.reason) }
       for (status, meaning) in try field.members() {
         guard status.utf8.count == 3, status.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(status),
           (100...599).contains(code)
         else {
           throw RESTConfigurationError(path: meaning.path, reason: "\"\(status)\" is not an HTTP status")
         }
-        guard let value = RESTConfiguration.StatusMeaning(rawValue: try meaning.string()),
-          allowed.allowed.contains(value)
-        else { throw meaning.error(allowed.reason) }
-        meanings[code] = value
+        if meaning.json.kind == .string {
+          meanings[code] = try meaning.statusMeaning(allowed: allowed)
+        } else {
+          rules[code] = try meaning.statusRules(allowed: allowed)
+        }
       }
     }
     return (
@@ -409,7 +418,8 @@ struct Field {
         headers: try optional("headers")?.headers() ?? [],
         timeoutMs: try optional("timeoutMs").map { (field) throws(RESTConfigurationError) in
           UInt64(try field.integer(in: 1...600_000))
-        }, statusMeanings: meanings, attributes: try optional("attributes")?.pointer(), errors: try errorsRule()),
+        }, statusMeanings: meanings, statusRules: rules,
+        attributes: try optional("attributes")?.pointer(), errors: try errorsRule()),
       usesIDs
     )
   }

@@ -18,6 +18,8 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var kinds: [String: KindEndpoints]
   /// Lists by name (`fetchList {list}`).
   public var lists: [String: ListEndpoints] = [:]
+  /// How the API says when a rate limit ends (`rateLimit`).
+  public var rateLimit = RateLimitHeaders()
   /// What the file allows but should not (a token over plain http:// it opted in
   /// to): `check-config` and the server's start say it.
   public var warnings: [RESTConfigurationError] = []
@@ -52,6 +54,9 @@ public struct RESTConfiguration: @unchecked Sendable {
     case following
     /// A state check's 404.
     case notFollowing
+    /// A rate limit (GitHub's 403 with `x-ratelimit-remaining: 0`): tried again after
+    /// the wait the answer states; every request to the API waits too.
+    case retry
   }
 
   public struct Endpoint: @unchecked Sendable {
@@ -65,6 +70,9 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var headers: [(name: String, value: String)]
     public var timeoutMs: UInt64?
     public var statusMeanings: [Int: StatusMeaning]
+    /// Meanings that depend on a header (`onStatus` objects and arrays), before
+    /// `statusMeanings`.
+    public var statusRules: [Int: [StatusRule]] = [:]
     /// Where in a successful answer the entity's detail object is: its fields become
     /// the entity's `attributes`.
     public var attributes: JSONPointer?

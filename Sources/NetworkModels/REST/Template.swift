@@ -56,6 +56,11 @@ enum Template {
         let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
         if let value = values[name] {
           result.append(contentsOf: encode(value).utf8)
+        } else if name.hasSuffix("*"), let value = values[String(name.dropLast())] {
+          // RFC 6570's explode: the value's "/"-separated parts are path segments,
+          // each encoded (a GitHub repository id `owner/repo`).
+          let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+          result.append(contentsOf: parts.map { encode(String($0)) }.joined(separator: "/").utf8)
         } else {
           result.append(contentsOf: bytes[index...end])
         }
@@ -155,18 +160,32 @@ extension Template {
   /// of its own (`hasDotSegment`), so only a value can make one. Nil when every value
   /// lands as the segment it was meant to be; else the placeholder at fault.
   static func pathProblem(_ path: String, _ values: [String: String]) -> (name: String, reason: String)? {
-    // Runs for every request: only a value made of dots alone (or empty) can do harm.
-    guard values.values.contains(where: onlyDots) else { return nil }
-    let names = placeholders(in: path).filter { values[$0].map(onlyDots) ?? false }
-    guard let first = names.first else { return nil }
-    if let empty = names.first(where: { values[$0]?.isEmpty ?? false }) {
-      return (empty, "must not be empty: it fills a segment of the path \(path)")
+    // Runs for every request: only a value made of dots alone (or empty), or one
+    // split into segments (`{id*}`), can do harm.
+    let exploding = path.utf8.contains(UInt8(ascii: "*"))
+    guard exploding || values.values.contains(where: onlyDots) else { return nil }
+    var names: [(name: String, segments: [Substring])] = []
+    for placeholder in placeholders(in: path) {
+      let name = placeholder.hasSuffix("*") ? String(placeholder.dropLast()) : placeholder
+      guard let value = values[name] else { continue }
+      let segments =
+        placeholder.hasSuffix("*") ? value.split(separator: "/", omittingEmptySubsequences: false) : [value[...]]
+      if segments.contains(where: { onlyDots(String($0)) }) { names.append((name, segments)) }
+    }
+    if let empty = names.first(where: { $0.segments.contains(where: \.isEmpty) }) {
+      let reason =
+        empty.segments.count > 1
+        ? "must not have an empty segment (\"//\", or \"/\" first or last): it fills segments of the path \(path)"
+        : "must not be empty: it fills a segment of the path \(path)"
+      return (empty.name, reason)
     }
     let filled = fill(path, values, encode: { percentEncode($0) })
-    guard hasDotSegment(filled) else { return nil }
+    guard let first = names.first, hasDotSegment(filled) else { return nil }
+    let value = values[first.name] ?? ""
+    let what = first.segments.count > 1 ? "segments" : "a segment"
     return (
-      first,
-      "\"\(values[first] ?? "")\" cannot be sent as a segment of the path \(path): \".\" and \"..\" are dot segments, "
+      first.name,
+      "\"\(value)\" cannot be sent as \(what) of the path \(path): \".\" and \"..\" are dot segments, "
         + "which HTTP clients and servers resolve to another resource (RFC 3986 §5.2.4; %2E is the same, §6.2.2.2)"
     )
   }

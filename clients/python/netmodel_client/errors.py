@@ -71,6 +71,12 @@ class RPCError(Exception):
     def retryable(self) -> Optional[bool]:
         return self.data.get("retryable") if isinstance(self.data, dict) else None
 
+    @property
+    def retry_after_ms(self) -> Optional[int]:
+        """-32001: how long the backend said to wait (a rate limit's reset), in milliseconds."""
+        value = self.data.get("retryAfterMs") if isinstance(self.data, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
     @staticmethod
     def from_json(error: Dict[str, Any]) -> "RPCError":
         """Build the most specific subclass for a JSON-RPC error object."""

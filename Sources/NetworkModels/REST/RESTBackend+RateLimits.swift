@@ -1,0 +1,70 @@
+import EventLoop
+import HTTP
+
+/// An API that says "no more requests until T" (429, or a status meaning "retry")
+/// gets none: every request of this backend, whatever its kind or endpoint, waits in
+/// the HTTP client's queue until T instead of being sent and refused again.
+extension RESTBackend {
+  /// Sends `request` of `endpoint`; a rate-limited answer holds every request until
+  /// the time it states, before `completion` reads it.
+  @discardableResult
+  func send(
+    _ request: HTTPRequest, _ endpoint: RESTConfiguration.Endpoint, priority: HTTPPriority = .user,
+    completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
+  ) -> HTTPTicket {
+    http.send(request, priority: priority) { [weak self] result in
+      if let self, case .success(let response) = result, let wait = self.rateLimitWait(response, endpoint) {
+        self.http.hold(until: self.loop.clock.now + wait)
+      }
+      completion(result)
+    }
+  }
+
+  /// How long `response` says to wait, when it is a rate limit: the later of its
+  /// `Retry-After` and its reset header (`rateLimit.resetHeader`, when the
+  /// `remainingHeader` says 0, if one is named). Nil when it is no
+  /// rate limit or names no time (the retry policy's backoff applies then).
+  func rateLimitWait(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> Duration? {
+    guard response.status == 429 || endpoint.meaning(of: response) == .retry else { return nil }
+    let now = wallClock()
+    let headers = configuration.rateLimit
+    let spent = headers.remainingHeader.map { response.header($0).flatMap { Int($0) } == 0 } ?? true
+    let reset = headers.resetHeader.flatMap { spent ? response.header($0) : nil }.flatMap {
+      ResetTime.delay($0, now: now)
+    }
+    let retryAfter = response.header("Retry-After").flatMap { ResetTime.delay($0, now: now) }
+    switch (reset, retryAfter) {
+    case (let a?, let b?): return max(a, b)
+    case (let a?, nil), (nil, let a?): return a > .zero ? a : nil
+    case (nil, nil): return nil
+    }
+  }
+
+  /// `outcome`, where a transient failure says how long requests still wait for a
+  /// rate limit: the store retries then, not before.
+  func answer<T>(
+    _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
+    meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
+    success: (HTTPResponse) -> Result<T, FollowFailure>
+  ) -> Result<T, FollowFailure> {
+    let outcome = Self.outcome(result, endpoint, meaning: meaning, success: success)
+    guard case .failure(var failure) = outcome, failure.isRetryable, let left = http.holdRemaining else {
+      return outcome
+    }
+    failure.retryAfter = max(failure.retryAfter ?? .zero, left)
+    return .failure(failure)
+  }
+
+  /// A mutation that would wait for a rate limit longer than its kind's retry policy
+  /// allows (`retry.maxWaitMs`) fails at once, saying how long is left, rather than
+  /// hold its caller that long; a shorter wait is spent in the queue.
+  func heldBeyondBudget(kind: String) -> FollowFailure? {
+    guard let left = http.holdRemaining else { return nil }
+    let policy = configuration.kinds[kind]?.retry ?? configuration.retry
+    guard left > .milliseconds(policy.maxWaitMs) else { return nil }
+    let seconds = (left / .milliseconds(1)).rounded(.up) / 1000
+    return FollowFailure(
+      .unavailable, "rate limited by the API for another \(seconds) s: not sent (longer than retry.maxWaitMs)",
+      retryAfter: left)
+  }
+}

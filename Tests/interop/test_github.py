@@ -1,0 +1,240 @@
+"""The REST backend with examples/github/config.json, through the real binary, against
+examples/github/server.py (GitHub's follow and star endpoints with its rate limits).
+
+Round trips are checked in the demo server's own state (GET /_control/state), and what
+reached it when in its request log (GET /_control/log), never in netmodel.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from rpcio import wait_for
+
+pytestmark = pytest.mark.timeout(90)
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "examples" / "github" / "server.py"
+CONFIG = REPO / "examples" / "github" / "config.json"
+TOKEN = "ghp_demo"
+
+UNAVAILABLE, UNAUTHORIZED, INVALID_PARAMS = -32001, -32003, -32602
+
+
+class GitHub:
+    """The demo server on a free port, with its control API."""
+
+    def __init__(self, root: Path):
+        port_file = root / f"github-{time.monotonic_ns()}.port"
+        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet",
+                "--token", TOKEN]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert self.proc.poll() is None, "the github demo server exited"
+            assert time.monotonic() < deadline, "the github demo server did not start"
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+    def control(self, what: str, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.url}/_control/{what}", data=data,
+                                         method="GET" if body is None else "POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def state(self) -> dict:
+        return self.control("state")
+
+    def log(self) -> list[dict]:
+        return self.control("log")["requests"]
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def github(runtime):
+    server = GitHub(runtime.root)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def netmodel(spawn, runtime, github):
+    """netmodel(token=TOKEN, edit=None) -> a connection to `netmodel serve` with the GitHub
+    configuration pointed at the demo server (`edit` may change the parsed configuration)."""
+
+    def _start(token=TOKEN, edit=None):
+        config = json.loads(CONFIG.read_text())
+        config["environments"]["local"] = github.url
+        if edit:
+            edit(config)
+        path = runtime.root / f"config-{time.monotonic_ns()}.json"
+        path.write_text(json.dumps(config))
+        state = runtime.root / "state-github"
+        state.mkdir(exist_ok=True)
+        env = {"GITHUB_TOKEN": token} if token else None
+        return spawn("--backend", "rest", "--config", path, "--state-dir", state, env=env).conn
+
+    return _start
+
+
+def error_of(reply: dict, code: int) -> dict:
+    assert "error" in reply, reply
+    assert reply["error"]["code"] == code, reply
+    return reply["error"]
+
+
+def send(conn, request_id, method, params):
+    conn.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+
+def replies(conn, count, timeout=30) -> dict:
+    got = {}
+    while len(got) < count:
+        message = conn.recv(timeout=timeout)
+        if "id" in message:
+            got[message["id"]] = message
+    return got
+
+
+# --------------------------------------------------------------------------
+# round trips
+
+
+def test_follow_check_and_unfollow_a_user(github, netmodel):
+    c = netmodel()
+    assert c.result("getFollowState", {"kind": "user", "id": "octocat", "refresh": True})["confirmed"] is False
+    assert c.result("follow", {"kind": "user", "id": "octocat", "await": True})["confirmed"] is True
+    assert github.state()["following"] == ["octocat"]
+    assert c.result("getFollowState", {"kind": "user", "id": "octocat", "refresh": True})["confirmed"] is True
+    assert c.result("unfollow", {"kind": "user", "id": "octocat", "await": True})["confirmed"] is False
+    assert github.state()["following"] == []
+    assert [(r["method"], r["path"], r["status"]) for r in github.log()] == [
+        ("GET", "/user/following/octocat", 404), ("PUT", "/user/following/octocat", 204),
+        ("GET", "/user/following/octocat", 204), ("DELETE", "/user/following/octocat", 204)]
+
+
+def test_a_repository_id_is_sent_as_two_path_segments(github, netmodel):
+    c = netmodel()
+    assert c.result("follow", {"kind": "repo", "id": "octocat/hello-world", "await": True})["confirmed"] is True
+    assert github.state()["starred"] == ["octocat/hello-world"]
+    assert github.log()[-1]["path"] == "/user/starred/octocat/hello-world"
+    assert c.result("getFollowState", {"kind": "repo", "id": "torvalds/linux", "refresh": True})["confirmed"] is False
+    assert c.result("unfollow", {"kind": "repo", "id": "octocat/hello-world", "await": True})["confirmed"] is False
+    assert github.state()["starred"] == []
+
+
+@pytest.mark.parametrize("bad", ["octocat/..", "./hello-world", "octocat//hello-world", "octocat/", "/x"])
+def test_an_id_whose_segments_cannot_be_sent_is_refused_before_anything_is_sent(github, netmodel, bad):
+    c = netmodel()
+    error = error_of(c.call("follow", {"kind": "repo", "id": bad}), INVALID_PARAMS)
+    assert error["data"]["path"] == "/id"
+    assert github.log() == [] and github.state()["starred"] == []
+
+
+# --------------------------------------------------------------------------
+# rate limits
+
+
+def after_first_refusal(github, wait=10):
+    """The log's first 403, once it is there."""
+    return wait_for(lambda: next((r for r in github.log() if r["status"] == 403), None), wait)
+
+
+def test_a_primary_rate_limit_holds_every_request_until_its_reset(github, netmodel):
+    c = netmodel()
+    reset = github.control("primary-limit", {"reset_in": 2})["reset"]
+    send(c, 1, "follow", {"kind": "user", "id": "octocat", "await": True})
+    refused = after_first_refusal(github)
+    assert refused["path"] == "/user/following/octocat" and refused["t"] < reset
+    # Other kinds, reads and lists wait for the reset too, instead of being refused again.
+    send(c, 2, "follow", {"kind": "repo", "id": "octocat/hello-world", "await": True})
+    send(c, 3, "getFollowState", {"kind": "user", "id": "torvalds", "refresh": True})
+    send(c, 4, "fetchList", {"list": "starred"})
+    got = replies(c, 4)
+    assert got[1]["result"]["confirmed"] is True and got[2]["result"]["confirmed"] is True
+    assert got[3]["result"]["confirmed"] is False and got[4]["result"]["state"] == "loaded"
+    log = github.log()
+    assert [r["status"] for r in log].count(403) == 1, log
+    assert all(r["t"] >= reset for r in log if r is not log[0]), (reset, log)
+    assert github.state() == {"following": ["octocat"], "starred": ["octocat/hello-world"]}
+
+
+def test_a_secondary_rate_limit_holds_every_request_for_its_retry_after(github, netmodel):
+    c = netmodel()
+    until = github.control("secondary-limit", {"retry_after": 2})["until"]
+    send(c, 1, "follow", {"kind": "repo", "id": "torvalds/linux", "await": True})
+    after_first_refusal(github)
+    send(c, 2, "follow", {"kind": "user", "id": "gvanrossum", "await": True})
+    got = replies(c, 2)
+    assert [got[n].get("result", {}).get("confirmed") for n in (1, 2)] == [True, True], (got, github.log())
+    log = github.log()
+    assert [r["status"] for r in log] == [403, 204, 204], log
+    assert all(r["t"] >= until - 0.01 for r in log[1:]), (until, log)
+
+
+def test_a_reset_beyond_the_retry_budget_is_answered_at_once_with_the_time_left(github, netmodel):
+    c = netmodel()
+    github.control("primary-limit", {"reset_in": 600})
+    started = time.monotonic()
+    error = error_of(c.call("follow", {"kind": "user", "id": "octocat", "await": True}), UNAVAILABLE)
+    assert error["data"]["retryable"] is True and 590_000 <= error["data"]["retryAfterMs"] <= 600_000, error
+    rolled_back = error["data"]["state"]
+    assert rolled_back["following"] is rolled_back["confirmed"] is None and rolled_back["pending"] is False
+    # Another kind, during the known window: answered without a request.
+    error = error_of(c.call("follow", {"kind": "repo", "id": "curl/curl", "await": True}), UNAVAILABLE)
+    assert 580_000 <= error["data"]["retryAfterMs"] <= 600_000, error
+    assert time.monotonic() - started < 10
+    assert len(github.log()) == 1 and github.state() == {"following": [], "starred": []}
+
+
+def test_a_403_that_is_no_rate_limit_keeps_meaning_unauthorized(github, netmodel):
+    c = netmodel()
+    github.control("faults", [{"method": "PUT", "status": 403, "body": {"message": "Must have admin rights"}}])
+    error = error_of(c.call("follow", {"kind": "user", "id": "octocat", "await": True}), UNAUTHORIZED)
+    assert error["data"]["status"] == 403 and "admin rights" in error["message"]
+
+
+def test_bad_credentials_wait_for_a_token(github, netmodel):
+    c = netmodel(token="wrong")
+    error = error_of(c.call("follow", {"kind": "user", "id": "mojombo", "await": True}), UNAUTHORIZED)
+    assert error["data"]["status"] == 401 and "Bad credentials" in error["message"]
+    assert error["data"]["state"]["pending"] is True
+    c.result("configure", {"authToken": TOKEN})
+    wait_for(lambda: github.state()["following"] == ["mojombo"], 10)
+
+
+# --------------------------------------------------------------------------
+# lists
+
+
+def small_pages(config):
+    for name in ("following", "starred"):
+        config["lists"][name]["query"]["per_page"] = "2"
+
+
+def test_lists_are_read_to_the_end_through_link_headers(github, netmodel):
+    users = ["octocat", "torvalds", "gvanrossum", "mojombo", "defunkt"]
+    repos = ["octocat/hello-world", "torvalds/linux", "curl/curl"]
+    github.control("state", {"following": users, "starred": repos})
+    c = netmodel(edit=small_pages)
+    for name, wanted, calls in (("following", users, 3), ("starred", list(reversed(repos)), 2)):
+        state = c.result("fetchList", {"list": name})
+        while state["hasMore"]:
+            state = c.result("fetchList", {"list": name, "page": "next"})
+        assert [item["id"] for item in state["items"]] == wanted and state["state"] == "loaded"
+        assert all(item["following"] is True for item in state["items"])
+        assert len([r for r in github.log() if r["path"] == f"/user/{name}"]) == calls
+    assert c.result("getFollowState", {"kind": "repo", "id": "curl/curl"})["following"] is True
