@@ -12,7 +12,7 @@ import Posix
 public final class RESTBackend: ModelBackend, ListSource, DetailSource, ConfigurableBackend, AttributeSource,
   PrioritisedBackend, BackendStatistics
 {
-  public typealias Completion = (Result<Bool, FollowFailure>) -> Void
+  public typealias Completion = (Result<FollowAnswer, FollowFailure>) -> Void
 
   public let configuration: RESTConfiguration
   public let http: HTTPClient
@@ -86,12 +86,12 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       // The configuration lets a follow's statuses mean only "done" or "following"
       // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
       completion(
-        Self.outcome(result, endpoint, meaning: { _ in .success(following) }) {
-          response -> Result<Bool, FollowFailure> in
+        Self.outcome(result, endpoint, meaning: { _ in .success(FollowAnswer(following)) }) {
+          response -> Result<FollowAnswer, FollowFailure> in
           if let pointer = endpoint.attributes, (200...299).contains(response.status) {
             self.reportAttributes(key, response, pointer)
           }
-          return .success(following)
+          return Self.mutationAnswer(response, endpoint, following: following)
         })
     }
   }
@@ -108,8 +108,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       [weak self] result in
       guard let self else { return }
       completion(
-        Self.outcome(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
-          Self.following(in: response, read.state.following)
+        Self.outcome(result, read.state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) }) {
+          response in Self.stateAnswer(response, read.state)
         })
     }
   }
@@ -150,14 +150,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     count(kind, "state")
     http.send(request(state, kind: kind, ids: pending.ids), priority: pending.priority) { [weak self] result in
       guard let self else { return }
-      // A status meaning answers for every id of the call: Artsy's batched check
-      // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
-      let followed = Self.outcome(
-        result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
-      ) { response in Self.followedIDs(in: response, batch) }
+      let answers = Self.batchOutcome(result, state, batch, ids: pending.ids)
       for id in pending.ids {
-        let answer = followed.map { set in set.contains(id) }
-        for waiter in pending.waiters[id] ?? [] { waiter(answer) }
+        for waiter in pending.waiters[id] ?? [] { waiter(answers(id)) }
       }
     }
   }

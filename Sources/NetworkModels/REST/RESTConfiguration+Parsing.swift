@@ -118,23 +118,23 @@ extension RESTConfiguration {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
     let single: Set<String> = ["id", "kind"]
     let stateField = try field.required("state")
-    try stateField.allow(Field.endpointKeys + ["following", "batch"])
+    try stateField.allow(Field.endpointKeys + ["following", "requested", "batch"])
     var batch: Batch?
     if let batchField = stateField.optional("batch") {
-      try batchField.allow(["maxIds", "windowMs", "items", "id"])
+      try batchField.allow(["maxIds", "windowMs", "items", "id", "following", "requested"])
       batch = Batch(
         maxIds: try batchField.optional("maxIds")?.integer(in: 1...1000) ?? 50,
         windowMs: UInt64(try batchField.optional("windowMs")?.integer(in: 0...10_000) ?? 2),
         items: try batchField.optional("items")?.pointer() ?? .root,
-        id: try batchField.required("id").pointer())
+        id: try batchField.required("id").pointer(), flags: try batchField.batchFlags())
     }
     let stateEndpoint = try stateField.endpointFields(
       placeholders: batch == nil ? single : ["ids", "kind"], meanings: .state)
     if batch != nil && !stateEndpoint.usesIDs {
       throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
     }
-    if batch != nil, let rule = stateField.optional("following") {
-      throw rule.error("a batched state endpoint reads the followed subset: \"following\" does not apply")
+    if batch != nil, let rule = stateField.optional("following") ?? stateField.optional("requested") {
+      throw rule.error("a batched state endpoint reads its items: say \"following\" and \"requested\" in \"batch\"")
     }
     var following = FollowingRule.success
     if let rule = stateField.optional("following") {
@@ -159,9 +159,11 @@ extension RESTConfiguration {
       }
     }
     return KindEndpoints(
-      follow: try field.required("follow").endpoint(placeholders: single, meanings: .follow),
-      unfollow: try field.required("unfollow").endpoint(placeholders: single, meanings: .unfollow),
-      state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
+      follow: try field.required("follow").mutationEndpoint(placeholders: single, meanings: .follow),
+      unfollow: try field.required("unfollow").mutationEndpoint(placeholders: single, meanings: .unfollow),
+      state: StateEndpoint(
+        endpoint: stateEndpoint.endpoint, following: following, batch: batch,
+        requested: try stateField.optional("requested")?.pointer()),
       detail: try field.optional("detail")?.endpoint(placeholders: single, meanings: .none),
       retry: try field.optional("retry")?.retryPolicy(base: retry))
   }

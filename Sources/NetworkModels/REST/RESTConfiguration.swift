@@ -65,6 +65,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// Where in a successful answer the entity's detail object is: its fields become
     /// the entity's `attributes`.
     public var attributes: JSONPointer?
+    /// Follow and unfollow only: where a 2xx answer states the result.
+    public var answer = AnswerPointers()
   }
 
   public enum Body: @unchecked Sendable {
@@ -80,6 +82,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// Set when the endpoint takes many ids at once and answers with the followed
     /// subset.
     public var batch: Batch?
+    /// Where a single-id answer says a follow request awaits approval (a boolean).
+    public var requested: JSONPointer? = nil
   }
 
   /// How a successful state answer says "following".
@@ -101,6 +105,10 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var items: JSONPointer
     /// Each item's id, relative to the item.
     public var id: JSONPointer
+    /// Set when the answer has one item per id asked, each saying whether it is
+    /// followed (and requested), relative to the item; nil when the answer lists only
+    /// the followed subset.
+    public var flags = AnswerPointers()
   }
 
   public func baseURL(of environment: String) -> String? {
