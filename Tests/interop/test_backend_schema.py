@@ -416,6 +416,18 @@ ACCEPTED = [
         [S("/kinds/gene/state/following/pointer", "/\u0301is_followed")],
         id="pointer-token-starting-with-combining-mark",
     ),
+    # Answers that state the result (issue 11, Mastodon's Relationship).
+    pytest.param(
+        [S("/kinds/artist/follow/following", "/following"), S("/kinds/artist/follow/requested", "/requested"),
+         S("/kinds/artist/unfollow/following", "/following")],
+        id="mutation-answer-pointers",
+    ),
+    pytest.param([S("/kinds/profile/follow/requested", "")], id="mutation-requested-alone"),
+    pytest.param([S("/kinds/gene/state/requested", "/requested")], id="state-requested"),
+    pytest.param(
+        [S("/kinds/artist/state/batch/following", "/following"), S("/kinds/artist/state/batch/requested", "/requested")],
+        id="batch-flags-per-item",
+    ),
 ]
 
 # (mutation, the pointer check-config prints)
@@ -527,6 +539,13 @@ REFUSED = [
     pytest.param([S("/kinds/artist/state/batch/items", "items")], "/kinds/artist/state/batch/items", id="batch-items-bad-pointer"),
     pytest.param([S("/kinds/artist/state/batch/size", 5)], "/kinds/artist/state/batch/size", id="batch-unknown-field"),
     pytest.param([S("/kinds/artist/follow/batch", {"id": "/id"})], "/kinds/artist/follow/batch", id="batch-on-follow"),
+    pytest.param([S("/kinds/artist/follow/following", "following")], "/kinds/artist/follow/following", id="mutation-following-bad-pointer"),
+    pytest.param([S("/kinds/artist/unfollow/requested", True)], "/kinds/artist/unfollow/requested", id="mutation-requested-not-pointer"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "following": "/f"})], "/kinds/profile/detail/following", id="detail-following"),
+    pytest.param([S("/kinds/artist/state/requested", "/requested")], "/kinds/artist/state/requested", id="batch-and-state-requested"),
+    pytest.param([S("/kinds/artist/state/batch/requested", "/requested")], "/kinds/artist/state/batch", id="batch-requested-without-following"),
+    pytest.param([S("/kinds/artist/state/batch/following", 1)], "/kinds/artist/state/batch/following", id="batch-following-not-pointer"),
+    pytest.param([S("/kinds/gene/state/requested", "requested")], "/kinds/gene/state/requested", id="state-requested-bad-pointer"),
     pytest.param([S("/kinds/profile/detail", {"method": "GET"})], "/kinds/profile/detail", id="detail-path-missing"),
     pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/d", "retry": {}})], "/kinds/profile/detail/retry", id="detail-unknown-field"),
     # Swift parser bugs (see the reasons): the schema is right, check-config lets them through.

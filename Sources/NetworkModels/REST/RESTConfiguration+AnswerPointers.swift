@@ -44,8 +44,8 @@ extension Field {
   /// asked, each saying its state; `requested` alone cannot say "following".
   func batchFlags() throws(RESTConfigurationError) -> RESTConfiguration.AnswerPointers {
     let flags = try answerPointers()
-    if flags.following == nil, let requested = optional("requested") {
-      throw requested.error("needs \"following\" beside it: each item must say whether it is followed")
+    if flags.following == nil, optional("requested") != nil {
+      throw error("has \"requested\" without \"following\": each item must say whether it is followed")
     }
     return flags
   }
