@@ -423,6 +423,12 @@ ACCEPTED = [
         id="mutation-answer-pointers",
     ),
     pytest.param([S("/kinds/profile/follow/requested", "")], id="mutation-requested-alone"),
+    pytest.param(
+        [S("/values", {"me": {"env": "MASTODON_ACCOUNT_ID"}, "_x9": {"value": "a b"}, "description": "d"}),
+         S("/kinds/profile/state/path", "/accounts/{me}/x/{id}"), S("/kinds/profile/follow/headers", {"X-Me": "{me} {now}"}),
+         S("/headers/Date", "{now}"), S("/kinds/artist/state/query/at", "{now}")],
+        id="values-and-now",
+    ),
     pytest.param([S("/kinds/gene/state/requested", "/requested")], id="state-requested"),
     pytest.param(
         [S("/kinds/artist/state/batch/following", "/following"), S("/kinds/artist/state/batch/requested", "/requested")],
@@ -546,6 +552,16 @@ REFUSED = [
     pytest.param([S("/kinds/artist/state/batch/requested", "/requested")], "/kinds/artist/state/batch", id="batch-requested-without-following"),
     pytest.param([S("/kinds/artist/state/batch/following", 1)], "/kinds/artist/state/batch/following", id="batch-following-not-pointer"),
     pytest.param([S("/kinds/gene/state/requested", "requested")], "/kinds/gene/state/requested", id="state-requested-bad-pointer"),
+    pytest.param([S("/values", [])], "/values", id="values-not-object"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": "1", "env": "X"})], "/values/me", id="value-both-sources"),
+    pytest.param([S("/values", {}), S("/values/me", {})], "/values/me", id="value-no-source"),
+    pytest.param([S("/values", {}), S("/values/me", {"env": ""})], "/values/me/env", id="value-env-empty"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": 1})], "/values/me/value", id="value-not-string"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": "a\nb"})], "/values/me/value", id="value-line-break"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": "1", "from": "x"})], "/values/me/from", id="value-unknown-field"),
+    pytest.param([S("/values", {}), S("/values/now", {"value": "1"})], "/values/now", id="value-name-built-in"),
+    pytest.param([S("/values", {}), S("/values/id", {"value": "1"})], "/values/id", id="value-name-id"),
+    pytest.param([S("/values", {}), S("/values/9a", {"value": "1"})], "/values/9a", id="value-name-digit-first"),
     pytest.param([S("/kinds/profile/detail", {"method": "GET"})], "/kinds/profile/detail", id="detail-path-missing"),
     pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/d", "retry": {}})], "/kinds/profile/detail/retry", id="detail-unknown-field"),
     # Swift parser bugs (see the reasons): the schema is right, check-config lets them through.
@@ -862,6 +878,9 @@ def test_plain_http_with_the_opt_in_is_a_warning(validator, check_config):
 
 KNOWN_DIFFERENCES = [
     # Placeholder names: which `{…}` are allowed where.
+    pytest.param([S("/kinds/profile/state/path", "/accounts/{me}/{id}")], "/kinds/profile/state/path", id="placeholder-names-no-value"),
+    pytest.param([S("/headers/X-Id", "{id}")], "/headers/X-Id", id="header-placeholder-id"),
+    pytest.param([S("/kinds/profile/follow/headers", {"X-Me": "{me}"})], "/kinds/profile/follow/headers/X-Me", id="endpoint-header-placeholder-unknown"),
     pytest.param([S("/kinds/profile/state/path", "/s/{uid}")], "/kinds/profile/state/path", id="placeholder-unknown-in-path"),
     pytest.param([S("/kinds/profile/state/path", "/s/{}")], "/kinds/profile/state/path", id="placeholder-empty"),
     pytest.param([S("/kinds/gene/follow/json/kind", "{name}")], "/kinds/gene/follow/json/kind", id="placeholder-unknown-in-json"),

@@ -26,6 +26,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   private var callCounts: [CallKey: Int] = [:]
   private var authToken: String?
   private var batches: [String: PendingBatch] = [:]
+  /// The configured values that are set (`{me}`), by name; see RESTBackend+Values.
+  var values: [String: String] = [:]
+  let fillsValues: Bool
+  /// Seconds since the epoch, for `{now}` (tests pass their own).
+  public var wallClock: () -> Int64 = Process.secondsSinceEpoch
   /// Each kind's state read, boxed once: a read borrows it, where copying the kind's
   /// `KindEndpoints` out of the configuration retained every string and table of
   /// its endpoints, for every read.
@@ -57,6 +62,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
       authToken = token
     }
+    values = Self.initialValues(configuration.values, environmentVariables)
+    fillsValues = Self.fillsValues(configuration)
   }
 
   // MARK: ConfigurableBackend
@@ -80,6 +87,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
+    if let unset = unsetValue(endpoint) { return unsendable(unset, completion) }
     count(key.kind, following ? "follow" : "unfollow")
     http.send(request(endpoint, kind: key.kind, id: key.id)) { [weak self] result in
       guard let self else { return }
@@ -99,6 +107,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
     guard let read = stateReads[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
+    if let unset = unsetValue(read.state.endpoint) { return unsendable(unset, completion) }
     if let batch = read.state.batch {
       enqueue(key, batch, completion)
       return
@@ -170,12 +179,16 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   /// The HTTP request of `endpoint` with its placeholders filled from `values`.
-  func request(_ endpoint: RESTConfiguration.Endpoint, values: [String: String], ids: [String] = []) -> HTTPRequest {
+  func request(_ endpoint: RESTConfiguration.Endpoint, values requestValues: [String: String], ids: [String] = [])
+    -> HTTPRequest
+  {
+    let values = fillsValues ? withConfiguredValues(requestValues) : requestValues
     let base = configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL
     var url = base + Template.fill(endpoint.path, values, encode: { Template.percentEncode($0) })
     let query = Template.encodeParameters(endpoint.query, values, ids: ids)
     if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query }
     var headers = configuration.headers + endpoint.headers
+    if fillsValues { headers = headers.map { ($0.name, Template.fill($0.value, values, encode: { $0 })) } }
     var body: [UInt8]?
     switch endpoint.body {
     case .json(let template):

@@ -17,7 +17,7 @@ extension RESTConfiguration {
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
     try root.allow([
       "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
-      "maxInFlight", "retry", "kinds", "lists",
+      "maxInFlight", "retry", "kinds", "lists", "values",
     ])
     var environments: [(String, String)] = []
     let environmentsField = try root.required("environments")
@@ -69,13 +69,16 @@ extension RESTConfiguration {
 
     let retry = try root.optional("retry")?.retryPolicy(base: RetryPolicy()) ?? RetryPolicy()
 
+    let values = try root.optional("values").map { (field) throws(RESTConfigurationError) in try parseValues(field) }
+    let valueNames = Set(values?.keys ?? [:].keys).union(builtInValues)
+    try root.checkHeaderPlaceholders(values: valueNames)
     var kinds: [String: KindEndpoints] = [:]
     let kindsField = try root.required("kinds")
     for (kind, field) in try kindsField.members() {
       if let problem = EntityKey.problem(kind: kind, id: "x") {
         throw field.error("is not a valid kind name: \(problem.reason)")
       }
-      kinds[kind] = try parseKind(field, retry: retry)
+      kinds[kind] = try parseKind(field, retry: retry, values: valueNames)
     }
     guard !kinds.isEmpty else { throw kindsField.error("must describe at least one kind") }
 
@@ -85,7 +88,10 @@ extension RESTConfiguration {
       timeoutMs: UInt64(try root.optional("timeoutMs")?.integer(in: 1...600_000) ?? 10_000),
       connectTimeoutMs: UInt64(try root.optional("connectTimeoutMs")?.integer(in: 1...600_000) ?? 3_000),
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
-    if let lists = root.optional("lists") { configuration.lists = try parseLists(lists, kinds: Set(kinds.keys)) }
+    if let lists = root.optional("lists") {
+      configuration.lists = try parseLists(lists, kinds: Set(kinds.keys), values: valueNames)
+    }
+    configuration.values = values ?? [:]
     configuration.warnings = warnings
     return configuration
   }
@@ -114,9 +120,12 @@ extension RESTConfiguration {
 
   private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
-  private static func parseKind(_ field: Field, retry: RetryPolicy) throws(RESTConfigurationError) -> KindEndpoints {
+  private static func parseKind(_ field: Field, retry: RetryPolicy, values: Set<String>) throws(RESTConfigurationError)
+    -> KindEndpoints
+  {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
-    let single: Set<String> = ["id", "kind"]
+    let single = values.union(["id", "kind"])
+    for name in ["follow", "unfollow", "state", "detail"] { try field.optional(name)?.checkHeaderPlaceholders(values: values) }
     let stateField = try field.required("state")
     try stateField.allow(Field.endpointKeys + ["following", "requested", "batch"])
     var batch: Batch?
@@ -129,7 +138,7 @@ extension RESTConfiguration {
         id: try batchField.required("id").pointer(), flags: try batchField.batchFlags())
     }
     let stateEndpoint = try stateField.endpointFields(
-      placeholders: batch == nil ? single : ["ids", "kind"], meanings: .state)
+      placeholders: batch == nil ? single : values.union(["ids", "kind"]), meanings: .state)
     if batch != nil && !stateEndpoint.usesIDs {
       throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
     }

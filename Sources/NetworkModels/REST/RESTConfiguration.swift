@@ -18,6 +18,8 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var kinds: [String: KindEndpoints]
   /// Lists by name (`fetchList {list}`).
   public var lists: [String: ListEndpoints] = [:]
+  /// Named values every template can use (`{me}`), besides the built-in `{now}`.
+  public var values: [String: ValueSource] = [:]
   /// What the file allows but should not (a token over plain http:// it opted in
   /// to): `check-config` and the server's start say it.
   public var warnings: [RESTConfigurationError] = []
