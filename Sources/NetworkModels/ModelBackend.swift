@@ -5,7 +5,8 @@ import HTTP
 /// the call itself, so callers can change state after calling.
 public protocol ModelBackend: AnyObject {
   /// Makes the backend's follow state of `key` equal `following`.
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void)
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void)
 
   /// Asks the backend whether `key` is followed.
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void)

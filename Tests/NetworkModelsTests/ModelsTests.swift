@@ -12,7 +12,9 @@ final class EnvironmentBackend: ModelBackend, ConfigurableBackend {
 
   var capabilities: BackendCapabilities { BackendCapabilities(lists: paged, environments: self) }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     inner.setFollowing(key, following, completion: completion)
   }
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {

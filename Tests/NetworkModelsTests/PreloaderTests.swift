@@ -17,7 +17,9 @@ final class TimedBackend: ModelBackend, DetailSource {
 
   init(loop: EventLoop) { self.loop = loop }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(FollowAnswer(following))) }
   }
   func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {

@@ -139,7 +139,9 @@ let relationshipConfiguration = #"""
 
   @Test func aSingleReadShowsARequest() throws {
     let f = try fixture()
-    f.server.handler = { _ in .respond(status: 200, body: "[" + relationship("9", following: false, requested: true) + "]") }
+    f.server.handler = { _ in
+      .respond(status: 200, body: "[" + relationship("9", following: false, requested: true) + "]")
+    }
     let state = try f.read(EntityKey(kind: "single", id: "9")).get()
     #expect(state.requested && state.confirmed == false)
     f.server.handler = { _ in .respond(status: 200, body: #"[{"id":"9","following":false}]"#) }

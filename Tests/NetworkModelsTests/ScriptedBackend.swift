@@ -17,7 +17,9 @@ final class ScriptedBackend: ModelBackend {
   var waitingCount: Int { pending.count }
   var waiting: [Call] { pending.map(\.call) }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     calls.append(.set(key, following))
     pending.append((.set(key, following), completion))
   }

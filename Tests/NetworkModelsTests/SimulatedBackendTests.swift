@@ -17,7 +17,9 @@ private final class SimulationProbeBackend: ModelBackend {
     self.clock = clock
   }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     note("set \(key) \(following)")
     if following { follows.insert(key) } else { follows.remove(key) }
     loop.execute { completion(.success(FollowAnswer(following))) }

@@ -30,10 +30,14 @@ extension RESTBackend {
       following = first
       requested = second
     }
-    let answer: FollowAnswer =
-      following == true ? .following : requested == true ? .requested : following == false ? .notFollowing
-      // Only `requested` is configured and it is false: the status says done.
-      : FollowAnswer(wanted)
+    let answer: FollowAnswer
+    switch (following, requested) {
+    case (true?, _): answer = .following
+    case (_, true?): answer = .requested
+    case (false?, _): answer = .notFollowing
+    // Only `requested` is configured, and it is false: the status says done.
+    case (nil, _): answer = FollowAnswer(wanted)
+    }
     switch (wanted, answer) {
     case (true, .following), (true, .requested), (false, .notFollowing):
       return .success(answer)
@@ -89,7 +93,8 @@ extension RESTBackend {
   > {
     guard let pointer = flags.following, let following = item.value(at: pointer)?.bool else {
       let place = flags.following.map { "\($0)" } ?? ""
-      return .failure(FollowFailure(.unavailable, "the batched state item of id \(id) has no true or false at \(place)"))
+      return .failure(
+        FollowFailure(.unavailable, "the batched state item of id \(id) has no true or false at \(place)"))
     }
     if following { return .success(.following) }
     guard let requestedPointer = flags.requested else { return .success(.notFollowing) }
@@ -111,9 +116,12 @@ extension RESTBackend {
     ids: [String]
   ) -> (String) -> Result<FollowAnswer, FollowFailure> {
     if batch.flags.following != nil {
-      let answers = outcome(result, state, meaning: { meaning in
-        .success(Dictionary(uniqueKeysWithValues: ids.map { ($0, .success(FollowAnswer(meaning == .following))) }))
-      }) { response in .success(batchAnswers(response, batch, ids: ids)) }
+      let answers = outcome(
+        result, state,
+        meaning: { meaning in
+          .success(Dictionary(uniqueKeysWithValues: ids.map { ($0, .success(FollowAnswer(meaning == .following))) }))
+        }
+      ) { response in .success(batchAnswers(response, batch, ids: ids)) }
       return { id in
         answers.flatMap { $0[id] ?? .failure(FollowFailure(.unavailable, "no answer for id \(id)")) }
       }

@@ -30,7 +30,9 @@ extension RESTBackend {
   static func fillsValues(_ configuration: RESTConfiguration) -> Bool {
     guard configuration.values.isEmpty else { return true }
     let endpoints =
-      configuration.kinds.values.flatMap { [$0.follow, $0.unfollow, $0.state.endpoint] + [$0.detail].compactMap { $0 } }
+      configuration.kinds.values.flatMap {
+        [$0.follow, $0.unfollow, $0.state.endpoint] + [$0.detail].compactMap { $0 }
+      }
       + configuration.lists.values.map(\.endpoint)
     let headers = configuration.headers.flatMap { Template.placeholders(in: $0.value) }
     return !RESTConfiguration.builtInValues.isDisjoint(with: headers + endpoints.flatMap(placeholderNames))

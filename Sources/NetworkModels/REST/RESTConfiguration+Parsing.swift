@@ -125,7 +125,9 @@ extension RESTConfiguration {
   {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
     let single = values.union(["id", "kind"])
-    for name in ["follow", "unfollow", "state", "detail"] { try field.optional(name)?.checkHeaderPlaceholders(values: values) }
+    for name in ["follow", "unfollow", "state", "detail"] {
+      try field.optional(name)?.checkHeaderPlaceholders(values: values)
+    }
     let stateField = try field.required("state")
     try stateField.allow(Field.endpointKeys + ["following", "requested", "batch"])
     var batch: Batch?

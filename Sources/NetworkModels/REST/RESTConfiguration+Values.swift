@@ -39,7 +39,9 @@ extension RESTConfiguration {
   /// name that means nothing else.
   public static func valueNameProblem(_ name: String) -> String? {
     guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic),
-      name.unicodeScalars.allSatisfy({ $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) })
+      name.unicodeScalars.allSatisfy({
+        $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+      })
     else { return "a value's name is letters, digits and _, starting with a letter or _" }
     guard !reservedValueNames.contains(name) else {
       return "{\(name)} is a placeholder of its own: choose another name"
