@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from test_rest import error_of, pipeline
 
@@ -88,6 +89,12 @@ def netmodel(spawn, runtime, mastodon):
     return _start
 
 
+def entity_state_validator():
+    """schema/openrpc.json's EntityState, to check the requested state against."""
+    document = json.loads((REPO / "schema" / "openrpc.json").read_text())
+    return Draft202012Validator({"$ref": "#/components/schemas/EntityState", "components": document["components"]})
+
+
 def account(account_id: str) -> dict:
     return {"kind": "account", "id": account_id}
 
@@ -118,6 +125,7 @@ def test_a_locked_accounts_follow_is_requested_never_confirmed(mastodon, netmode
     state = c.result("follow", {**account("7"), "await": True})
     assert state["requested"] is True and state["following"] is False and state["confirmed"] is False, state
     assert state["pending"] is False and state["error"] is None, state
+    entity_state_validator().validate(state)
     assert mastodon.state() == {"following": ["3", "2"], "requested": ["7"]}
     # A second follow sends nothing: the server would answer the same request.
     assert c.result("follow", {**account("7"), "await": True})["requested"] is True
