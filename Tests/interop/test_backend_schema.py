@@ -655,6 +655,11 @@ _WIDE_LIST = "é" * 64  # 64 characters, 128 bytes
 
 LIST_ACCEPTED = [
     pytest.param(L(), id="lists-unchanged"),
+    pytest.param(
+        L(S("/values", {"me": {"env": "ACCOUNT_ID"}}), S(SH + "/path", "/accounts/{me}/following"),
+          S(SH + "/query", {"before": "{now}"}), S(GA + "/headers/X-Me", "{me}")),
+        id="list-values-and-now",
+    ),
     pytest.param([S("/lists", {})], id="lists-empty"),
     pytest.param([S("/lists", {"description": "none yet", "$schema": 1})], id="lists-only-comments"),
     pytest.param(
@@ -806,6 +811,13 @@ LIST_REFUSED = [
 ]
 
 LIST_KNOWN_DIFFERENCES = [
+    # A list's param may not take a configured value's name (or a built-in's).
+    pytest.param(
+        L(S("/values", {"sort": {"value": "x"}})), GA + "/params/1", id="list-param-named-like-a-value"
+    ),
+    pytest.param(L(S(GA + "/params", ["gene", "now"])), GA + "/params/1", id="list-param-named-now"),
+    # Headers take only the configuration's values and {now}, not a list's params.
+    pytest.param(L(S(GA + "/headers/X-Gene", "{gene}")), GA + "/headers/X-Gene", id="list-header-param"),
     # An item's kind and dependsOn must be configured kinds.
     pytest.param(L(S(FA + "/item/kind", "artwork")), FA + "/item/kind", id="item-kind-not-a-configured-kind"),
     pytest.param(L(S(FA + "/item/kind", _LONG_KIND)), FA + "/item/kind", id="item-kind-64-chars-not-configured"),
