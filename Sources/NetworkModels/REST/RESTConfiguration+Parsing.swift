@@ -70,7 +70,7 @@ extension RESTConfiguration {
     let retry = try root.optional("retry")?.retryPolicy(base: RetryPolicy()) ?? RetryPolicy()
 
     let values = try root.optional("values").map { (field) throws(RESTConfigurationError) in try parseValues(field) }
-    let valueNames = Set(values?.keys ?? [:].keys).union(builtInValues)
+    let valueNames = Set((values ?? [:]).keys).union(builtInValues)
     try root.checkHeaderPlaceholders(values: valueNames)
     var kinds: [String: KindEndpoints] = [:]
     let kindsField = try root.required("kinds")
