@@ -230,3 +230,13 @@ def test_rate_limited_calls_are_retried(mastodon, netmodel):
     assert state["confirmed"] is True, state
     assert mastodon.route("POST /api/v1/accounts/:id/follow") == 3
     assert "6" in mastodon.state()["following"]
+
+
+def test_the_configuration_is_valid_for_the_schema_and_check_config(netmodel_bin):
+    schema = json.loads((REPO / "schema" / "backend.schema.json").read_text())
+    config = json.loads(CONFIG.read_text())
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(config)]
+    assert not errors, errors
+    proc = subprocess.run([str(netmodel_bin), "check-config", str(CONFIG)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "kinds: account; environments: local, mastodon.social" in proc.stdout
