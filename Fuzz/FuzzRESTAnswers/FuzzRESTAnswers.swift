@@ -99,13 +99,14 @@ struct FuzzRESTAnswers {
       let choice = (selector >> 2) % 4
       let endpoint = [kind.follow, kind.unfollow, kind.state.endpoint, kind.detail ?? kind.follow][choice]
       let named = endpoint.statusMeanings[status] != nil
-      let result: Result<Bool, FollowFailure> = RESTBackend.outcome(
-        .success(response), endpoint, meaning: { .success($0 == .following) }
+      let result: Result<FollowAnswer, FollowFailure> = RESTBackend.outcome(
+        .success(response), endpoint, meaning: { .success(FollowAnswer($0 == .following)) }
       ) { response in
         if let batch = kind.state.batch, choice == 2 {
-          return RESTBackend.followedIDs(in: response, batch).map { !$0.isEmpty }
+          return RESTBackend.followedIDs(in: response, batch).map { FollowAnswer(!$0.isEmpty) }
         }
-        return RESTBackend.following(in: response, kind.state.following)
+        if choice < 2 { return RESTBackend.mutationAnswer(response, endpoint, following: choice == 0) }
+        return RESTBackend.stateAnswer(response, kind.state)
       }
       checkMapping(result, status: status, named: named, response)
 

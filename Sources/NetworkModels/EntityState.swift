@@ -7,6 +7,9 @@ public struct EntityState: Sendable, Equatable {
   /// What the backend last confirmed; nil when never fetched.
   public var confirmed: Bool?
   public var pending: Bool
+  /// The backend holds a follow request awaiting approval (a locked account): not a
+  /// follow, so `confirmed` is false; a later read shows the approval.
+  public var requested: Bool = false
   public var error: FollowFailure?
   /// The entity's detail object as compact JSON text, when a backend answer carried
   /// it; nil otherwise.

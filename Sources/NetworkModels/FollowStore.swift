@@ -58,6 +58,8 @@ public final class FollowStore {
     static let followingValue: UInt8 = 2
     static let confirmedKnown: UInt8 = 4
     static let confirmedValue: UInt8 = 8
+    /// The backend holds a follow request awaiting approval (`confirmed` is false).
+    static let requestedValue: UInt8 = 16
 
     var following: Bool? {
       get { bits & Record.followingKnown == 0 ? nil : bits & Record.followingValue != 0 }
@@ -67,6 +69,17 @@ public final class FollowStore {
     var confirmed: Bool? {
       get { bits & Record.confirmedKnown == 0 ? nil : bits & Record.confirmedValue != 0 }
       set { set(newValue, known: Record.confirmedKnown, value: Record.confirmedValue) }
+    }
+
+    var requested: Bool {
+      get { bits & Record.requestedValue != 0 }
+      set { bits = newValue ? bits | Record.requestedValue : bits & ~Record.requestedValue }
+    }
+
+    /// What the backend answered becomes what it is known to hold.
+    mutating func confirm(_ answer: FollowAnswer) {
+      confirmed = answer.following
+      requested = answer == .requested
     }
 
     private mutating func set(_ value: Bool?, known: UInt8, value valueBit: UInt8) {
@@ -169,8 +182,10 @@ public final class FollowStore {
     guard activities[key] == nil else { return }
     var record = records[key] ?? freshRecord
     let before = record
-    record.confirmed = following
-    record.following = following
+    // A list of follows says nothing of requests: an entity missing from it may still
+    // have one awaiting approval, so only "following" replaces what is known.
+    if following || !record.requested { record.confirm(FollowAnswer(following)) }
+    record.following = record.confirmed
     record.confirmedAt = loop.clock.now
     records[key] = record
     let hadError = forgetError(key)
@@ -225,7 +240,7 @@ public final class FollowStore {
   private func state(_ key: EntityKey, _ record: Record) -> EntityState {
     EntityState(
       key: key, following: record.following, confirmed: record.confirmed,
-      pending: activities.isEmpty ? false : activities[key]?.wanted != nil,
+      pending: activities.isEmpty ? false : activities[key]?.wanted != nil, requested: record.requested,
       error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
       version: versions.base &+ UInt64(record.version))
   }
@@ -299,21 +314,21 @@ public final class FollowStore {
     }
   }
 
-  private func mutationReturned(_ key: EntityKey, sent: Bool, _ result: Result<Bool, FollowFailure>) {
+  private func mutationReturned(_ key: EntityKey, sent: Bool, _ result: Result<FollowAnswer, FollowFailure>) {
     guard let work = activities[key] else { return }
     work.inFlight = nil
     switch result {
-    case .success(let confirmed):
+    case .success(let answer):
       work.attempt = 0
       work.uncertain = false
       if !waitingForCredentials.isEmpty { waitingForCredentials.remove(key) }
       var record = records[key] ?? freshRecord
-      record.confirmed = confirmed
+      record.confirm(answer)
       record.confirmedAt = loop.clock.now
       records[key] = record
       forgetError(key)
       onConfirmed?(key)
-      if work.wanted == nil || work.wanted == confirmed {
+      if work.wanted.map({ backendHas(key, $0) }) ?? true {
         settle(key, work)
       } else {
         // A newer intent arrived while this call was in flight.
@@ -456,8 +471,12 @@ public final class FollowStore {
   }
 
   /// Whether the backend is known to hold `wanted` for `key`, so nothing need be sent.
+  /// A follow request awaiting approval is what a follow can achieve until the other
+  /// side approves: following it again would only get the same answer, so it settles
+  /// a follow (and only an unfollow, which withdraws it, changes it).
   private func backendHas(_ key: EntityKey, _ wanted: Bool) -> Bool {
-    records[key]?.confirmed == wanted && activities[key]?.uncertain != true
+    guard let record = records[key], activities[key]?.uncertain != true else { return false }
+    return record.requested ? wanted : record.confirmed == wanted
   }
 
   /// Ends the entity's pending mutation either way: the shown state becomes the
@@ -538,13 +557,13 @@ public final class FollowStore {
     }
   }
 
-  private func readReturned(_ key: EntityKey, _ result: Result<Bool, FollowFailure>) {
+  private func readReturned(_ key: EntityKey, _ result: Result<FollowAnswer, FollowFailure>) {
     guard let work = activities[key] else { return }
     work.readInFlight = false
     let waiters = work.readWaiters
     work.readWaiters = []
     switch result {
-    case .success(let following):
+    case .success(let answer):
       if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
       // A read that started before the latest mutation, or overlaps one in flight,
       // may describe the backend before that mutation: it must not become `confirmed`.
@@ -556,9 +575,9 @@ public final class FollowStore {
         let index = recordIndex(key)
         let before = records.values[index]
         var record = before
-        record.confirmed = following
+        record.confirm(answer)
         record.confirmedAt = loop.clock.now
-        if work.wanted == nil { record.following = following }
+        if work.wanted == nil { record.following = answer.following }
         records.values[index] = record
         let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
         let hadError = !keepsReason && forgetError(key)

@@ -102,7 +102,7 @@ public final class LocalBackend: ModelBackend {
   // MARK: ModelBackend
 
   public func setFollowing(
-    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
   ) {
     if apply(key, following) {
       changes.append((key, following))
@@ -114,17 +114,17 @@ public final class LocalBackend: ModelBackend {
       if let failure = self.lastSaveFailure {
         completion(.failure(failure))
       } else {
-        completion(.success(following))
+        completion(.success(FollowAnswer(following)))
       }
     }
     scheduleCommit()
   }
 
-  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     answer { [self] in
       isFollowing(key)
     } deliver: {
-      completion(.success($0))
+      completion(.success(FollowAnswer($0)))
     }
   }
 

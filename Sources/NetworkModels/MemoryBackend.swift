@@ -13,15 +13,15 @@ public final class MemoryBackend: ModelBackend {
   }
 
   public func setFollowing(
-    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
   ) {
     if following { follows.insert(key) } else { follows.remove(key) }
-    loop.execute { completion(.success(following)) }
+    loop.execute { completion(.success(FollowAnswer(following))) }
   }
 
-  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     let following = follows.contains(key)
-    loop.execute { completion(.success(following)) }
+    loop.execute { completion(.success(FollowAnswer(following))) }
   }
 
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {

@@ -5,10 +5,11 @@ import HTTP
 /// the call itself, so callers can change state after calling.
 public protocol ModelBackend: AnyObject {
   /// Makes the backend's follow state of `key` equal `following`.
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void)
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void)
 
   /// Asks the backend whether `key` is followed.
-  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void)
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void)
 
   /// Why entities of `kind` cannot exist here (a kind the configuration does not
   /// describe), or nil: such requests are bad input, refused before any state changes.
@@ -86,6 +87,15 @@ public protocol ConfigurableBackend: AnyObject {
   func selectEnvironment(_ name: String) -> Bool
   /// nil removes the token.
   func setAuthToken(_ token: String?)
+  /// The named values `configure {values}` can set (`me`); none by default.
+  var valueNames: [String] { get }
+  /// Sets a named value (nil forgets it); the reason it cannot, or nil.
+  func setValue(_ name: String, _ value: String?) -> String?
+}
+
+extension ConfigurableBackend {
+  public var valueNames: [String] { [] }
+  public func setValue(_ name: String, _ value: String?) -> String? { "this backend has no values" }
 }
 
 /// A backend's own figures, which `stats` shows under `backend`.
@@ -104,5 +114,16 @@ public struct HTTPStatistics {
     self.counters = counters
     self.inFlight = inFlight
     self.callsByEndpoint = callsByEndpoint
+  }
+}
+
+extension ConfigurableBackend {
+  /// Why `value` cannot be set as `name`, without setting it (nil: it can).
+  public func setValueProblem(_ name: String, _ value: String) -> String? {
+    guard valueNames.contains(name) else {
+      let known = valueNames.joined(separator: ", ")
+      return "is not a configured value (configured: \(known.isEmpty ? "none" : known))"
+    }
+    return RESTBackend.valueProblem(value)
   }
 }

@@ -41,14 +41,14 @@ public final class SimulatedBackend: ModelBackend {
   // MARK: ModelBackend
 
   public func setFollowing(
-    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
   ) {
     simulate("\(following ? "follow" : "unfollow") \(key)", completion: completion) { [wrapped] done in
       wrapped.setFollowing(key, following, completion: done)
     }
   }
 
-  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  public func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     simulate("state of \(key)", completion: completion) { [wrapped] done in
       wrapped.fetchFollowing(key, completion: done)
     }

@@ -63,7 +63,7 @@ extension EntityState {
     case (nil, nil): appendLiteral(#","following":null,"confirmed":null"#, to: &buffer)
     }
     // The settled state with no error and no attributes, the common reply, in one append.
-    if !pending && error == nil && attributes == nil {
+    if !pending && !requested && error == nil && attributes == nil {
       appendLiteral(#","pending":false,"error":null,"attributes":null,"version":"#, to: &buffer)
     } else {
       encodeUnsettledMembers(into: &buffer)
@@ -72,12 +72,15 @@ extension EntityState {
     buffer.append(UInt8(ascii: "}"))
   }
 
-  /// `pending`, `error` and `attributes`, and the name of the `version` that follows.
+  /// `pending`, `requested` (only when true: most APIs have no follow requests, and
+  /// their states stay as they were), `error` and `attributes`, and the name of the
+  /// `version` that follows.
   private func encodeUnsettledMembers(into buffer: inout [UInt8]) {
-    if pending {
-      appendLiteral(#","pending":true,"error":"#, to: &buffer)
-    } else {
-      appendLiteral(#","pending":false,"error":"#, to: &buffer)
+    switch (pending, requested) {
+    case (true, false): appendLiteral(#","pending":true,"error":"#, to: &buffer)
+    case (false, false): appendLiteral(#","pending":false,"error":"#, to: &buffer)
+    case (true, true): appendLiteral(#","pending":true,"requested":true,"error":"#, to: &buffer)
+    case (false, true): appendLiteral(#","pending":false,"requested":true,"error":"#, to: &buffer)
     }
     if let error {
       error.encodeErrorObject(into: &buffer)

@@ -1428,7 +1428,7 @@ let openRPCDocumentText = ##"""
     },
     {
       "name": "configure",
-      "summary": "Sets the backend environment and auth token.",
+      "summary": "Sets the backend environment, auth token and named values.",
       "description": "Both params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend: the rest backend sends it in the auth header its configuration names (replacing a token read from the configuration's `auth.tokenEnv`); it is never logged, echoed or counted, and `null` forgets it (no auth header is sent then). `environment` names one of the rest configuration's environments (named base URLs); an unknown name is -32602 with `data.path` \"/environment\" and the message lists the configured names. It starts as the configuration's `environment` (or `--environment`); the local backend accepts any name and starts as \"default\". Changing the token sends again every intent and read that was refused for want of credentials (401/403). Intents and states belong to an environment. Changing the environment (rest backend) leaves the old environment's pending intents in the outbox for it: they are not sent to the new one, calls still under way there are no longer heard, an awaited mutation of it is answered -32001 (the intent stays pending for its environment), and they are sent again when their environment is active again, in this run (`configure`) or after a start in it (`--environment`). Every cached state and list is dropped: each known entity's state becomes unknown (`following`/`confirmed` null, a new `version`, told to subscribers) and is read again from the new environment when asked (waiting reads are read there at once; subscribed lists are fetched again), and the new environment's own pending intents are sent.",
       "paramStructure": "by-name",
       "params": [
@@ -1450,6 +1450,20 @@ let openRPCDocumentText = ##"""
               "string",
               "null"
             ]
+          }
+        },
+        {
+          "name": "values",
+          "description": "Named values of the rest configuration's `values` to set, each a string (or null to forget it): e.g. {\"me\": \"109\"}, the user's own account id that `{me}` fills into templates. Applied all or none: a name the configuration does not have, or a value that is empty, holds a line break or is only dots, is -32602 with `data.path` \"/values/<name>\", and nothing changes. A request whose template names a value that is not set fails at once (-32002, nothing sent).",
+          "required": false,
+          "schema": {
+            "type": "object",
+            "additionalProperties": {
+              "type": [
+                "string",
+                "null"
+              ]
+            }
           }
         }
       ],
@@ -2063,6 +2077,10 @@ let openRPCDocumentText = ##"""
           "pending": {
             "description": "A mutation is in flight or queued (waiting for a retry) for this entity.",
             "type": "boolean"
+          },
+          "requested": {
+            "description": "Present, and true, only while the backend holds a follow request awaiting approval (a locked Mastodon account: a follow answered `requested`); absent otherwise. Not a follow: `following` and `confirmed` are false, `pending` false (the intent settled as a request, not retried, out of the outbox). A second follow sends nothing (the server would answer the same request); an unfollow withdraws it; a read that says following (approved later) makes it a confirmed follow, one that says not following clears it. A cached read (`getFollowState` within `maxAgeMs`) shows the request as last read: `refresh` to learn of an approval.",
+            "const": true
           },
           "error": {
             "description": "null, or the last failure of a mutation or read of this entity; kept until the next successful change or fetch.",

@@ -8,10 +8,12 @@ final class PagedBackend: ModelBackend, ListSource {
   var pages: [(request: ListPageRequest, complete: (Result<ListPage, FollowFailure>) -> Void)] = []
   let inner = ScriptedBackend()
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     inner.setFollowing(key, following, completion: completion)
   }
-  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     inner.fetchFollowing(key, completion: completion)
   }
   var capabilities: BackendCapabilities { BackendCapabilities(lists: self) }

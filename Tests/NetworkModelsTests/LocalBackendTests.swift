@@ -76,7 +76,7 @@ private final class Answer<T> {
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
 
     let followed = [zappa, banksy, adele, fabric].map { key in
-      let answer = Answer<Bool>()
+      let answer = Answer<FollowAnswer>()
       backend.setFollowing(key, true, completion: answer.callAsFunction)
       return answer
     }
@@ -94,14 +94,14 @@ private final class Answer<T> {
     #expect(venues.value == [fabric])
     #expect(labels.value == [])
 
-    let unfollowed = Answer<Bool>()
+    let unfollowed = Answer<FollowAnswer>()
     backend.setFollowing(banksy, false, completion: unfollowed.callAsFunction)
     try loop.runOnce(wait: false)
     #expect(unfollowed.value == false)
 
-    let banksyState = Answer<Bool>()
-    let adeleState = Answer<Bool>()
-    let unknownState = Answer<Bool>()
+    let banksyState = Answer<FollowAnswer>()
+    let adeleState = Answer<FollowAnswer>()
+    let unknownState = Answer<FollowAnswer>()
     backend.fetchFollowing(banksy, completion: banksyState.callAsFunction)
     backend.fetchFollowing(adele, completion: adeleState.callAsFunction)
     backend.fetchFollowing(EntityKey(kind: "label", id: "warp"), completion: unknownState.callAsFunction)
@@ -116,9 +116,9 @@ private final class Answer<T> {
     let temp = try LocalBackendTestFolder()
     let loop = try EventLoop(clock: ManualClock())
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
-    let set = Answer<Bool>()
-    let unchanged = Answer<Bool>()
-    let fetch = Answer<Bool>()
+    let set = Answer<FollowAnswer>()
+    let unchanged = Answer<FollowAnswer>()
+    let fetch = Answer<FollowAnswer>()
     let list = Answer<[EntityKey]>()
     backend.setFollowing(banksy, true, completion: set.callAsFunction)
     backend.setFollowing(adele, false, completion: unchanged.callAsFunction)
@@ -134,7 +134,7 @@ private final class Answer<T> {
 
     // With nothing to save, reads still answer on the next iteration, with the state
     // of the call: a change made after it is not durable yet.
-    let later = Answer<Bool>()
+    let later = Answer<FollowAnswer>()
     backend.fetchFollowing(banksy, completion: later.callAsFunction)
     backend.setFollowing(banksy, false) { _ in }
     #expect(later.result == nil)
@@ -162,7 +162,7 @@ private final class Answer<T> {
     #expect(try temp.names() == [Journal.fileName])
 
     // Nothing changed: confirmed without writing.
-    let again = Answer<Bool>()
+    let again = Answer<FollowAnswer>()
     backend.setFollowing(EntityKey(kind: "artist", id: "a3"), true, completion: again.callAsFunction)
     backend.setFollowing(banksy, false) { _ in }
     try loop.runOnce(wait: false)
@@ -229,7 +229,7 @@ private final class Answer<T> {
     #expect(backend.isFollowing(banksy))
     #expect(!backend.isFollowing(adele))
     #expect(backend.followCount == 2)
-    let state = Answer<Bool>()
+    let state = Answer<FollowAnswer>()
     let venues = Answer<[EntityKey]>()
     backend.fetchFollowing(fabric, completion: state.callAsFunction)
     backend.followed(kind: "venue", completion: venues.callAsFunction)
@@ -388,7 +388,7 @@ private final class Answer<T> {
     let backend = try LocalBackend(loop: loop, folder: temp.folder)
     backend.setFollowing(banksy, true) { _ in }
     try loop.runOnce(wait: false)
-    let follow = Answer<Bool>()
+    let follow = Answer<FollowAnswer>()
     backend.setFollowing(adele, true, completion: follow.callAsFunction)
     backend.setFollowing(banksy, false) { _ in }
     try backend.compact()
@@ -477,11 +477,11 @@ private final class Answer<T> {
     try FileSystem.makeFolders(journalPath)
     let calls: [(EntityKey, Bool)] = [(adele, true), (banksy, false), (zappa, true), (zappa, false), (fabric, false)]
     let answers = calls.map { key, following in
-      let answer = Answer<Bool>()
+      let answer = Answer<FollowAnswer>()
       backend.setFollowing(key, following, completion: answer.callAsFunction)
       return answer
     }
-    let fetch = Answer<Bool>()
+    let fetch = Answer<FollowAnswer>()
     let list = Answer<[EntityKey]>()
     backend.fetchFollowing(adele, completion: fetch.callAsFunction)
     backend.followed(kind: "artist", completion: list.callAsFunction)
@@ -510,7 +510,7 @@ private final class Answer<T> {
 
     // The next commit rewrites the journal (the one it appended to lost its name), so
     // the stray lines cannot win on load.
-    let follow = Answer<Bool>()
+    let follow = Answer<FollowAnswer>()
     backend.setFollowing(fabric, true, completion: follow.callAsFunction)
     try loop.runOnce(wait: false)
     #expect(follow.value == true)
@@ -534,7 +534,7 @@ private final class Answer<T> {
     try loop.runOnce(wait: false)
 
     disk.isFull = true
-    let follow = Answer<Bool>()
+    let follow = Answer<FollowAnswer>()
     backend.setFollowing(adele, true, completion: follow.callAsFunction)
     try loop.runOnce(wait: false)
     guard case .failure(let failure)? = follow.result else {

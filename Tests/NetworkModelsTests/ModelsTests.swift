@@ -12,10 +12,12 @@ final class EnvironmentBackend: ModelBackend, ConfigurableBackend {
 
   var capabilities: BackendCapabilities { BackendCapabilities(lists: paged, environments: self) }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     inner.setFollowing(key, following, completion: completion)
   }
-  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     inner.fetchFollowing(key, completion: completion)
   }
   func selectEnvironment(_ name: String) -> Bool {

@@ -17,14 +17,16 @@ final class TimedBackend: ModelBackend, DetailSource {
 
   init(loop: EventLoop) { self.loop = loop }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
-    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(following)) }
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(FollowAnswer(following))) }
   }
-  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     reads.append(key)
     if levelAtCall?(key) == Preloader.Level.none { callsWhileOutOfRange.append(key) }
     let answer = followed.contains(key)
-    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(answer)) }
+    loop.schedule(after: .milliseconds(latencyMs)) { completion(.success(FollowAnswer(answer))) }
   }
   var capabilities: BackendCapabilities { BackendCapabilities(details: self) }
   func hasDetail(kind: String) -> Bool { detailKinds.contains(kind) }

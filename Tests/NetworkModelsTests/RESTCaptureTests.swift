@@ -62,15 +62,15 @@ final class CaptureFixture {
     while !done() && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
   }
 
-  func set(_ key: EntityKey, _ following: Bool) throws -> Result<Bool, FollowFailure> {
-    var result: Result<Bool, FollowFailure>?
+  func set(_ key: EntityKey, _ following: Bool) throws -> Result<FollowAnswer, FollowFailure> {
+    var result: Result<FollowAnswer, FollowFailure>?
     backend.setFollowing(key, following) { result = $0 }
     try run { result != nil }
     return try #require(result)
   }
 
-  func read(_ keys: [EntityKey]) throws -> [String: Result<Bool, FollowFailure>] {
-    var results: [String: Result<Bool, FollowFailure>] = [:]
+  func read(_ keys: [EntityKey]) throws -> [String: Result<FollowAnswer, FollowFailure>] {
+    var results: [String: Result<FollowAnswer, FollowFailure>] = [:]
     for key in keys { backend.fetchFollowing(key) { results[key.id] = $0 } }
     try run { results.count == keys.count }
     return results
@@ -267,7 +267,7 @@ final class SubscriptionsDouble {
     let server = try LoopbackHTTPServer(loop: loop)
     let backend = RESTBackend(configuration: configuration, loop: loop)
     try backend.capturedValues.keep(["subscriptionId": ".."], for: channel, in: "test")
-    var result: Result<Bool, FollowFailure>?
+    var result: Result<FollowAnswer, FollowFailure>?
     backend.setFollowing(channel, false) { result = $0 }
     while result == nil { try loop.runOnce(wait: true) }
     #expect(result?.failure?.message.contains("dot segments") == true)

@@ -136,7 +136,7 @@ final class GraphQLFixture {
   @Test func idsInVariablesBecomeAnArray() throws {
     let f = try GraphQLFixture()
     f.server.handler = { _ in .respond(status: 200, body: #"{"data":{"genes":[{"id":"pop-art"}]}}"#) }
-    var results: [String: Bool] = [:]
+    var results: [String: FollowAnswer] = [:]
     for id in ["pop-art", "minimalism"] {
       f.backend.fetchFollowing(EntityKey(kind: "gene", id: id)) { results[id] = try? $0.get() }
     }
@@ -205,7 +205,7 @@ final class GraphQLFixture {
     f.server.handler = { _ in
       .respond(status: 200, body: #"{"errors":[{"message":"m","extensions":\#(extensions)}],"data":null}"#)
     }
-    var result: Result<Bool, FollowFailure>?
+    var result: Result<FollowAnswer, FollowFailure>?
     f.backend.setFollowing(banksy, true) { result = $0 }
     try f.run { result != nil }
     #expect(result?.failure?.kind == kind)

@@ -10,19 +10,21 @@ final class ScriptedBackend: ModelBackend {
   }
 
   private(set) var calls: [Call] = []
-  private var pending: [(call: Call, complete: (Result<Bool, FollowFailure>) -> Void)] = []
+  private var pending: [(call: Call, complete: (Result<FollowAnswer, FollowFailure>) -> Void)] = []
   /// What the backend holds: applied by successful `set` answers.
   var truth: [EntityKey: Bool] = [:]
 
   var waitingCount: Int { pending.count }
   var waiting: [Call] { pending.map(\.call) }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     calls.append(.set(key, following))
     pending.append((.set(key, following), completion))
   }
 
-  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     calls.append(.fetch(key))
     pending.append((.fetch(key), completion))
   }
@@ -33,10 +35,17 @@ final class ScriptedBackend: ModelBackend {
     switch call {
     case .set(let key, let value):
       truth[key] = value
-      complete(.success(value))
+      complete(.success(FollowAnswer(value)))
     case .fetch(let key):
-      complete(.success(truth[key] ?? false))
+      complete(.success(FollowAnswer(truth[key] ?? false)))
     }
+  }
+
+  /// Answers a waiting call with `answer` as it is (a follow request awaiting approval),
+  /// leaving `truth` alone.
+  func answer(_ index: Int = 0, with answer: FollowAnswer) {
+    let (_, complete) = pending.remove(at: index)
+    complete(.success(answer))
   }
 
   func fail(_ index: Int = 0, _ failure: FollowFailure) {

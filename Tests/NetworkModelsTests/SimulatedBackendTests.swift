@@ -17,16 +17,18 @@ private final class SimulationProbeBackend: ModelBackend {
     self.clock = clock
   }
 
-  func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func setFollowing(
+    _ key: EntityKey, _ following: Bool, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void
+  ) {
     note("set \(key) \(following)")
     if following { follows.insert(key) } else { follows.remove(key) }
-    loop.execute { completion(.success(following)) }
+    loop.execute { completion(.success(FollowAnswer(following))) }
   }
 
-  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<Bool, FollowFailure>) -> Void) {
+  func fetchFollowing(_ key: EntityKey, completion: @escaping (Result<FollowAnswer, FollowFailure>) -> Void) {
     note("fetch \(key)")
     let answer = follows.contains(key)
-    loop.execute { completion(.success(answer)) }
+    loop.execute { completion(.success(FollowAnswer(answer))) }
   }
 
   private func note(_ call: String) {
@@ -43,7 +45,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
     let backend = SimulatedBackend(wrapping: probe, loop: loop, latency: .milliseconds(100), seed: 1)
-    var result: Result<Bool, FollowFailure>?
+    var result: Result<FollowAnswer, FollowFailure>?
     backend.setFollowing(banksy, true) { result = $0 }
     #expect(result == nil)
     try loop.runOnce(wait: false)
@@ -93,7 +95,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let loop = try EventLoop(clock: clock)
     let probe = SimulationProbeBackend(loop: loop, clock: clock)
     let backend = SimulatedBackend(wrapping: probe, loop: loop, latency: .milliseconds(0), failureRate: 1, seed: 1)
-    var result: Result<Bool, FollowFailure>?
+    var result: Result<FollowAnswer, FollowFailure>?
     backend.fetchFollowing(banksy) { result = $0 }
     #expect(result == nil)
     try loop.runOnce(wait: false)
@@ -159,7 +161,7 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let loop = try EventLoop(clock: clock)
     let local = try LocalBackend(loop: loop, folder: temp.folder)
     let backend = SimulatedBackend(wrapping: local, loop: loop, latency: .milliseconds(5), failureRate: 1, seed: 3)
-    var result: Result<Bool, FollowFailure>?
+    var result: Result<FollowAnswer, FollowFailure>?
     backend.setFollowing(banksy, true) { result = $0 }
     clock.advance(by: .milliseconds(5))
     for _ in 0..<3 { try loop.runOnce(wait: false) }

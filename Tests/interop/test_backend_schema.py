@@ -494,10 +494,38 @@ ACCEPTED = [
         [S("/kinds/artist/state/json", {"ids": "{ids}"}), D("/kinds/artist/state/query"), S("/kinds/artist/state/batch/join", "|")],
         id="batch-join-json",
     ),
+    # Answers that state the result (issue 11, Mastodon's Relationship).
+    pytest.param(
+        [S("/kinds/artist/follow/following", "/following"), S("/kinds/artist/follow/requested", "/requested"),
+         S("/kinds/artist/unfollow/following", "/following")],
+        id="mutation-answer-pointers",
+    ),
+    pytest.param([S("/kinds/profile/follow/requested", "")], id="mutation-requested-alone"),
+    pytest.param(
+        [S("/values", {"me": {"env": "MASTODON_ACCOUNT_ID"}, "_x9": {"value": "a b"}, "description": "d"}),
+         S("/kinds/profile/state/path", "/accounts/{me}/x/{id}"), S("/kinds/profile/follow/headers", {"X-Me": "{me} {now}"}),
+         S("/headers/Date", "{now}"), S("/kinds/artist/state/query/at", "{now}")],
+        id="values-and-now",
+    ),
+    pytest.param([S("/kinds/gene/state/requested", "/requested")], id="state-requested"),
+    pytest.param(
+        [S("/kinds/artist/state/batch/following", "/following"), S("/kinds/artist/state/batch/requested", "/requested")],
+        id="batch-flags-per-item",
+    ),
+    pytest.param(
+        [S("/kinds/artist/state/batch/following", "/following"), S("/kinds/artist/state/capture", {"f": "/follow_id"}),
+         S("/kinds/artist/unfollow/query", {"f": "{f}"})],
+        id="batch-flags-with-capture",
+    ),
 ]
 
 # (mutation, the pointer check-config prints)
 REFUSED = [
+    pytest.param(
+        [S("/kinds/artist/state/batch/by", "position"), D("/kinds/artist/state/batch/id"),
+         S("/kinds/artist/state/batch/following", "/following")],
+        "/kinds/artist/state/batch/following", id="batch-by-position-with-flags",
+    ),
     pytest.param([S("", [])], "", id="root-not-object"),
     pytest.param([S("/timeout", 5)], "/timeout", id="root-unknown-field"),
     pytest.param([D("/environments")], "", id="environments-missing"),
@@ -624,6 +652,23 @@ REFUSED = [
     pytest.param([S("/kinds/artist/state/batch/items", "items")], "/kinds/artist/state/batch/items", id="batch-items-bad-pointer"),
     pytest.param([S("/kinds/artist/state/batch/size", 5)], "/kinds/artist/state/batch/size", id="batch-unknown-field"),
     pytest.param([S("/kinds/artist/follow/batch", {"id": "/id"})], "/kinds/artist/follow/batch", id="batch-on-follow"),
+    pytest.param([S("/kinds/artist/follow/following", "following")], "/kinds/artist/follow/following", id="mutation-following-bad-pointer"),
+    pytest.param([S("/kinds/artist/unfollow/requested", True)], "/kinds/artist/unfollow/requested", id="mutation-requested-not-pointer"),
+    pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/p/{id}", "following": "/f"})], "/kinds/profile/detail/following", id="detail-following"),
+    pytest.param([S("/kinds/artist/state/requested", "/requested")], "/kinds/artist/state/requested", id="batch-and-state-requested"),
+    pytest.param([S("/kinds/artist/state/batch/requested", "/requested")], "/kinds/artist/state/batch", id="batch-requested-without-following"),
+    pytest.param([S("/kinds/artist/state/batch/following", 1)], "/kinds/artist/state/batch/following", id="batch-following-not-pointer"),
+    pytest.param([S("/kinds/gene/state/requested", "requested")], "/kinds/gene/state/requested", id="state-requested-bad-pointer"),
+    pytest.param([S("/values", [])], "/values", id="values-not-object"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": "1", "env": "X"})], "/values/me", id="value-both-sources"),
+    pytest.param([S("/values", {}), S("/values/me", {})], "/values/me", id="value-no-source"),
+    pytest.param([S("/values", {}), S("/values/me", {"env": ""})], "/values/me/env", id="value-env-empty"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": 1})], "/values/me/value", id="value-not-string"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": "a\nb"})], "/values/me/value", id="value-line-break"),
+    pytest.param([S("/values", {}), S("/values/me", {"value": "1", "from": "x"})], "/values/me/from", id="value-unknown-field"),
+    pytest.param([S("/values", {}), S("/values/now", {"value": "1"})], "/values/now", id="value-name-built-in"),
+    pytest.param([S("/values", {}), S("/values/id", {"value": "1"})], "/values/id", id="value-name-id"),
+    pytest.param([S("/values", {}), S("/values/9a", {"value": "1"})], "/values/9a", id="value-name-digit-first"),
     pytest.param([S("/kinds/profile/detail", {"method": "GET"})], "/kinds/profile/detail", id="detail-path-missing"),
     pytest.param([S("/kinds/profile/detail", {"method": "GET", "path": "/d", "retry": {}})], "/kinds/profile/detail/retry", id="detail-unknown-field"),
     # Swift parser bugs (see the reasons): the schema is right, check-config lets them through.
@@ -759,6 +804,11 @@ _WIDE_LIST = "é" * 64  # 64 characters, 128 bytes
 
 LIST_ACCEPTED = [
     pytest.param(L(), id="lists-unchanged"),
+    pytest.param(
+        L(S("/values", {"me": {"env": "ACCOUNT_ID"}}), S(SH + "/path", "/accounts/{me}/following"),
+          S(SH + "/query", {"before": "{now}"}), S(GA + "/headers/X-Me", "{me}")),
+        id="list-values-and-now",
+    ),
     pytest.param([S("/lists", {})], id="lists-empty"),
     pytest.param([S("/lists", {"description": "none yet", "$schema": 1})], id="lists-only-comments"),
     pytest.param(
@@ -942,6 +992,13 @@ LIST_REFUSED = [
 ]
 
 LIST_KNOWN_DIFFERENCES = [
+    # A list's param may not take a configured value's name (or a built-in's).
+    pytest.param(
+        L(S("/values", {"sort": {"value": "x"}})), GA + "/params/1", id="list-param-named-like-a-value"
+    ),
+    pytest.param(L(S(GA + "/params", ["gene", "now"])), GA + "/params/1", id="list-param-named-now"),
+    # Headers take only the configuration's values and {now}, not a list's params.
+    pytest.param(L(S(GA + "/headers/X-Gene", "{gene}")), GA + "/headers/X-Gene", id="list-header-param"),
     # An item's kind and dependsOn must be configured kinds.
     pytest.param(L(S(FA + "/item/kind", "artwork")), FA + "/item/kind", id="item-kind-not-a-configured-kind"),
     pytest.param(L(S(FA + "/item/kind", _LONG_KIND)), FA + "/item/kind", id="item-kind-64-chars-not-configured"),
@@ -1015,6 +1072,9 @@ def test_plain_http_with_the_opt_in_is_a_warning(validator, check_config):
 
 KNOWN_DIFFERENCES = [
     # Placeholder names: which `{…}` are allowed where.
+    pytest.param([S("/kinds/profile/state/path", "/accounts/{me}/{id}")], "/kinds/profile/state/path", id="placeholder-names-no-value"),
+    pytest.param([S("/headers/X-Id", "{id}")], "/headers/X-Id", id="header-placeholder-id"),
+    pytest.param([S("/kinds/profile/follow/headers", {"X-Me": "{me}"})], "/kinds/profile/follow/headers/X-Me", id="endpoint-header-placeholder-unknown"),
     pytest.param([S("/kinds/profile/state/path", "/s/{uid}")], "/kinds/profile/state/path", id="placeholder-unknown-in-path"),
     pytest.param([S("/kinds/profile/state/path", "/s/{}")], "/kinds/profile/state/path", id="placeholder-empty"),
     pytest.param([S("/kinds/gene/follow/json/kind", "{name}")], "/kinds/gene/follow/json/kind", id="placeholder-unknown-in-json"),

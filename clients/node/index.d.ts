@@ -34,6 +34,11 @@ export interface EntityState extends EntityRef {
   confirmed: boolean | null;
   /** A mutation is in flight or queued for this entity. */
   pending: boolean;
+  /**
+   * Present (true) only while the backend holds a follow request awaiting approval (a
+   * locked Mastodon account): not a follow, `confirmed` is false.
+   */
+  requested?: true;
   error: StateError | null;
   /** The entity's detail object where loaded (getEntity, preload, a follow answer), else null. */
   attributes: Record<string, unknown> | null;
@@ -188,6 +193,8 @@ export interface ConfigureParams {
   environment?: string;
   /** null forgets the token. */
   authToken?: string | null;
+  /** Named values of the rest configuration (`{ me: '109' }` fills `{me}`); null forgets one. */
+  values?: Record<string, string | null>;
 }
 
 /** Texture's interface states: near the viewport, about to show, on screen — or none of them. */

@@ -85,9 +85,9 @@ extension RESTBackend {
     fetchFollowing(key) { [weak self] result in
       guard let self else { return }
       switch result {
-      case .failure, .success(false):
+      case .failure, .success(.notFollowing):
         completion(result)
-      case .success(true):
+      case .success(.following), .success(.requested):
         let missing = kind.unfollowNeeds.subtracting(self.capturedValues.values(of: key, in: self.environment).keys)
         guard missing.isEmpty else {
           let names = missing.sorted().map { "{\($0)}" }.joined(separator: ", ")

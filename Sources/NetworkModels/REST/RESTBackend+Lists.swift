@@ -19,6 +19,7 @@ extension RESTBackend {
     if let problem = validatePlaceholders(list: request.key.name, params: request.params) {
       return unsendable(problem, completion)
     }
+    if let unset = unsetValue(list.endpoint) { return unsendable(unset, completion) }
     var http = self.request(list.endpoint, values: request.params)
     var extra: [(String, String)] = []
     switch (list.paging, request.page) {
@@ -81,6 +82,10 @@ extension RESTBackend {
     }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) {
       unsendable(problem, completion)
+      return nil
+    }
+    if let unset = unsetValue(detail) {
+      unsendable(unset, completion)
       return nil
     }
     count(key.kind, "detail")

@@ -12,14 +12,14 @@ import Posix
 public final class RESTBackend: ModelBackend, ListSource, DetailSource, ConfigurableBackend, AttributeSource,
   PrioritisedBackend, BackendStatistics
 {
-  public typealias Completion = (Result<Bool, FollowFailure>) -> Void
+  public typealias Completion = (Result<FollowAnswer, FollowFailure>) -> Void
 
   public let configuration: RESTConfiguration
   public let http: HTTPClient
   public private(set) var environment: String
   public var onAttributes: ((EntityKey, String) -> Void)?
   public var readPriority = HTTPPriority.user
-  /// Wall-clock seconds since 1970, for reset times given as dates (tests set it).
+  /// Wall-clock seconds since 1970, for reset times given as dates and `{now}` (tests set it).
   public var wallClock: () -> Double = ResetTime.wallClockNow
   /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
   public var calls: [String: Int] {
@@ -30,6 +30,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public var capturedValues = CapturedValues()
   private var authToken: String?
   private var batches: [String: PendingBatch] = [:]
+  /// The configured values that are set (`{me}`), by name; see RESTBackend+Values.
+  var values: [String: String] = [:]
+  let fillsValues: Bool
   /// Each kind's state read, boxed once: a read borrows it, where copying the kind's
   /// `KindEndpoints` out of the configuration retained every string and table of
   /// its endpoints, for every read.
@@ -61,6 +64,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
       authToken = token
     }
+    values = Self.initialValues(configuration.values, environmentVariables)
+    fillsValues = Self.fillsValues(configuration)
   }
 
   // MARK: ConfigurableBackend
@@ -86,6 +91,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     if let failure = heldBeyondBudget(kind: key.kind) { return loop.execute { completion(.failure(failure)) } }
     if !following && !kind.unfollowNeeds.isEmpty { return unfollowWithCaptures(key, kind, completion) }
     let endpoint = following ? kind.follow : kind.unfollow
+    if let unset = unsetValue(endpoint) { return unsendable(unset, completion) }
     sendChange(endpoint, key, following, request(endpoint, kind: key.kind, id: key.id), completion)
   }
 
@@ -99,17 +105,20 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       guard let self else { return }
       // The configuration lets a follow's statuses mean only "done" or "following"
       // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
-      let answer = self.answer(result, endpoint, meaning: { _ in .success(following) }) {
-        response -> Result<Bool, FollowFailure> in
+      let answer = self.answer(result, endpoint, meaning: { _ in .success(FollowAnswer(following)) }) {
+        response -> Result<FollowAnswer, FollowFailure> in
         if let pointer = endpoint.attributes, (200...299).contains(response.status) {
           self.reportAttributes(key, response, pointer)
         }
-        if following && !endpoint.capture.isEmpty, let failure = self.keepCaptures(key, endpoint.capture, response) {
+        let answer = Self.mutationAnswer(response, endpoint, following: following)
+        if case .success(.following) = answer, !endpoint.capture.isEmpty,
+          let failure = self.keepCaptures(key, endpoint.capture, response)
+        {
           return .failure(failure)
         }
-        return .success(following)
+        return answer
       }
-      if case .success(false) = answer { self.forgetCaptures(key) }
+      if case .success(.notFollowing) = answer { self.forgetCaptures(key) }
       completion(answer)
     }
   }
@@ -117,6 +126,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
     guard let read = stateReads[key.kind] else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
+    if let unset = unsetValue(read.state.endpoint) { return unsendable(unset, completion) }
     if let batch = read.state.batch {
       enqueue(key, batch, completion)
       return
@@ -125,14 +135,16 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     send(request(read.state.endpoint, kind: key.kind, id: key.id), read.state.endpoint, priority: readPriority) {
       [weak self] result in
       guard let self else { return }
-      let answer = self.answer(result, read.state.endpoint, meaning: { .success($0 == .following) }) { response in
-        let following = Self.following(in: response, read.state.following)
-        if case .success(true) = following, !read.state.endpoint.capture.isEmpty {
+      let answer = self.answer(
+        result, read.state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) }
+      ) { response in
+        let answer = Self.stateAnswer(response, read.state)
+        if case .success(.following) = answer, !read.state.endpoint.capture.isEmpty {
           self.captureFromState(key, read.state.endpoint.capture, response)
         }
-        return following
+        return answer
       }
-      if case .success(false) = answer { self.forgetCaptures(key) }
+      if case .success(.notFollowing) = answer { self.forgetCaptures(key) }
       completion(answer)
     }
   }
@@ -176,12 +188,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       guard let self else { return }
       // A status meaning answers for every id of the call: Artsy's batched check
       // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
-      let followed = self.answer(
-        result, state, meaning: { $0 == .following ? .success(Set(pending.ids)) : .success([]) }
-      ) { response in self.followedIDs(in: response, batch, asked: pending.ids, kind: kind, capture: state.capture) }
+      let answers = self.batchOutcome(result, state, batch, ids: pending.ids, kind: kind)
       for id in pending.ids {
-        let answer = followed.map { set in set.contains(id) }
-        if case .success(false) = answer, self.capturedValues.count > 0 {
+        let answer = answers(id)
+        if case .success(.notFollowing) = answer, self.capturedValues.count > 0 {
           self.forgetCaptures(EntityKey(kind: kind, id: id))
         }
         for waiter in pending.waiters[id] ?? [] { waiter(answer) }
@@ -203,13 +213,16 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
 
   /// The HTTP request of `endpoint` with its placeholders filled from `values`.
   func request(
-    _ endpoint: RESTConfiguration.Endpoint, values: [String: String], ids: [String] = [], join: String? = nil
+    _ endpoint: RESTConfiguration.Endpoint, values requestValues: [String: String], ids: [String] = [],
+    join: String? = nil
   ) -> HTTPRequest {
+    let values = fillsValues ? withConfiguredValues(requestValues) : requestValues
     let base = configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL
     var url = base + Template.fill(endpoint.path, values, encode: { Template.percentEncode($0) })
     let query = Template.encodeParameters(endpoint.query, values, ids: ids, join: join)
     if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query }
     var headers = configuration.headers + endpoint.headers
+    if fillsValues { headers = headers.map { ($0.name, Template.fill($0.value, values, encode: { $0 })) } }
     var body: [UInt8]?
     switch endpoint.body {
     case .json(let template):

@@ -5,7 +5,7 @@ import JSON
 extension Field {
   /// Names the built-in placeholders keep: a captured value must not replace the
   /// entity's own id (or the batch's ids) in a request.
-  static let builtInPlaceholders: Set<String> = ["id", "ids", "kind"]
+  static let builtInPlaceholders: Set<String> = ["id", "ids", "kind", "now"]
 
   /// `"capture": {"subscriptionId": "/id"}`: name → pointer into a 2xx answer (into each
   /// item of a batched state answer). A by-position batch answers booleans, which hold

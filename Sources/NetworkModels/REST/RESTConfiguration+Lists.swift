@@ -59,16 +59,20 @@ extension RESTConfiguration {
 
   /// `kinds` are the configured kinds: an item's kind and `dependsOn` must name one,
   /// or a typo would silently never match.
-  static func parseLists(_ field: Field, kinds: Set<String>) throws(RESTConfigurationError) -> [String: ListEndpoints] {
+  static func parseLists(_ field: Field, kinds: Set<String>, values: Set<String> = builtInValues)
+    throws(RESTConfigurationError) -> [String: ListEndpoints]
+  {
     var lists: [String: ListEndpoints] = [:]
     for (name, list) in try field.members() {
       guard !name.isEmpty, name.utf8.count <= 128 else { throw list.error("a list name is 1 to 128 bytes") }
-      lists[name] = try parseList(list, kinds: kinds)
+      lists[name] = try parseList(list, kinds: kinds, values: values)
     }
     return lists
   }
 
-  private static func parseList(_ field: Field, kinds: Set<String>) throws(RESTConfigurationError) -> ListEndpoints {
+  private static func parseList(_ field: Field, kinds: Set<String>, values: Set<String>) throws(RESTConfigurationError)
+    -> ListEndpoints
+  {
     // `attributes` is for follow endpoints: a list reads its items with `item`, and
     // any non-2xx answer fails the page (`onStatus` can only say "retry").
     try field.allow(
@@ -82,10 +86,14 @@ extension RESTConfiguration {
         guard !["id", "ids", "kind"].contains(name), !name.isEmpty else {
           throw Field(value, paramsField.path + "/\(index)").error("\(name) cannot be a list parameter")
         }
+        if values.contains(name) {
+          throw Field(value, paramsField.path + "/\(index)").error("{\(name)} is a configured value or built-in")
+        }
         params.append(name)
       }
     }
-    let endpoint = try field.endpointFields(placeholders: Set(params)).endpoint
+    try field.checkHeaderPlaceholders(values: values)
+    let endpoint = try field.endpointFields(placeholders: values.union(params)).endpoint
     let paging = try field.optional("paging").map { (paging) throws(RESTConfigurationError) in
       try parsePaging(paging, graphql: field.optional("graphql") != nil)
     }

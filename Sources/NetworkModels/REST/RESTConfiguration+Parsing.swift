@@ -17,7 +17,7 @@ extension RESTConfiguration {
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
     try root.allow([
       "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
-      "maxInFlight", "retry", "kinds", "lists", "rateLimit",
+      "maxInFlight", "retry", "kinds", "lists", "rateLimit", "values",
     ])
     var environments: [(String, String)] = []
     let environmentsField = try root.required("environments")
@@ -69,13 +69,16 @@ extension RESTConfiguration {
 
     let retry = try root.optional("retry")?.retryPolicy(base: RetryPolicy()) ?? RetryPolicy()
 
+    let values = try root.optional("values").map { (field) throws(RESTConfigurationError) in try parseValues(field) }
+    let valueNames = Set((values ?? [:]).keys).union(builtInValues)
+    try root.checkHeaderPlaceholders(values: valueNames)
     var kinds: [String: KindEndpoints] = [:]
     let kindsField = try root.required("kinds")
     for (kind, field) in try kindsField.members() {
       if let problem = EntityKey.problem(kind: kind, id: "x") {
         throw field.error("is not a valid kind name: \(problem.reason)")
       }
-      kinds[kind] = try parseKind(field, retry: retry)
+      kinds[kind] = try parseKind(field, retry: retry, values: valueNames)
     }
     guard !kinds.isEmpty else { throw kindsField.error("must describe at least one kind") }
 
@@ -85,7 +88,10 @@ extension RESTConfiguration {
       timeoutMs: UInt64(try root.optional("timeoutMs")?.integer(in: 1...600_000) ?? 10_000),
       connectTimeoutMs: UInt64(try root.optional("connectTimeoutMs")?.integer(in: 1...600_000) ?? 3_000),
       maxInFlight: try root.optional("maxInFlight")?.integer(in: 1...1024) ?? 16, retry: retry, kinds: kinds)
-    if let lists = root.optional("lists") { configuration.lists = try parseLists(lists, kinds: Set(kinds.keys)) }
+    if let lists = root.optional("lists") {
+      configuration.lists = try parseLists(lists, kinds: Set(kinds.keys), values: valueNames)
+    }
+    configuration.values = values ?? [:]
     configuration.warnings = warnings
     if let field = root.optional("rateLimit") { configuration.rateLimit = try field.rateLimitHeaders() }
     return configuration
@@ -115,30 +121,35 @@ extension RESTConfiguration {
 
   private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
-  private static func parseKind(_ field: Field, retry: RetryPolicy) throws(RESTConfigurationError) -> KindEndpoints {
+  private static func parseKind(_ field: Field, retry: RetryPolicy, values: Set<String>) throws(RESTConfigurationError)
+    -> KindEndpoints
+  {
     try field.allow(["follow", "unfollow", "state", "detail", "retry"])
-    let single: Set<String> = ["id", "kind"]
+    let single = values.union(["id", "kind"])
+    for name in ["follow", "unfollow", "state", "detail"] {
+      try field.optional(name)?.checkHeaderPlaceholders(values: values)
+    }
     let stateField = try field.required("state")
-    try stateField.allow(Field.endpointKeys + ["following", "batch", "capture"])
+    try stateField.allow(Field.endpointKeys + ["following", "requested", "batch", "capture"])
     var batch: Batch?
     if let batchField = stateField.optional("batch") {
-      try batchField.allow(["maxIds", "windowMs", "items", "id", "join", "by"])
+      try batchField.allow(["maxIds", "windowMs", "items", "id", "join", "by", "following", "requested"])
       let by = try batchField.batchReading()
       batch = Batch(
         maxIds: try batchField.optional("maxIds")?.integer(in: 1...1000) ?? 50,
         windowMs: UInt64(try batchField.optional("windowMs")?.integer(in: 0...10_000) ?? 2),
         items: try batchField.optional("items")?.pointer() ?? .root,
         id: by == .subset ? try batchField.required("id").pointer() : .root,
-        join: try batchField.optional("join")?.joinSeparator(), by: by)
+        join: try batchField.optional("join")?.joinSeparator(), by: by, flags: try batchField.batchFlags(by: by))
     }
     var stateEndpoint = try stateField.endpointFields(
-      placeholders: batch == nil ? single : ["ids", "kind"], meanings: .state)
+      placeholders: batch == nil ? single : values.union(["ids", "kind"]), meanings: .state)
     stateEndpoint.endpoint.capture = try stateField.captures(batch: batch)
     if batch != nil && !stateEndpoint.usesIDs {
       throw stateField.error("a batched state endpoint must put \"{ids}\" as a whole query, form or JSON value")
     }
-    if batch != nil, let rule = stateField.optional("following") {
-      throw rule.error("a batched state endpoint reads the followed subset: \"following\" does not apply")
+    if batch != nil, let rule = stateField.optional("following") ?? stateField.optional("requested") {
+      throw rule.error("a batched state endpoint reads its items: say \"following\" and \"requested\" in \"batch\"")
     }
     var following = FollowingRule.success
     if let rule = stateField.optional("following") {
@@ -163,14 +174,16 @@ extension RESTConfiguration {
       }
     }
     let followField = try field.required("follow")
-    try followField.allow(Field.endpointKeys + ["capture"])
-    var follow = try followField.endpointFields(placeholders: single, meanings: .follow).endpoint
+    var follow = try followField.mutationEndpoint(placeholders: single, meanings: .follow, also: ["capture"])
     follow.capture = try followField.captures(batch: nil)
     let captured = Set((follow.capture + stateEndpoint.endpoint.capture).map(\.name))
-    let unfollow = try field.required("unfollow").endpoint(placeholders: single.union(captured), meanings: .unfollow)
+    let unfollow = try field.required("unfollow").mutationEndpoint(
+      placeholders: single.union(captured), meanings: .unfollow)
     return KindEndpoints(
       follow: follow, unfollow: unfollow,
-      state: StateEndpoint(endpoint: stateEndpoint.endpoint, following: following, batch: batch),
+      state: StateEndpoint(
+        endpoint: stateEndpoint.endpoint, following: following, batch: batch,
+        requested: try stateField.optional("requested")?.pointer()),
       detail: try field.optional("detail")?.endpoint(placeholders: single, meanings: .none),
       retry: try field.optional("retry")?.retryPolicy(base: retry),
       unfollowNeeds: Template.placeholders(of: unfollow).intersection(captured))

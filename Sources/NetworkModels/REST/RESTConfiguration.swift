@@ -20,6 +20,8 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var lists: [String: ListEndpoints] = [:]
   /// How the API says when a rate limit ends (`rateLimit`).
   public var rateLimit = RateLimitHeaders()
+  /// Named values every template can use (`{me}`), besides the built-in `{now}`.
+  public var values: [String: ValueSource] = [:]
   /// What the file allows but should not (a token over plain http:// it opted in
   /// to): `check-config` and the server's start say it.
   public var warnings: [RESTConfigurationError] = []
@@ -81,6 +83,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// Values kept from a 2xx answer for the entity (`"capture": {"subscriptionId": "/id"}`),
     /// by placeholder name; in a batched state answer the pointers are the item's.
     public var capture: [(name: String, pointer: JSONPointer)] = []
+    /// Follow and unfollow only: where a 2xx answer states the result.
+    public var answer = AnswerPointers()
   }
 
   public enum Body: @unchecked Sendable {
@@ -99,6 +103,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// Set when the endpoint takes many ids at once and answers with the followed
     /// subset.
     public var batch: Batch?
+    /// Where a single-id answer says a follow request awaits approval (a boolean).
+    public var requested: JSONPointer? = nil
   }
 
   /// How a successful state answer says "following".
@@ -124,6 +130,10 @@ public struct RESTConfiguration: @unchecked Sendable {
     /// parameter (or JSON element) per id.
     public var join: String? = nil
     public var by: BatchReading = .subset
+    /// Set when the answer has one item per id asked, each saying whether it is
+    /// followed (and requested), relative to the item; nil when the answer lists only
+    /// the followed subset.
+    public var flags = AnswerPointers()
   }
 
   /// How a batched state answer says which ids are followed.

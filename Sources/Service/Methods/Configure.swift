@@ -9,7 +9,9 @@ enum Configure: ServiceMethod {
   typealias Result = JSON
 
   struct Params: MethodParams {
-    static let fields: [ParamField] = [.optional("environment", .string), .optional("authToken", [.string, .null])]
+    static let fields: [ParamField] = [
+      .optional("environment", .string), .optional("authToken", [.string, .null]), .optional("values", .object),
+    ]
 
     enum TokenChange {
       case keep
@@ -19,6 +21,8 @@ enum Configure: ServiceMethod {
 
     let environment: String?
     let authToken: TokenChange
+    /// Named values to set (nil: forget), in the order given.
+    let values: [(name: String, value: String?)]
 
     init(from params: ParamsReader) throws(ResponseError) {
       environment = try params.string("environment")
@@ -26,6 +30,14 @@ enum Configure: ServiceMethod {
         throw .invalidParams("environment must not be empty", path: "/environment")
       }
       authToken = params.contains("authToken") ? .set(try params.string("authToken")) : .keep
+      var values: [(String, String?)] = []
+      for (name, value) in try params.object("values")?.members ?? [] {
+        guard value.kind == .string || value.kind == .null else {
+          throw .invalidParams("values.\(name) must be a string or null", path: "/values/" + Configure.escaped(name))
+        }
+        values.append((name, value.string))
+      }
+      self.values = values
     }
   }
 
@@ -39,6 +51,21 @@ enum Configure: ServiceMethod {
         "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
         path: "/environment")
     }
+    if !params.values.isEmpty {
+      guard let backend else { throw .invalidParams("this backend has no values", path: "/values") }
+      // All or nothing: a refused value leaves every value as it was.
+      for (name, value) in params.values {
+        if let value, let problem = backend.setValueProblem(name, value) {
+          throw .invalidParams("values.\(name) \(problem)", path: "/values/" + escaped(name))
+        }
+        if value == nil, !backend.valueNames.contains(name) {
+          throw .invalidParams(
+            "no value \(name) (configured: \(backend.valueNames.joined(separator: ", ")))",
+            path: "/values/" + escaped(name))
+        }
+      }
+      for (name, value) in params.values { _ = backend.setValue(name, value) }
+    }
     if case .set(let token) = params.authToken {
       service.configuration.authToken = token
       service.models.setAuthToken(token, resend: environment == nil || environment == previousEnvironment)
@@ -48,5 +75,11 @@ enum Configure: ServiceMethod {
       service.models.switchEnvironment(from: previousEnvironment, to: environment)
     }
     request.reply.succeed(JSON.object().set("environment", .string(service.configuration.environment)))
+  }
+
+  /// A JSON Pointer token for `name`.
+  static func escaped(_ name: String) -> String {
+    name.split(separator: "~", omittingEmptySubsequences: false).joined(separator: "~0")
+      .split(separator: "/", omittingEmptySubsequences: false).joined(separator: "~1")
   }
 }

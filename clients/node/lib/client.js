@@ -231,7 +231,8 @@ export class NetmodelClient extends EventEmitter {
   async configure(params = {}, options) {
     const result = await this.call('configure', params, options);
     // A restarted server has forgotten it: kept to be sent again after a reconnect.
-    this.#configured = { ...this.#configured, ...params };
+    const values = params.values ? { ...this.#configured?.values, ...params.values } : this.#configured?.values;
+    this.#configured = { ...this.#configured, ...params, ...(values ? { values } : {}) };
     return result;
   }
 

@@ -608,17 +608,30 @@ class AsyncClient:
         return result
 
     async def configure(
-        self, environment: Optional[str] = None, auth_token: Any = _UNSET, *, timeout: Any = _UNSET
+        self,
+        environment: Optional[str] = None,
+        auth_token: Any = _UNSET,
+        *,
+        values: Optional[Dict[str, Optional[str]]] = None,
+        timeout: Any = _UNSET,
     ) -> Dict[str, Any]:
-        """Set the backend environment and/or token; ``auth_token=None`` forgets the token."""
+        """Set the backend environment, token and/or named values (``values={"me": "109"}``,
+        the configuration's ``{me}``; ``None`` as a value forgets it); ``auth_token=None``
+        forgets the token."""
         params: Dict[str, Any] = {}
         if environment is not None:
             params["environment"] = environment
         if auth_token is not _UNSET:
             params["authToken"] = auth_token
+        if values:
+            params["values"] = dict(values)
         result: Dict[str, Any] = await self.call("configure", params, timeout=timeout)
         # A restarted server has forgotten it: sent again after a reconnect.
-        self._configured = {**(self._configured or {}), **params}
+        previous = self._configured or {}
+        merged = {**previous, **params}
+        if "values" in params and "values" in previous:
+            merged["values"] = {**previous["values"], **params["values"]}
+        self._configured = merged
         return result
 
     async def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> Subscription:

@@ -35,7 +35,10 @@ class EntityState:
 
     ``following`` is what a UI shows now (optimistic; ``None`` while nothing is known),
     ``confirmed`` what the backend last confirmed (``None`` if never fetched),
-    ``pending`` whether a mutation is in flight or queued, ``error`` the last failure.
+    ``pending`` whether a mutation is in flight or queued, ``error`` the last failure,
+    ``requested`` whether the backend holds a follow request awaiting approval (a locked
+    Mastodon account: not a follow, ``confirmed`` is False; the server sends the member
+    only when it is true).
     Keep the state with the highest ``version`` per entity.
     """
 
@@ -47,6 +50,7 @@ class EntityState:
     error: Optional[StateError]
     attributes: Optional[Dict[str, Any]] = field(default=None, hash=False, compare=False)
     version: int = 0
+    requested: bool = False
 
     @property
     def key(self) -> Tuple[str, str]:
@@ -72,10 +76,11 @@ class EntityState:
             error=StateError.from_json(obj.get("error")),
             attributes=obj.get("attributes"),
             version=int(obj.get("version", 0)),
+            requested=obj.get("requested") is True,
         )
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        obj = {
             "kind": self.kind,
             "id": self.id,
             "following": self.following,
@@ -85,6 +90,9 @@ class EntityState:
             "attributes": self.attributes,
             "version": self.version,
         }
+        if self.requested:  # as the server writes it: only when true
+            obj["requested"] = True
+        return obj
 
 
 def params_key(params: Optional[Dict[str, Any]]) -> str:

@@ -251,9 +251,14 @@ class Client:
         return self._run(self._client.stats(timeout=None), timeout)
 
     def configure(
-        self, environment: Optional[str] = None, auth_token: Any = _UNSET, *, timeout: Any = _UNSET
+        self,
+        environment: Optional[str] = None,
+        auth_token: Any = _UNSET,
+        *,
+        values: Optional[Dict[str, Optional[str]]] = None,
+        timeout: Any = _UNSET,
     ) -> Dict[str, Any]:
-        return self._run(self._client.configure(environment, auth_token, timeout=None), timeout)
+        return self._run(self._client.configure(environment, auth_token, values=values, timeout=None), timeout)
 
     def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> SyncSubscription:
         return SyncSubscription(self, self._run(self._client.subscribe(topics, timeout=None), timeout))

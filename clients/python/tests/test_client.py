@@ -92,6 +92,16 @@ def test_entity_state_from_json():
     assert topic("entity") == {"type": "entity"}
 
 
+def test_entity_state_requested_only_when_true():
+    wire = {"kind": "account", "id": "7", "following": False, "confirmed": False, "pending": False,
+            "requested": True, "error": None, "attributes": None, "version": 3}
+    s = EntityState.from_json(wire)
+    assert s.requested is True and s.confirmed is False
+    assert s.to_json() == wire
+    plain = EntityState.from_json({**wire, "requested": None})
+    assert plain.requested is False and "requested" not in plain.to_json()
+
+
 def test_default_socket_path(monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1")
     assert default_socket_path() == "/run/user/1/netmodel/netmodel.sock"

@@ -1,0 +1,242 @@
+"""The REST backend through the real binary against examples/mastodon/server.py, which
+imitates Mastodon's follow API: follows of locked accounts become requests (never shown
+as confirmed follows), requests are approved later, relationships are read in batches,
+and the user's own following list (`{me}`) is paged by Link to the end.
+
+Every round trip is checked in the demo server's own state (GET /_control/state), and
+call counts are read from the server.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from test_rest import error_of, pipeline
+
+pytestmark = pytest.mark.timeout(90)
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "examples" / "mastodon" / "server.py"
+CONFIG = REPO / "examples" / "mastodon" / "config.json"
+TOKEN = "demo-token"
+UNAVAILABLE, REJECTED, UNAUTHORIZED, INVALID_PARAMS = -32001, -32002, -32003, -32602
+RELATIONSHIPS = "GET /api/v1/accounts/relationships"
+
+
+class Mastodon:
+    def __init__(self, root: Path):
+        port_file = root / "mastodon.port"
+        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert self.proc.poll() is None, "the mastodon server exited"
+            assert time.monotonic() < deadline, "the mastodon server did not start"
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+    def control(self, method: str, path: str, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def state(self) -> dict:
+        return self.control("GET", "state")
+
+    def route(self, key: str) -> int:
+        return self.control("GET", "stats")["routes"].get(key, 0)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def mastodon(runtime):
+    server = Mastodon(runtime.root)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def netmodel(spawn, runtime, mastodon):
+    """netmodel(env=…, **config_overrides) -> ServerProc on examples/mastodon/config.json."""
+
+    def _start(env=None, **overrides):
+        config = json.loads(CONFIG.read_text())
+        config["environments"]["local"] = mastodon.url
+        config.update(overrides)
+        path = runtime.root / f"config-{len(list(runtime.root.glob('config-*')))}.json"
+        path.write_text(json.dumps(config))
+        state = runtime.root / "state-mastodon"
+        state.mkdir(exist_ok=True)
+        environment = {"MASTODON_TOKEN": TOKEN, "MASTODON_ACCOUNT_ID": "1"}
+        environment.update(env or {})
+        return spawn("--backend", "rest", "--config", path, "--state-dir", state, env=environment)
+
+    return _start
+
+
+def entity_state_validator():
+    """schema/openrpc.json's EntityState, to check the requested state against."""
+    document = json.loads((REPO / "schema" / "openrpc.json").read_text())
+    return Draft202012Validator({"$ref": "#/components/schemas/EntityState", "components": document["components"]})
+
+
+def account(account_id: str) -> dict:
+    return {"kind": "account", "id": account_id}
+
+
+def wait_for(predicate, timeout=10.0, what="the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"{what} not met in {timeout}s")
+
+
+def test_follow_and_unfollow_round_trip_in_the_servers_state(mastodon, netmodel):
+    c = netmodel().conn
+    state = c.result("follow", {**account("5"), "await": True})
+    assert state["confirmed"] is True and state["following"] is True and "requested" not in state, state
+    assert "5" in mastodon.state()["following"]
+    state = c.result("unfollow", {**account("5"), "await": True})
+    assert state["confirmed"] is False and state["error"] is None, state
+    assert "5" not in mastodon.state()["following"]
+
+
+def test_a_locked_accounts_follow_is_requested_never_confirmed(mastodon, netmodel):
+    c = netmodel().conn
+    c.result("subscribe", {"topics": [{"type": "entity", **account("7")}]})
+    state = c.result("follow", {**account("7"), "await": True})
+    assert state["requested"] is True and state["following"] is False and state["confirmed"] is False, state
+    assert state["pending"] is False and state["error"] is None, state
+    entity_state_validator().validate(state)
+    assert mastodon.state() == {"following": ["3", "2"], "requested": ["7"]}
+    # A second follow sends nothing: the server would answer the same request.
+    assert c.result("follow", {**account("7"), "await": True})["requested"] is True
+    assert mastodon.route("POST /api/v1/accounts/:id/follow") == 1
+    # The cached state says requested; nothing on the way ever said confirmed.
+    assert c.result("getFollowState", account("7"))["requested"] is True
+    seen = []
+    while c.stash:
+        message = c.recv(timeout=1)
+        if message.get("method") == "stateChanged":
+            seen.append(message["params"]["state"])
+    assert seen and all(s["confirmed"] is not True for s in seen), seen
+    assert seen[-1]["requested"] is True
+
+
+def test_an_approval_later_is_seen_by_a_state_read(mastodon, netmodel):
+    c = netmodel().conn
+    assert c.result("follow", {**account("13"), "await": True})["requested"] is True
+    mastodon.control("POST", "approve", {})
+    assert "13" in mastodon.state()["following"]
+    state = c.result("getFollowState", {**account("13"), "refresh": True})
+    assert state["confirmed"] is True and state["following"] is True and "requested" not in state, state
+
+
+def test_a_rejected_request_is_cleared_by_a_state_read_and_an_unfollow_withdraws_one(mastodon, netmodel):
+    c = netmodel().conn
+    c.result("follow", {**account("7"), "await": True})
+    mastodon.control("POST", "reject", {})
+    state = c.result("getFollowState", {**account("7"), "refresh": True})
+    assert "requested" not in state and state["confirmed"] is False, state
+    c.result("follow", {**account("7"), "await": True})
+    assert mastodon.state()["requested"] == ["7"]
+    state = c.result("unfollow", {**account("7"), "await": True})
+    assert "requested" not in state and state["confirmed"] is False and state["error"] is None, state
+    assert mastodon.state()["requested"] == []
+
+
+def test_batched_reads_cost_fewer_calls_than_ids(mastodon, netmodel):
+    mastodon.control("POST", "follows", {"following": ["2", "4"], "requested": ["7"]})
+    c = netmodel().conn
+    asked = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "11"]
+    replies = pipeline(c, [("getFollowState", account(i)) for i in asked])
+    states = {r["result"]["id"]: r["result"] for r in replies.values()}
+    assert {i for i in asked if states[i]["confirmed"]} == {"2", "4"}
+    assert states["7"]["requested"] is True and states["7"]["confirmed"] is False
+    assert 1 <= mastodon.route(RELATIONSHIPS) < len(asked)
+
+
+def test_an_id_the_relationships_answer_leaves_out_is_an_error_not_unfollowed(mastodon, netmodel):
+    c = netmodel().conn
+    reply = c.call("getFollowState", account("424242"))
+    error = error_of(reply, REJECTED)
+    assert "no item for id 424242" in error["message"]
+    assert error["data"]["state"]["confirmed"] is None
+
+
+def test_the_users_own_following_list_to_the_end(mastodon, netmodel):
+    follows = [str(n) for n in range(100, 190)]
+    mastodon.control("POST", "follows", {"following": follows})
+    c = netmodel().conn
+    page = c.result("fetchList", {"list": "following"})
+    while page["hasMore"]:
+        page = c.result("fetchList", {"list": "following", "page": "next"})
+    assert [item["id"] for item in page["items"]] == mastodon.state()["following"] == follows[::-1]
+    assert mastodon.route("GET /api/v1/accounts/:id/following") == 3
+
+
+def test_me_unset_fails_at_once_then_configure_sets_it(mastodon, netmodel):
+    c = netmodel(env={"MASTODON_ACCOUNT_ID": ""}).conn
+    page = c.call("fetchList", {"list": "following"})
+    text = json.dumps(page)
+    assert "{me}" in text and "MASTODON_ACCOUNT_ID" in text, page
+    assert mastodon.route("GET /api/v1/accounts/:id/following") == 0
+    error = error_of(c.call("configure", {"values": {"you": "1"}}), INVALID_PARAMS)
+    assert error["data"]["path"] == "/values/you"
+    error = error_of(c.call("configure", {"values": {"me": "1\r\nX-Evil: 1"}}), INVALID_PARAMS)
+    assert error["data"]["path"] == "/values/me"
+    c.result("configure", {"values": {"me": "1"}})
+    page = c.result("fetchList", {"list": "following", "page": "refresh"})
+    assert [item["id"] for item in page["items"]] == ["3", "2"]
+
+
+def test_a_401_until_the_token_is_configured(mastodon, netmodel):
+    c = netmodel(env={"MASTODON_TOKEN": "wrong"}).conn
+    error = error_of(c.call("follow", {**account("5"), "await": True}), UNAUTHORIZED)
+    assert "The access token is invalid" in error["message"]
+    # The intent waits for credentials: still pending, sent when a token is configured.
+    assert error["data"]["state"]["pending"] is True
+    assert "5" not in mastodon.state()["following"]
+    c.result("configure", {"authToken": TOKEN})
+    wait_for(lambda: "5" in mastodon.state()["following"], what="the follow sent with the new token")
+
+
+def test_rate_limited_calls_are_retried(mastodon, netmodel):
+    c = netmodel(retry={"maxRetries": 4, "baseDelayMs": 20, "maxDelayMs": 100}).conn
+    mastodon.control("POST", "ratelimit", {"remaining": 0, "resetSeconds": 1})
+    mastodon.control(
+        "POST", "faults",
+        [{"path": "/follow$", "status": 429, "body": {"error": "Too many requests"}, "times": 2}])
+    mastodon.control("POST", "ratelimit", {"remaining": None})
+    state = c.result("follow", {**account("6"), "await": True})
+    assert state["confirmed"] is True, state
+    assert mastodon.route("POST /api/v1/accounts/:id/follow") == 3
+    assert "6" in mastodon.state()["following"]
+
+
+def test_the_configuration_is_valid_for_the_schema_and_check_config(netmodel_bin):
+    schema = json.loads((REPO / "schema" / "backend.schema.json").read_text())
+    config = json.loads(CONFIG.read_text())
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(config)]
+    assert not errors, errors
+    proc = subprocess.run([str(netmodel_bin), "check-config", str(CONFIG)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "kinds: account; environments: local, mastodon.social" in proc.stdout
