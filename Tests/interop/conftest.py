@@ -180,19 +180,16 @@ def connect():
 
 
 @pytest.fixture
-def demo(runtime):
+def demo(runtime, request):
     """demo(ServerClass, token=None, *args, root=None) -> a running demo.DemoServer subclass
     (`examples/<api>/server.py --token token *args`), stopped at teardown."""
-    servers: list[DemoServer] = []
 
     def _start(kind: type[DemoServer], token: str | None = None, *args: str, root: Path | None = None):
         server = kind(root or runtime.root, token, *args)
-        servers.append(server)
+        request.addfinalizer(server.stop)
         return server
 
-    yield _start
-    for server in servers:
-        server.stop()
+    return _start
 
 
 @pytest.fixture

@@ -253,10 +253,6 @@ class Handler(demoserver.Handler):
         return None
 
 
-def make_server(host="127.0.0.1", port=0, token=None, quiet=False):
-    return demoserver.make_server(Handler, host, port, token, quiet)
-
-
 if __name__ == "__main__":
     demoserver.run(Handler, "Demo imitation of Artsy's follow API (see README.md).", token_env="ARTSY_DEMO_TOKEN",
                    token_help="require X-Access-Token on /api requests (default: $ARTSY_DEMO_TOKEN)")

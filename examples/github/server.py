@@ -198,10 +198,6 @@ class Handler(demoserver.Handler):
         return None
 
 
-def make_server(host="127.0.0.1", port=0, token=None, quiet=False):
-    return demoserver.make_server(Handler, host, port, token, quiet)
-
-
 if __name__ == "__main__":
     demoserver.run(Handler, "Demo imitation of GitHub's follow and star API (see README.md).", port=8788,
                    token_env="GITHUB_DEMO_TOKEN",

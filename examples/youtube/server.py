@@ -230,10 +230,6 @@ class Handler(demoserver.Handler):
         return None
 
 
-def make_server(host="127.0.0.1", port=0, token=None, quiet=False):
-    return demoserver.make_server(Handler, host, port, token, quiet)
-
-
 if __name__ == "__main__":
     demoserver.run(Handler, "Demo imitation of YouTube Data API v3 subscriptions (see README.md).",
                    token_env="YOUTUBE_DEMO_TOKEN",
