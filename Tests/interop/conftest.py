@@ -10,6 +10,7 @@ Every process a test starts is ended at teardown by its own pid.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -23,6 +24,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import rpcio  # noqa: E402
+from demo import DemoServer  # noqa: E402
 from rpcio import wait_for_socket  # noqa: E402,F401
 
 REPO_ROOT = HERE.parents[1]
@@ -171,3 +173,38 @@ def connect():
     yield _connect
     for s in socks:
         rpcio.close_socket(s)
+
+
+# --------------------------------------------------------------------------
+# the demo API servers of examples/, and netmodel on the REST backend
+
+
+@pytest.fixture
+def demo(runtime, request):
+    """demo(ServerClass, token=None, *args, root=None) -> a running demo.DemoServer subclass
+    (`examples/<api>/server.py --token token *args`), stopped at teardown."""
+
+    def _start(kind: type[DemoServer], token: str | None = None, *args: str, root: Path | None = None):
+        server = kind(root or runtime.root, token, *args)
+        request.addfinalizer(server.stop)
+        return server
+
+    return _start
+
+
+@pytest.fixture
+def serve_rest(spawn, runtime):
+    """serve_rest(config, *args, state="state-rest", env=None) -> rpcio.ServerProc running
+    `netmodel serve --backend rest --config <config, written to a file> --state-dir
+    runtime.root/<state> *args` (the same state folder across restarts)."""
+    count = [0]
+
+    def _start(config: dict, *args, state: str = "state-rest", env: dict | None = None):
+        count[0] += 1
+        path = runtime.root / f"rest-config-{count[0]}.json"
+        path.write_text(json.dumps(config))
+        folder = runtime.root / state
+        folder.mkdir(exist_ok=True)
+        return spawn("--backend", "rest", "--config", path, "--state-dir", folder, *args, env=env)
+
+    return _start

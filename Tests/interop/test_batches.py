@@ -10,11 +10,10 @@ A small server in this file plays it; the configuration uses `batch.join` and
 
 from __future__ import annotations
 
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
+import demoserver  # examples/demoserver.py (demo.py puts examples/ on the path)
 import pytest
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,36 +30,19 @@ class Spotify:
         self.answer = "right"  # or "short": one boolean fewer than the ids asked
         spotify = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def reply(self, status, body=None):
-                data = b"" if body is None else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def handle_any(self):
-                url = urlsplit(self.path)
-                spotify.calls.append((self.command, url.query))
+        class Handler(demoserver.Handler):
+            def answer(self, method, url, body):
+                spotify.calls.append((method, url.query))
                 ids = [i for v in parse_qs(url.query).get("ids", []) for i in v.split(",")]
-                if self.command == "GET" and url.path == "/v1/me/following/contains":
+                if method == "GET" and url.path == "/v1/me/following/contains":
                     flags = [i in spotify.followed for i in ids]
-                    return self.reply(200, flags[:-1] if spotify.answer == "short" else flags)
-                if url.path == "/v1/me/following":
-                    (spotify.followed.update if self.command == "PUT" else spotify.followed.difference_update)(ids)
-                    return self.reply(204)
-                self.reply(404, {"error": {"status": 404, "message": "Not found."}})
+                    return 200, flags[:-1] if spotify.answer == "short" else flags, None
+                if method in ("PUT", "DELETE") and url.path == "/v1/me/following":
+                    (spotify.followed.update if method == "PUT" else spotify.followed.difference_update)(ids)
+                    return 204, None, None
+                return 404, {"error": {"status": 404, "message": "Not found."}}, None
 
-            do_GET = do_PUT = do_DELETE = handle_any
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = demoserver.make_server(Handler, quiet=True)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -95,15 +77,8 @@ def spotify():
 
 
 @pytest.fixture
-def netmodel(spawn, runtime):
-    def _start(api: Spotify):
-        path = runtime.root / "spotify.json"
-        path.write_text(json.dumps(configuration(api.url)))
-        state = runtime.root / "state"
-        state.mkdir(exist_ok=True)
-        return spawn("--backend", "rest", "--config", path, "--state-dir", state)
-
-    return _start
+def netmodel(serve_rest):
+    return lambda api: serve_rest(configuration(api.url), state="state")
 
 
 def read_all(conn, ids):

@@ -7,47 +7,25 @@ reached it when in its request log (GET /_control/log), never in netmodel.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
+from demo import DemoServer, error_of
 from rpcio import wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "examples" / "github" / "server.py"
-CONFIG = REPO / "examples" / "github" / "config.json"
 TOKEN = "ghp_demo"
-
 UNAVAILABLE, UNAUTHORIZED, INVALID_PARAMS = -32001, -32003, -32602
 
 
-class GitHub:
-    """The demo server on a free port, with its control API."""
+class GitHub(DemoServer):
+    """examples/github/server.py on a free port, with its control API."""
 
-    def __init__(self, root: Path):
-        port_file = root / f"github-{time.monotonic_ns()}.port"
-        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet",
-                "--token", TOKEN]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert self.proc.poll() is None, "the github demo server exited"
-            assert time.monotonic() < deadline, "the github demo server did not start"
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+    api = "github"
 
-    def control(self, what: str, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"{self.url}/_control/{what}", data=data,
-                                         method="GET" if body is None else "POST")
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
+    def control(self, what: str, body=None):  # GET without a body, POST with one
+        return self.call_control("GET" if body is None else "POST", what, body)
 
     def state(self) -> dict:
         return self.control("state")
@@ -55,45 +33,25 @@ class GitHub:
     def log(self) -> list[dict]:
         return self.control("log")["requests"]
 
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+
+@pytest.fixture
+def github(demo):
+    return demo(GitHub, TOKEN)
 
 
 @pytest.fixture
-def github(runtime):
-    server = GitHub(runtime.root)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def netmodel(spawn, runtime, github):
+def netmodel(serve_rest, github):
     """netmodel(token=TOKEN, edit=None) -> a connection to `netmodel serve` with the GitHub
     configuration pointed at the demo server (`edit` may change the parsed configuration)."""
 
     def _start(token=TOKEN, edit=None):
-        config = json.loads(CONFIG.read_text())
-        config["environments"]["local"] = github.url
+        config = github.config()
         if edit:
             edit(config)
-        path = runtime.root / f"config-{time.monotonic_ns()}.json"
-        path.write_text(json.dumps(config))
-        state = runtime.root / "state-github"
-        state.mkdir(exist_ok=True)
         env = {"GITHUB_TOKEN": token} if token else None
-        return spawn("--backend", "rest", "--config", path, "--state-dir", state, env=env).conn
+        return serve_rest(config, state="state-github", env=env).conn
 
     return _start
-
-
-def error_of(reply: dict, code: int) -> dict:
-    assert "error" in reply, reply
-    assert reply["error"]["code"] == code, reply
-    return reply["error"]
 
 
 def send(conn, request_id, method, params):

@@ -6,42 +6,19 @@ own state, call counts in its stats (GET /_control/stats), never in netmodel's.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
+from demo import DemoServer, error_of
 
 pytestmark = pytest.mark.timeout(90)
-
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "examples" / "graphql" / "server.py"
-CONFIG = REPO / "examples" / "graphql" / "config.json"
 
 UNAVAILABLE, REJECTED = -32001, -32002
 
 
-class Metaphysics:
-    """The demo GraphQL server on a free port, with its control API."""
+class Metaphysics(DemoServer):
+    """examples/graphql/server.py on a free port, with its control API."""
 
-    def __init__(self, root: Path):
-        port_file = root / f"graphql-{time.monotonic_ns()}.port"
-        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert self.proc.poll() is None, "the graphql server exited"
-            assert time.monotonic() < deadline, "the graphql server did not start"
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
-
-    def control(self, method: str, path: str, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
+    api = "graphql"
 
     def follows(self, kind: str) -> list[str]:
         return self.control("GET", "follows")[kind]
@@ -50,22 +27,12 @@ class Metaphysics:
         return self.control("GET", "stats")["operations"]
 
     def variables(self, operation: str) -> list[dict]:
-        return [json.loads(e["body"])["variables"] for e in self.control("GET", "stats")["log"]
-                if e["operation"] == operation]
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        return [json.loads(e["body"])["variables"] for e in self.log() if e["operation"] == operation]
 
 
 @pytest.fixture
-def api(runtime):
-    server = Metaphysics(runtime.root)
-    yield server
-    server.stop()
+def api(demo):
+    return demo(Metaphysics)
 
 
 # Today's way to page a GraphQL list, and its bug: page numbers in the URL, which a
@@ -81,21 +48,10 @@ PAGED_BY_NUMBER = {
 
 
 @pytest.fixture
-def netmodel(spawn, runtime, api):
-    config = json.loads(CONFIG.read_text())
+def netmodel(serve_rest, api):
+    config = api.config()
     config["lists"]["pagedByNumber"] = PAGED_BY_NUMBER
-    config["environments"]["local"] = api.url
-    path = runtime.root / "graphql-config.json"
-    path.write_text(json.dumps(config))
-    state = runtime.root / "state-graphql"
-    state.mkdir(exist_ok=True)
-    return spawn("--backend", "rest", "--config", path, "--state-dir", state).conn
-
-
-def error_of(reply: dict, code: int) -> dict:
-    assert "error" in reply, reply
-    assert reply["error"]["code"] == code, reply
-    return reply["error"]
+    return serve_rest(config, state="state-graphql").conn
 
 
 def ids(state):

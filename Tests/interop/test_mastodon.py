@@ -11,80 +11,44 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from demo import DemoServer, error_of, pipeline
 from jsonschema import Draft202012Validator
-
-from test_rest import error_of, pipeline
 
 pytestmark = pytest.mark.timeout(90)
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "examples" / "mastodon" / "server.py"
 CONFIG = REPO / "examples" / "mastodon" / "config.json"
 TOKEN = "demo-token"
 UNAVAILABLE, REJECTED, UNAUTHORIZED, INVALID_PARAMS = -32001, -32002, -32003, -32602
 RELATIONSHIPS = "GET /api/v1/accounts/relationships"
 
 
-class Mastodon:
-    def __init__(self, root: Path):
-        port_file = root / "mastodon.port"
-        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert self.proc.poll() is None, "the mastodon server exited"
-            assert time.monotonic() < deadline, "the mastodon server did not start"
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+class Mastodon(DemoServer):
+    """examples/mastodon/server.py on a free port, with its control API."""
 
-    def control(self, method: str, path: str, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
+    api = "mastodon"
 
     def state(self) -> dict:
         return self.control("GET", "state")
 
-    def route(self, key: str) -> int:
-        return self.control("GET", "stats")["routes"].get(key, 0)
 
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+@pytest.fixture
+def mastodon(demo):
+    return demo(Mastodon)
 
 
 @pytest.fixture
-def mastodon(runtime):
-    server = Mastodon(runtime.root)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def netmodel(spawn, runtime, mastodon):
+def netmodel(serve_rest, mastodon):
     """netmodel(env=…, **config_overrides) -> ServerProc on examples/mastodon/config.json."""
 
     def _start(env=None, **overrides):
-        config = json.loads(CONFIG.read_text())
-        config["environments"]["local"] = mastodon.url
-        config.update(overrides)
-        path = runtime.root / f"config-{len(list(runtime.root.glob('config-*')))}.json"
-        path.write_text(json.dumps(config))
-        state = runtime.root / "state-mastodon"
-        state.mkdir(exist_ok=True)
         environment = {"MASTODON_TOKEN": TOKEN, "MASTODON_ACCOUNT_ID": "1"}
         environment.update(env or {})
-        return spawn("--backend", "rest", "--config", path, "--state-dir", state, env=environment)
+        return serve_rest(mastodon.config(**overrides), state="state-mastodon", env=environment)
 
     return _start
 

@@ -9,110 +9,42 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from demo import DemoServer, error_of, pipeline  # noqa: F401  (error_of and pipeline: for other files)
+
 pytestmark = pytest.mark.timeout(90)
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "examples" / "artsy" / "server.py"
 CONFIG = REPO / "examples" / "artsy" / "config.json"
-
 UNAVAILABLE, REJECTED, UNAUTHORIZED = -32001, -32002, -32003
 INVALID_PARAMS = -32602
 
 
-class Artsy:
-    """The demo API server on a free port, with its control API."""
+class Artsy(DemoServer):
+    """examples/artsy/server.py on a free port, with its control API."""
 
-    def __init__(self, root: Path, token: str | None = None):
-        port_file = root / "artsy.port"
-        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"]
-        if token:
-            argv += ["--token", token]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert self.proc.poll() is None, "the artsy server exited"
-            assert time.monotonic() < deadline, "the artsy server did not start"
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
-
-    def control(self, method: str, path: str, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
-
-    def stats(self) -> dict:
-        return self.control("GET", "stats")
-
-    def faults(self, *rules) -> None:
-        self.control("POST", "faults", list(rules))
-
-    def route(self, key: str) -> int:
-        return self.stats()["routes"].get(key, 0)
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+    api = "artsy"
 
 
 @pytest.fixture
-def artsy(runtime):
-    servers = []
-
-    def _start(token=None):
-        server = Artsy(runtime.root, token)
-        servers.append(server)
-        return server
-
-    yield _start
-    for server in servers:
-        server.stop()
+def artsy(demo):
+    """artsy(token=None) -> the Artsy demo server (requiring X-Access-Token when given)."""
+    return lambda token=None: demo(Artsy, token)
 
 
 @pytest.fixture
-def rest(spawn, runtime):
+def rest(serve_rest):
     """rest(artsy, *args, **config_overrides) -> ServerProc with examples/artsy/config.json
     pointed at the demo server (top-level fields overridden as given)."""
 
     def _start(server: Artsy, *args, env=None, **overrides):
-        config = json.loads(CONFIG.read_text())
-        config["environments"]["local"] = server.url
-        config.update(overrides)
-        path = runtime.root / f"config-{len(list(runtime.root.glob('config-*')))}.json"
-        path.write_text(json.dumps(config))
-        state = runtime.root / "state-rest"
-        state.mkdir(exist_ok=True)
-        return spawn("--backend", "rest", "--config", path, "--state-dir", state, *args, env=env)
+        return serve_rest(server.config(**overrides), *args, env=env)
 
     return _start
-
-
-def error_of(reply: dict, code: int) -> dict:
-    assert "error" in reply, reply
-    assert reply["error"]["code"] == code, reply
-    return reply["error"]
-
-
-def pipeline(conn, requests):
-    """Sends every request before reading any reply; returns replies by id."""
-    for index, (method, params) in enumerate(requests):
-        conn.send({"jsonrpc": "2.0", "id": index, "method": method, "params": params})
-    replies = {}
-    while len(replies) < len(requests):
-        message = conn.recv(timeout=20)
-        if "id" in message:
-            replies[message["id"]] = message
-    return replies
 
 
 # --------------------------------------------------------------------------

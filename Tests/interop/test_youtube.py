@@ -13,21 +13,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
-
 import rpcio
+from demo import DemoServer, pipeline
 
 pytestmark = pytest.mark.timeout(90)
 
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "examples" / "youtube" / "server.py"
-CONFIG = REPO / "examples" / "youtube" / "config.json"
 TOKEN = "ya29.demo-token"
 GOOGLE_DEVS = "UC_x5XG1OV2P6uZZ5FSM9Ttw"
 ANDROID = "UCVHFbqXqoYvEWM1Ddxl0QDg"
@@ -35,26 +27,10 @@ UNAVAILABLE, REJECTED, UNAUTHORIZED = -32001, -32002, -32003
 SUBSCRIPTIONS = "/youtube/v3/subscriptions"
 
 
-class YouTube:
-    """The demo API server on a free port, with its control API."""
+class YouTube(DemoServer):
+    """examples/youtube/server.py on a free port, with its control API."""
 
-    def __init__(self, root: Path):
-        port_file = root / f"youtube-{time.monotonic_ns()}.port"
-        argv = [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet",
-                "--token", TOKEN]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert self.proc.poll() is None, "the youtube server exited"
-            assert time.monotonic() < deadline, "the youtube server did not start"
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
-
-    def control(self, method: str, path: str, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + "/_control/" + path, data=data, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
+    api = "youtube"
 
     def subscriptions(self) -> dict:
         """channel id -> subscription id: the server's own state."""
@@ -63,41 +39,22 @@ class YouTube:
     def seed(self, channels) -> dict:
         return self.control("POST", "subscriptions", {"channels": list(channels)})
 
-    def faults(self, *rules) -> None:
-        self.control("POST", "faults", list(rules))
-
     def log(self, method: str | None = None) -> list:
-        return [e for e in self.control("GET", "stats")["log"] if method in (None, e["method"])]
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        return [e for e in super().log() if method in (None, e["method"])]
 
 
 @pytest.fixture
-def youtube(runtime):
-    server = YouTube(runtime.root)
-    yield server
-    server.stop()
+def youtube(demo):
+    return demo(YouTube, TOKEN)
 
 
 @pytest.fixture
-def netmodel(spawn, runtime):
+def netmodel(serve_rest):
     """netmodel(api, state="state") -> ServerProc on examples/youtube/config.json pointed at the
     demo server, its state in runtime.root/<state> (the same folder across restarts)."""
 
     def _start(api: YouTube, state: str = "state", **overrides):
-        config = json.loads(CONFIG.read_text())
-        config["environments"]["local"] = api.url
-        config.update(overrides)
-        path = runtime.root / "youtube-config.json"
-        path.write_text(json.dumps(config))
-        folder = runtime.root / state
-        folder.mkdir(exist_ok=True)
-        return spawn("--backend", "rest", "--config", path, "--state-dir", folder, env={"YOUTUBE_TOKEN": TOKEN})
+        return serve_rest(api.config(**overrides), state=state, env={"YOUTUBE_TOKEN": TOKEN})
 
     return _start
 
@@ -105,18 +62,6 @@ def netmodel(spawn, runtime):
 def kill_hard(server) -> None:
     server.proc.send_signal(signal.SIGKILL)
     server.proc.wait(10)
-
-
-def pipeline(conn, requests):
-    """Sends every request before reading any reply; returns replies by id."""
-    for index, (method, params) in enumerate(requests):
-        conn.send({"jsonrpc": "2.0", "id": index, "method": method, "params": params})
-    replies = {}
-    while len(replies) < len(requests):
-        message = conn.recv(timeout=20)
-        if "id" in message:
-            replies[message["id"]] = message
-    return replies
 
 
 def channel(id_: str) -> dict:

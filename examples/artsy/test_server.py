@@ -6,10 +6,7 @@ every test. Requests go through http.client so keep-alive can be checked.
 
 import http.client
 import json
-import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,29 +14,8 @@ from pathlib import Path
 import pytest
 
 SERVER = Path(__file__).with_name("server.py")
-
-
-def start_server(tmp_path, *args, env=None):
-    port_file = tmp_path / f"port-{time.monotonic_ns()}"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file),
-                             "--quiet", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})}, text=True)
-    deadline = time.monotonic() + 10
-    while not port_file.exists():
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "server did not write its port file"
-        time.sleep(0.02)
-    return proc, int(port_file.read_text())
-
-
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout=5)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/: servertest
+from servertest import start_server, stop_server  # noqa: E402
 
 
 class Client:
@@ -70,7 +46,7 @@ class Client:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    proc, port = start_server(tmp_path_factory.mktemp("artsy"))
+    proc, port = start_server(SERVER, tmp_path_factory.mktemp("artsy"))
     yield port
     assert stop_server(proc) == 0
 
@@ -109,7 +85,7 @@ def followed(api, kind, plural, ids):
 # ---- the Artsy endpoints --------------------------------------------------------------------
 
 def test_prints_listening_line(tmp_path):
-    proc, port = start_server(tmp_path)
+    proc, port = start_server(SERVER, tmp_path)
     assert stop_server(proc) == 0
     assert proc.stdout.read().splitlines()[0] == f"listening on http://127.0.0.1:{port}"
 
@@ -252,7 +228,7 @@ def test_the_log_keeps_the_request_line_as_received(api, ctl):
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_token_from_command_line_or_environment(tmp_path, how):
     args, env = (["--token", "abc"], None) if how == "flag" else ([], {"ARTSY_DEMO_TOKEN": "abc"})
-    proc, port = start_server(tmp_path, *args, env=env)
+    proc, port = start_server(SERVER, tmp_path, *args, env=env)
     try:
         assert Client(port).request("GET", "/api/v1/artist/banksy")[0] == 401
         assert Client(port, token="abc").request("GET", "/api/v1/artist/banksy")[0] == 200
@@ -377,7 +353,7 @@ def test_hang_until_the_client_gives_up(server, ctl):
 
 
 def test_sigterm_exits_cleanly_while_a_request_hangs(tmp_path):
-    proc, port = start_server(tmp_path)
+    proc, port = start_server(SERVER, tmp_path)
     c = Client(port)
     c.request("POST", "/_control/faults", [{"hang": True}])
     hung = socket.create_connection(("127.0.0.1", port))

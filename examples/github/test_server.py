@@ -5,8 +5,6 @@ The server runs as a real subprocess; each test starts its own.
 
 import http.client
 import json
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,25 +12,15 @@ from pathlib import Path
 import pytest
 
 SERVER = Path(__file__).with_name("server.py")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/: servertest
+from servertest import start_server, stop_server  # noqa: E402
 
 
 @pytest.fixture
 def server(tmp_path):
-    port_file = tmp_path / "port"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet",
-                             "--token", "t0k"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    deadline = time.monotonic() + 10
-    while not port_file.exists():
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "server did not write its port file"
-        time.sleep(0.02)
-    yield Client(int(port_file.read_text()))
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=5)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc, port = start_server(SERVER, tmp_path, "--token", "t0k")
+    yield Client(port)
+    stop_server(proc)
 
 
 class Client:

@@ -8,20 +8,15 @@ selects. README.md cites metaphysics's schema for each field and marks what is g
 control API under /_control/ counts calls, seeds follows and queues faults.
 """
 
-import argparse
 import base64
 import hashlib
 import json
-import os
 import re
-import signal
 import sys
-import threading
-import time
-import traceback
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # examples/, run from anywhere
+import demoserver  # noqa: E402
 
 PATHS = ("/v2", "/graphql")
 # kind -> (the mutation's id field in its input, the label of Gravity-style error texts)
@@ -34,7 +29,6 @@ SEED = {
 }
 SEED_FOLLOWS = {"artist": ["andy-warhol"], "gene": ["pop-art"]}
 SIGNED_OUT = "You need to be signed in to perform this action"  # metaphysics follow_artist.ts
-LOG_LIMIT = 10_000
 
 
 def internal_id(*parts):
@@ -64,7 +58,7 @@ def gql_error(message, path=None, status=None):
     return error
 
 
-class Rule:
+class Rule(demoserver.Rule):
     """One queued fault, checked when queued so a typo in a test fails at POST /_control/faults.
 
     match: a regex searched in "operationName query" (none: every GraphQL request);
@@ -76,48 +70,41 @@ class Rule:
 
     FIELDS = {"match", "status", "body", "errors", "partial", "delay_ms", "times"}
 
-    def __init__(self, raw):
-        if not isinstance(raw, dict) or not set(raw) <= self.FIELDS:
-            raise ValueError(f"a rule is an object with keys among {sorted(self.FIELDS)}")
-        self.raw = dict(raw)
-        self.match = re.compile(raw["match"]) if raw.get("match") is not None else None
-        self.status, self.body = raw.get("status"), raw.get("body")
-        self.errors, self.partial = raw.get("errors"), raw.get("partial")
-        self.delay_ms, self.times = raw.get("delay_ms", 0), raw.get("times", 1)
-        if self.status is not None and not (isinstance(self.status, int) and 100 <= self.status <= 599):
-            raise ValueError("status must be an integer 100..599")
+    def validate(self):
+        self.match = re.compile(self.raw["match"]) if self.raw.get("match") is not None else None
+        self.errors, self.partial = self.raw.get("errors"), self.raw.get("partial")
         if self.errors is not None and not (isinstance(self.errors, list) and self.errors):
             raise ValueError("errors must be a non-empty list")
         if self.partial is not None and not isinstance(self.partial, str):
             raise ValueError("partial must be the message of the added error")
-        if not isinstance(self.delay_ms, int) or self.delay_ms < 0:
-            raise ValueError("delay_ms must be an integer >= 0")
-        if self.times is not None and not (isinstance(self.times, int) and self.times >= 1):
-            raise ValueError("times must be an integer >= 1, or null for unlimited")
         if sum(x is not None for x in (self.status, self.errors, self.partial)) != 1 and not self.delay_ms:
             raise ValueError("a rule needs one of status, errors or partial (or only delay_ms)")
 
-    def describe(self):
-        return {**self.raw, "times": self.times}
+    def matches(self, text):
+        return self.match is None or self.match.search(text)
 
+    def replaces(self):
+        return self.status is not None or self.errors is not None
 
-class State:
-    def __init__(self, token):
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.initial_token = token
-        self.reset()
+    def answer(self, uses):
+        if self.errors is not None:
+            return 200, {"errors": self.errors, "data": None}, None
+        return super().answer(uses)
 
-    def reset(self):
-        with self.lock:
-            self.token = self.initial_token
-            self.catalog = {k: {slug: name for slug, name in items} for k, items in SEED.items()}
-            self.follows = {}  # kind -> {slug: follow internalID}, oldest first
-            self.follow_seq = 0
-            for kind in KINDS:
-                self.set_follows(kind, SEED_FOLLOWS.get(kind, []))
-            self.faults, self.stuck_cursor = [], False
-            self.requests, self.operations, self.log, self.log_dropped = 0, Counter(), [], 0
+    def default_body(self):
+        return {"errors": [gql_error(f"demo fault {self.status}")], "data": None}
+
+class State(demoserver.State):
+    def seed(self):
+        self.catalog = {k: {slug: name for slug, name in items} for k, items in SEED.items()}
+        self.follows = {}  # kind -> {slug: follow internalID}, oldest first
+        self.follow_seq = 0
+        for kind in KINDS:
+            self.set_follows(kind, SEED_FOLLOWS.get(kind, []))
+        self.stuck_cursor = False
+
+    def stats(self):
+        return {**super().stats(), "operations": dict(self.routes)}
 
     def set_follows(self, kind, slugs):
         """Replace a kind's followed set; `slugs` in listing order (newest first)."""
@@ -143,93 +130,57 @@ class State:
         return {"internalID": internal_id(kind, slug), "slug": slug, "name": self.catalog[kind][slug],
                 "isFollowed": slug in self.follows[kind]}
 
-    def take_fault(self, text):
-        with self.lock:
-            for rule in self.faults:
-                if rule.match is None or rule.match.search(text):
-                    if rule.times is not None:
-                        rule.times -= 1
-                        if rule.times == 0:
-                            self.faults.remove(rule)
-                    return rule
-        return None
 
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
+class Handler(demoserver.Handler):
     server_version = "MetaphysicsDemo/1.0"
-    state: State = None
-    quiet = False
+    rule_class = Rule
+    state_class = State
 
-    def log_message(self, fmt, *args):
-        if not self.quiet:
-            sys.stderr.write(f"{self.address_string()} {fmt % args}\n")
+    def bug_body(self):
+        return {"errors": [gql_error("Internal Server Error (demo server bug, see its stderr)")]}
 
-    def dispatch(self):
-        try:
-            self.handle_one()
-        except OSError:
-            raise
-        except Exception:
-            traceback.print_exc()
-            self.close_connection = True
-            self.send_json(500, {"errors": [gql_error("Internal Server Error (demo server bug, see its stderr)")]})
-
-    do_GET = do_POST = do_DELETE = do_PUT = dispatch
-
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def handle_one(self):
-        url = urlsplit(self.path)
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if url.path.startswith("/_control/"):
-            return self.control(self.command, url.path.rstrip("/"), body)
-        status, answer, operation = self.graphql(url.path, body)
-        st = self.state
-        with st.lock:
-            st.requests += 1
-            st.operations[operation] += 1
-            st.log.append({"path": url.path, "operation": operation, "body": body.decode("utf-8", "replace"),
-                           "status": status, "at": time.monotonic()})
-            if len(st.log) > LOG_LIMIT:
-                del st.log[0]
-                st.log_dropped += 1
-        self.send_json(status, answer)
+    def log_extra(self):
+        return {"operation": self.route_label}
 
     # ---- GraphQL over HTTP ----------------------------------------------------------------
 
-    def graphql(self, path, body):
-        """(status, answer, operation counted in stats)."""
+    def request_of(self, path, body):
+        """(query, variables, operationName) of a GraphQL POST, or None when there is none."""
         if self.command != "POST" or path not in PATHS:
-            return 404, {"errors": [gql_error(f"no GraphQL endpoint at {self.command} {path}")]}, "<unmatched>"
+            return None
         try:
             request = json.loads(body)
             query, variables = request["query"], request.get("variables") or {}
             name = request.get("operationName") or ""
             assert isinstance(query, str) and isinstance(variables, dict) and isinstance(name, str)
         except (ValueError, KeyError, TypeError, AssertionError):
-            return 400, {"errors": [gql_error("Must provide query string.")]}, "<invalid>"
-        operation = self.operation(query)
-        rule = self.state.take_fault(f"{name} {query}")
-        if rule and rule.delay_ms and self.state.stop.wait(rule.delay_ms / 1000):
-            return 503, {"errors": [gql_error("stopping")]}, operation
-        if rule and rule.status is not None:
-            default = {"errors": [gql_error(f"demo fault {rule.status}")], "data": None}
-            return rule.status, rule.body if rule.body is not None else default, operation
-        if rule and rule.errors is not None:
-            return 200, {"errors": rule.errors, "data": None}, operation
+            return None
+        return query, variables, name
+
+    def route_of(self, method, path, body):
+        """The root field asked for: the operation counted in stats."""
+        self.gql = self.request_of(path, body)
+        if self.gql is None:
+            return "<unmatched>" if method != "POST" or path not in PATHS else "<invalid>"
+        return self.operation(self.gql[0])
+
+    def fault_key(self, method, path, body):
+        """Faults match the operation's name and query text (an invalid request meets none)."""
+        if self.gql is None:
+            return None
+        query, _, name = self.gql
+        return (f"{name} {query}",)
+
+    def answer(self, method, url, body):
+        if self.gql is None and self.route_label == "<unmatched>":
+            return 404, {"errors": [gql_error(f"no GraphQL endpoint at {method} {url.path}")]}, None
+        if self.gql is None:
+            return 400, {"errors": [gql_error("Must provide query string.")]}, None
         with self.state.lock:
-            answer = self.execute(operation, variables)
-        if rule and rule.partial is not None:
-            answer.setdefault("errors", []).append(gql_error(rule.partial, ["followArtist", "popularArtists"]))
-        return 200, answer, operation
+            answer = self.execute(self.route_label, self.gql[1])
+        if self.rule and self.rule.partial is not None:
+            answer.setdefault("errors", []).append(gql_error(self.rule.partial, ["followArtist", "popularArtists"]))
+        return 200, answer, None
 
     @staticmethod
     def operation(query):
@@ -301,92 +252,26 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- the control API ----------------------------------------------------------------
 
-    def control(self, method, path, body):
+    def control_api(self, key, data):
         st = self.state
-        try:
-            data = json.loads(body) if body.strip() else None
-        except ValueError:
-            return self.send_json(400, {"error": "Invalid JSON body"})
-        key = f"{method} {path}"
         with st.lock:
-            if key == "GET /_control/stats":
-                return self.send_json(200, {"requests": st.requests, "operations": dict(st.operations),
-                                            "log": list(st.log), "log_dropped": st.log_dropped})
-            if key == "POST /_control/faults":
-                try:
-                    st.faults.extend(Rule(r) for r in (data if isinstance(data, list) else [data]))
-                except (ValueError, TypeError, re.error) as err:
-                    return self.send_json(400, {"error": str(err)})
-            if key == "DELETE /_control/faults":
-                st.faults.clear()
-            if key in ("GET /_control/faults", "POST /_control/faults", "DELETE /_control/faults"):
-                return self.send_json(200, [r.describe() for r in st.faults])
-            if key == "POST /_control/follows":
+            if key == "POST follows":
                 if not isinstance(data, dict) or not set(data) <= set(KINDS) or not all(
                         isinstance(v, list) and all(isinstance(s, str) and s for s in v) for v in data.values()):
                     return self.send_json(400, {"error": "expected {kind: [slugs]} with kinds among artist, gene"})
                 for kind, slugs in data.items():
                     st.set_follows(kind, slugs)
-            if key in ("GET /_control/follows", "POST /_control/follows"):
+            if key in ("GET follows", "POST follows"):
                 return self.send_json(200, {kind: st.listing(kind) for kind in KINDS})
-            if key == "POST /_control/stuck_cursor":
+            if key == "POST stuck_cursor":
                 if not isinstance(data, dict) or not isinstance(data.get("on"), bool):
                     return self.send_json(400, {"error": 'expected {"on": true | false}'})
                 st.stuck_cursor = data["on"]
                 return self.send_json(200, {"on": st.stuck_cursor})
-            if key == "POST /_control/token":
-                if not isinstance(data, dict) or not isinstance(data.get("token"), (str, type(None))):
-                    return self.send_json(400, {"error": 'expected {"token": "..." | null}'})
-                st.token = data["token"]
-                return self.send_json(200, {"token_required": st.token is not None})
-        if key == "POST /_control/reset":
-            st.reset()
-            return self.send_json(200, {"ok": True})
-        return self.send_json(404, {"error": f"no control endpoint {key}"})
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def handle_error(self, request, client_address):
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-
-def make_server(host="127.0.0.1", port=0, token=None, quiet=False):
-    handler = type("BoundHandler", (Handler,), {"state": State(token), "quiet": quiet})
-    return Server((host, port), handler)
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="Demo imitation of Artsy's GraphQL follow API (see README.md).")
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    ap.add_argument("--port-file", help="write the port here once listening")
-    ap.add_argument("--token", default=os.environ.get("ARTSY_DEMO_TOKEN") or None,
-                    help="require X-Access-Token for the viewer's data (default: $ARTSY_DEMO_TOKEN)")
-    ap.add_argument("--quiet", action="store_true", help="no request log on stderr")
-    args = ap.parse_args(argv)
-    server = make_server(args.host, args.port, args.token, args.quiet)
-    host, port = server.server_address[:2]
-
-    def stop(_signum, _frame):
-        server.RequestHandlerClass.state.stop.set()
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    print(f"listening on http://{host}:{port}", flush=True)
-    if args.port_file:
-        tmp = f"{args.port_file}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(f"{port}\n")
-        os.replace(tmp, args.port_file)
-    server.serve_forever(poll_interval=0.1)
-    server.server_close()
-    return 0
+        return None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    demoserver.run(Handler, "Demo imitation of Artsy's GraphQL follow API (see README.md).",
+                   token_env="ARTSY_DEMO_TOKEN",
+                   token_help="require X-Access-Token for the viewer's data (default: $ARTSY_DEMO_TOKEN)")

@@ -4,10 +4,7 @@ The server runs as a real subprocess, one per test module, reset before every te
 """
 
 import json
-import signal
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,6 +12,8 @@ from pathlib import Path
 import pytest
 
 SERVER = Path(__file__).with_name("server.py")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/: servertest
+from servertest import start_server, stop_server  # noqa: E402
 FOLLOW = "mutation FollowArtist($input: FollowArtistInput!) { followArtist(input: $input) { artist { isFollowed } } }"
 STATE = "query($id: String!) { artist(id: $id) { isFollowed } }"
 ARTISTS = ("query($first: Int, $after: String) { me { followsAndSaves { artistsConnection(first: $first, "
@@ -23,15 +22,9 @@ ARTISTS = ("query($first: Int, $after: String) { me { followsAndSaves { artistsC
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port_file = tmp_path_factory.mktemp("graphql") / "port"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"])
-    deadline = time.monotonic() + 10
-    while not port_file.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port_file.read_text().strip()}"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=5) == 0
+    proc, port = start_server(SERVER, tmp_path_factory.mktemp("graphql"))
+    yield f"http://127.0.0.1:{port}"
+    assert stop_server(proc) == 0
 
 
 def call(url, path, body=None, method="POST", headers=None):

@@ -9,17 +9,14 @@ pending follow requests (as the locked account's owner would), set the token, li
 rate and queue faults.
 """
 
-import argparse
-import json
-import os
 import re
-import signal
 import sys
-import threading
-from collections import Counter
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from pathlib import Path
+from urllib.parse import parse_qs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # examples/, run from anywhere
+import demoserver  # noqa: E402
 
 ME = "1"  # the user's own account id (what verify_credentials would answer)
 DEFAULT_TOKEN = "demo-token"
@@ -44,26 +41,20 @@ SEED_ACCOUNTS = [_account(ME, "me")] + [
 SEED_FOLLOWING = ["2", "3"]
 
 
-class State:
-    """Everything the server remembers. One lock: every operation on it is quick."""
+class Rule(demoserver.Rule):
+    def default_body(self):
+        return {"error": "fault"}
 
-    def __init__(self, token):
-        self.lock = threading.Lock()
-        self.initial_token = token
-        self.reset()
 
-    def reset(self):
-        with self.lock:
-            self.token = self.initial_token
-            self.accounts = {a["id"]: dict(a) for a in SEED_ACCOUNTS}
-            self.following = {}  # account id -> follow record id (grows: newest is largest)
-            self.requested = set()
-            self.follow_seq = 0
-            for account_id in SEED_FOLLOWING:
-                self.add_follow(account_id)
-            self.faults = []
-            self.routes = Counter()
-            self.rate = {"remaining": None, "reset_seconds": 300}
+class State(demoserver.State):
+    def seed(self):
+        self.accounts = {a["id"]: dict(a) for a in SEED_ACCOUNTS}
+        self.following = {}  # account id -> follow record id (grows: newest is largest)
+        self.requested = set()
+        self.follow_seq = 0
+        for account_id in SEED_FOLLOWING:
+            self.add_follow(account_id)
+        self.rate = {"remaining": None, "reset_seconds": 300}
 
     def add_follow(self, account_id):
         self.follow_seq += 1
@@ -78,62 +69,25 @@ class State:
                 "muting": False, "muting_notifications": False, "requested": account_id in self.requested,
                 "requested_by": False, "domain_blocking": False, "endorsed": False, "note": ""}
 
-    def take_fault(self, method, path):
-        for rule in self.faults:
-            if rule.get("method", method) == method and re.search(rule.get("path", ""), path):
-                rule["times"] = rule.get("times", 1) - 1
-                if rule["times"] <= 0:
-                    self.faults.remove(rule)
-                return rule
-        return None
 
+class Handler(demoserver.Handler):
+    server_version = "MastodonDemo/1.0"
+    rule_class = Rule
+    state_class = State
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    state: State = None
-    quiet = False
+    def route_of(self, method, path, body):
+        return f"{method} " + re.sub(r"/accounts/\d+/", "/accounts/:id/", path)
 
-    def log_message(self, fmt, *args):
-        if not self.quiet:
-            sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
-
-    def do_GET(self):
-        self.handle_request("GET")
-
-    def do_POST(self):
-        self.handle_request("POST")
-
-    def send_json(self, status, body, headers=()):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def handle_request(self, method):
-        url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if url.path.startswith("/_control/"):
-            return self.control(method, url.path[len("/_control/"):], raw)
+    def answer(self, method, url, body):
         state = self.state
         with state.lock:
-            route = f"{method} " + re.sub(r"/accounts/\d+/", "/accounts/:id/", url.path)
-            state.routes[route] += 1
-            fault = state.take_fault(method, url.path)
-            if fault:
-                return self.send_json(fault["status"], fault.get("body", {"error": "fault"}),
-                                      list(fault.get("headers", {}).items()))
             rate_headers, limited = self.rate_limit(state)
             if limited:
-                return self.send_json(429, {"error": "Too many requests"}, rate_headers)
+                return 429, {"error": "Too many requests"}, rate_headers
             if self.headers.get("Authorization") != f"Bearer {state.token}":
-                return self.send_json(401, INVALID_TOKEN, rate_headers)
+                return 401, INVALID_TOKEN, rate_headers
             status, body, headers = self.api(state, method, url.path, parse_qs(url.query))
-        self.send_json(status, body, rate_headers + headers)
+        return status, body, rate_headers + headers
 
     def rate_limit(self, state):
         """X-RateLimit-* on every answer; 429 once `remaining` (set by /_control/ratelimit) is spent."""
@@ -195,19 +149,14 @@ class Handler(BaseHTTPRequestHandler):
                                     f'<{base}?limit={limit}&since_id={page[0][1]}>; rel="prev"'))
         return 200, [state.accounts[i] for i, _ in page], headers
 
-    def control(self, method, what, raw):
-        state = self.state
-        body = json.loads(raw) if raw else {}
-        if what == "reset" and method == "POST":
-            state.reset()
-            return self.send_json(200, {"ok": True})
+    def control_api(self, key, body):
+        state, body = self.state, body or {}
+        method, what = key.split(" ", 1)
         with state.lock:
-            if what == "state" and method == "GET":
+            if key == "GET state":
                 answer = {"following": sorted(state.following, key=lambda i: -state.following[i]),
                           "requested": sorted(state.requested, key=int)}
-            elif what == "stats" and method == "GET":
-                answer = {"routes": dict(state.routes)}
-            elif what == "follows" and method == "POST":
+            elif key == "POST follows":
                 state.following, state.requested = {}, set()
                 for account_id in body.get("following", []):
                     state.add_follow(account_id)
@@ -220,40 +169,14 @@ class Handler(BaseHTTPRequestHandler):
                         state.add_follow(account_id)
                     state.requested.discard(account_id)
                 answer = {"ok": True, what + "d": ids}
-            elif what == "faults" and method == "POST":
-                state.faults.extend(body if isinstance(body, list) else [body])
-                answer = {"ok": True}
-            elif what == "token" and method == "POST":
-                state.token = body.get("token")
-                answer = {"ok": True}
-            elif what == "ratelimit" and method == "POST":
+            elif key == "POST ratelimit":
                 state.rate = {"remaining": body.get("remaining"), "reset_seconds": body.get("resetSeconds", 300)}
                 answer = {"ok": True}
             else:
-                return self.send_json(404, {"error": f"no control {method} {what}"})
-        self.send_json(200, answer)
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8090)
-    parser.add_argument("--port-file", help="write the port here once listening (for --port 0)")
-    parser.add_argument("--token", default=DEFAULT_TOKEN, help="the Bearer token the API accepts")
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    Handler.state = State(args.token)
-    Handler.quiet = args.quiet
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    server.daemon_threads = True
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-    if args.port_file:
-        with open(args.port_file + ".tmp", "w") as f:
-            f.write(str(server.server_address[1]))
-        os.replace(args.port_file + ".tmp", args.port_file)
-    print(f"mastodon demo server on http://127.0.0.1:{server.server_address[1]} (token {args.token})",
-          file=sys.stderr)
-    server.serve_forever()
+                return None
+        return self.send_json(200, answer)
 
 
 if __name__ == "__main__":
-    main()
+    demoserver.run(Handler, __doc__.splitlines()[0], port=8090, token=DEFAULT_TOKEN,
+                   token_help="the Bearer token the API accepts")

@@ -1,9 +1,7 @@
 """The Mastodon demo server on its own: the documented answers netmodel's tests rely on."""
 
 import json
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -11,19 +9,15 @@ from pathlib import Path
 import pytest
 
 SERVER = Path(__file__).resolve().parent / "server.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/: servertest
+from servertest import start_server, stop_server  # noqa: E402
 TOKEN = "demo-token"
 
 
 @pytest.fixture
 def api(tmp_path):
-    port_file = tmp_path / "port"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not (port_file.exists() and port_file.read_text().strip()):
-        assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+    proc, port = start_server(SERVER, tmp_path)
+    url = f"http://127.0.0.1:{port}"
 
     def call(method, path, body=None, token=TOKEN):
         request = urllib.request.Request(url + path, method=method,
@@ -37,8 +31,7 @@ def api(tmp_path):
             return error.code, json.loads(error.read()), error.headers
 
     yield call
-    proc.terminate()
-    proc.wait(timeout=5)
+    stop_server(proc)
 
 
 def test_follow_of_a_locked_account_is_a_request_until_approved(api):

@@ -7,24 +7,18 @@ cited in README.md; what it does not say is marked there as a guess. The control
 (quotaExceeded in Google's documented error body, 5xx, dropped connections).
 """
 
-import argparse
 import base64
 import hashlib
 import json
-import os
-import re
-import signal
-import socket
 import sys
-import threading
-import traceback
-from collections import Counter
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from pathlib import Path
+from urllib.parse import parse_qs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # examples/, run from anywhere
+import demoserver  # noqa: E402
 
 API = "/youtube/v3/subscriptions"
-LOG_LIMIT = 10_000
 SELF_CHANNEL = "UCdemoSubscriber000000000"  # the authorised user's own channel (guess: any id)
 SEED_CHANNELS = {
     "UC_x5XG1OV2P6uZZ5FSM9Ttw": "Google for Developers",
@@ -65,50 +59,29 @@ class ApiError(Exception):
         self.status, self.body = error_body(reason, message, status)
 
 
-class Rule:
-    """One queued fault: `error` (a reason above, in its documented body) or `status`/`body`,
-    or `drop`; `applied`: the request does its work and only its answer is lost/replaced."""
+class Rule(demoserver.Rule):
+    """demoserver's faults, and `error`: a reason above, in its documented body."""
 
-    FIELDS = {"method", "path", "error", "status", "body", "drop", "times", "applied"}
+    FIELDS = demoserver.Rule.FIELDS | {"error"}
 
-    def __init__(self, raw):
-        if not isinstance(raw, dict) or not set(raw) <= self.FIELDS:
-            raise ValueError(f"a rule is an object with keys among {sorted(self.FIELDS)}")
-        self.raw = dict(raw)
-        self.method = (raw.get("method") or "").upper() or None
-        self.path = re.compile(raw["path"]) if raw.get("path") else None
-        self.times = raw.get("times", 1)
-        self.drop, self.applied = bool(raw.get("drop")), bool(raw.get("applied"))
-        if raw.get("error") is not None:
-            if raw["error"] not in ERRORS:
+    def validate(self):
+        if self.raw.get("error") is not None:
+            if self.raw["error"] not in ERRORS:
                 raise ValueError(f"error must be one of {sorted(ERRORS)}")
-            self.status, self.body = error_body(raw["error"])
-        else:
-            self.status, self.body = raw.get("status"), raw.get("body")
-        if self.status is not None and not (isinstance(self.status, int) and 100 <= self.status <= 599):
-            raise ValueError("status must be an integer 100..599")
-        if self.status is None and not self.drop:
+            self.status, self.body = error_body(self.raw["error"])
+        if self.status is None and not (self.delay_ms or self.drop or self.hang):
             raise ValueError("a rule needs error, status or drop")
-        if self.times is not None and not (isinstance(self.times, int) and self.times >= 1):
-            raise ValueError("times must be an integer >= 1, or null for unlimited")
+        super().validate()
 
-    def matches(self, method, path):
-        return self.method in (None, method) and (self.path is None or self.path.search(path))
+    def default_body(self):
+        return None
 
 
-class State:
-    def __init__(self, token):
-        self.lock = threading.Lock()
-        self.initial_token = token
-        self.reset()
-
-    def reset(self):
-        with self.lock:
-            self.token = self.initial_token
-            self.channels = dict(SEED_CHANNELS)
-            self.subscriptions = {}  # channel id -> {"id", "publishedAt"}, in insertion order
-            self.seq = 0
-            self.faults, self.log, self.calls = [], [], Counter()
+class State(demoserver.State):
+    def seed(self):
+        self.channels = dict(SEED_CHANNELS)
+        self.subscriptions = {}  # channel id -> {"id", "publishedAt"}, in insertion order
+        self.seq = 0
 
     def subscribe(self, channel, when=None):
         self.seq += 1
@@ -128,17 +101,6 @@ class State:
                             "channelId": SELF_CHANNEL,
                             "thumbnails": {"default": {"url": f"https://yt3.example.invalid/{channel}.jpg"}}}}
 
-    def take_fault(self, method, path):
-        with self.lock:
-            for rule in self.faults:
-                if rule.matches(method, path):
-                    if rule.times is not None:
-                        rule.times -= 1
-                        if rule.times == 0:
-                            self.faults.remove(rule)
-                    return rule
-        return None
-
 
 def page_token(offset):
     """Opaque to clients (a guess at the form; YouTube's look like "CAUQAA")."""
@@ -155,70 +117,19 @@ def page_offset(token):
     raise ApiError("invalidPageToken")
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
+class Handler(demoserver.Handler):
     server_version = "YouTubeDemo/1.0"
-    state: State = None
-    quiet = False
+    content_type = "application/json; charset=UTF-8"
+    rule_class = Rule
+    state_class = State
 
-    def log_message(self, fmt, *args):
-        if not self.quiet:
-            sys.stderr.write(f"{self.address_string()} {fmt % args}\n")
+    def bug_body(self):
+        return {"error": {"code": 500, "message": "demo server bug, see its stderr"}}
 
-    def dispatch(self):
-        try:
-            self.handle_one()
-        except OSError:
-            raise
-        except Exception:
-            traceback.print_exc()
-            self.close_connection = True
-            self.send_json(500, {"error": {"code": 500, "message": "demo server bug, see its stderr"}})
+    def answer(self, method, url, body):
+        return *self.api(method, url.path, url.query, body), None
 
-    do_GET = do_POST = do_DELETE = do_PUT = dispatch
-
-    def send_json(self, status, obj):
-        data = b"" if status == 204 or obj is None else json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def drop(self):
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-    def handle_one(self):
-        url = urlsplit(self.path)
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if url.path.startswith("/_control/"):
-            return self.control(self.command, url.path, body)
-        st = self.state
-        with st.lock:
-            st.calls[f"{self.command} {url.path}"] += 1
-        rule = st.take_fault(self.command, url.path)
-        reply = None
-        if rule is None or rule.applied:
-            reply = self.answer(self.command, url.path, url.query, body)
-        if rule is not None:
-            reply = None if rule.drop else (rule.status, rule.body)
-        entry = {"method": self.command, "path": url.path, "query": url.query,
-                 "body": body.decode("utf-8", "replace"), "status": reply[0] if reply else None,
-                 "faulted": rule is not None}
-        with st.lock:
-            st.log.append(entry)
-            del st.log[:-LOG_LIMIT]
-        if reply:
-            self.send_json(*reply)
-        else:
-            self.drop()
-
-    def answer(self, method, path, query, body):
+    def api(self, method, path, query, body):
         st = self.state
         if st.token is not None and self.headers.get("Authorization") != f"Bearer {st.token}":
             return error_body("authError")
@@ -294,32 +205,9 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- control API --------------------------------------------------------------------
 
-    def control(self, method, path, body):
+    def control_api(self, key, data):
         st = self.state
-        try:
-            data = json.loads(body) if body.strip() else None
-        except ValueError:
-            return self.send_json(400, {"error": "Invalid JSON body"})
-        key = f"{method} {path.rstrip('/')}"
-        if key == "GET /_control/stats":
-            with st.lock:
-                return self.send_json(200, {"calls": dict(st.calls), "log": list(st.log)})
-        if key == "POST /_control/reset":
-            st.reset()
-            return self.send_json(200, {"ok": True})
-        if key == "POST /_control/faults":
-            try:
-                rules = [Rule(r) for r in (data if isinstance(data, list) else [data])]
-            except (ValueError, TypeError, re.error) as err:
-                return self.send_json(400, {"error": str(err)})
-            with st.lock:
-                st.faults.extend(rules)
-            return self.send_json(200, {"queued": len(st.faults)})
-        if key == "DELETE /_control/faults":
-            with st.lock:
-                st.faults.clear()
-            return self.send_json(200, {"queued": 0})
-        if key == "POST /_control/subscriptions":
+        if key == "POST subscriptions":
             # Seeds: {"channels": [ids, oldest first]}; unknown ids become channels of their own.
             channels = data.get("channels") if isinstance(data, dict) else None
             if not isinstance(channels, list) or not all(isinstance(c, str) and c for c in channels):
@@ -330,59 +218,19 @@ class Handler(BaseHTTPRequestHandler):
                 for age, channel in enumerate(dict.fromkeys(channels)):
                     st.channels.setdefault(channel, f"Channel {channel}")
                     st.subscribe(channel, start + timedelta(seconds=age))
-        if key in ("GET /_control/subscriptions", "POST /_control/subscriptions"):
+        if key in ("GET subscriptions", "POST subscriptions"):
             with st.lock:
                 return self.send_json(200, {c: s["id"] for c, s in st.subscriptions.items()})
-        if key == "POST /_control/channels":
+        if key == "POST channels":
             if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
                 return self.send_json(400, {"error": 'expected {"UC…": "title"}'})
             with st.lock:
                 st.channels.update(data)
                 return self.send_json(200, st.channels)
-        return self.send_json(404, {"error": f"no control endpoint {key}"})
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def handle_error(self, request, client_address):
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-
-def make_server(host="127.0.0.1", port=0, token=None, quiet=False):
-    handler = type("BoundHandler", (Handler,), {"state": State(token), "quiet": quiet})
-    return Server((host, port), handler)
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="Demo imitation of YouTube Data API v3 subscriptions (see README.md).")
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    ap.add_argument("--port-file", help="write the port here once listening")
-    ap.add_argument("--token", default=os.environ.get("YOUTUBE_DEMO_TOKEN") or None,
-                    help="require Authorization: Bearer TOKEN (default: $YOUTUBE_DEMO_TOKEN)")
-    ap.add_argument("--quiet", action="store_true", help="no request log on stderr")
-    args = ap.parse_args(argv)
-    server = make_server(args.host, args.port, args.token, args.quiet)
-    host, port = server.server_address[:2]
-
-    def stop(_signum, _frame):
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    print(f"listening on http://{host}:{port}", flush=True)
-    if args.port_file:
-        tmp = f"{args.port_file}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(f"{port}\n")
-        os.replace(tmp, args.port_file)
-    server.serve_forever(poll_interval=0.1)
-    server.server_close()
-    return 0
+        return None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    demoserver.run(Handler, "Demo imitation of YouTube Data API v3 subscriptions (see README.md).",
+                   token_env="YOUTUBE_DEMO_TOKEN",
+                   token_help="require Authorization: Bearer TOKEN (default: $YOUTUBE_DEMO_TOKEN)")

@@ -6,15 +6,14 @@ http.client.
 
 import http.client
 import json
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 SERVER = Path(__file__).with_name("server.py")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/: servertest
+from servertest import start_server, stop_server  # noqa: E402
 API = "/youtube/v3/subscriptions"
 GOOGLE_DEVS = "UC_x5XG1OV2P6uZZ5FSM9Ttw"
 ANDROID = "UCVHFbqXqoYvEWM1Ddxl0QDg"
@@ -22,21 +21,9 @@ ANDROID = "UCVHFbqXqoYvEWM1Ddxl0QDg"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port_file = tmp_path_factory.mktemp("youtube") / "port"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--quiet",
-                             "--token", "t0k"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
-    while not (port_file.exists() and port_file.read_text().strip()):
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "the server did not write its port file"
-        time.sleep(0.02)
-    yield int(port_file.read_text())
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=5)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc, port = start_server(SERVER, tmp_path_factory.mktemp("youtube"), "--token", "t0k")
+    yield port
+    stop_server(proc)
 
 
 @pytest.fixture
