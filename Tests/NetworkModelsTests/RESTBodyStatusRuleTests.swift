@@ -138,4 +138,47 @@ import Testing
     #expect(try f.set(user, true).get().confirmed == true)
     #expect(calls == 2)
   }
+
+  @Test func aFollowConfirmedByItsDuplicateForgetsAnEarlierCapturedValue() throws {
+    let configuration = #"""
+      {
+        "environments": {"test": "http://127.0.0.1:1"},
+        "kinds": {"channel": {
+          "follow": {"method": "POST", "path": "/subscriptions", "query": {"channel": "{id}"},
+                     "capture": {"subscriptionId": "/id"}, "onStatus": {"400":
+                       {"means": "following", "when": {"pointer": "/error/errors/0/reason", "equals": "subscriptionDuplicate"}}}},
+          "unfollow": {"method": "DELETE", "path": "/subscriptions", "query": {"id": "{subscriptionId}"}},
+          "state": {"method": "GET", "path": "/subscriptions", "query": {"forChannelId": "{ids}"},
+                    "batch": {"join": ",", "items": "/items", "id": "/channelId", "windowMs": 1},
+                    "capture": {"subscriptionId": "/id"}}
+        }}
+      }
+      """#
+    let f = try RESTFixture(edit: { _ in configuration })
+    f.server.handler = { _ in .respond(status: 200, body: #"{"id":"s1","channelId":"UCdemo"}"#) }
+    func follow() throws -> Result<FollowAnswer, FollowFailure> {
+      var result: Result<FollowAnswer, FollowFailure>?
+      f.backend.setFollowing(channel, true) { result = $0 }
+      try f.run { result != nil }
+      return try #require(result)
+    }
+    #expect(try follow().get() == .following)
+    #expect(f.backend.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "s1"])
+    // Deleted and made again elsewhere (s2): the follow meets the duplicate.
+    f.server.handler = { request in
+      switch request.method {
+      case "POST": return .respond(status: 400, body: Self.google(400, "subscriptionDuplicate"))
+      case "GET": return .respond(status: 200, body: #"{"items":[{"id":"s2","channelId":"UCdemo"}]}"#)
+      default: return .respond(status: 204)
+      }
+    }
+    #expect(try follow().get() == .following)
+    #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
+    var unfollowed: Result<FollowAnswer, FollowFailure>?
+    f.backend.setFollowing(channel, false) { unfollowed = $0 }
+    try f.run { unfollowed != nil }
+    #expect(try unfollowed?.get() == .notFollowing)
+    let sent = f.server.requests.suffix(2).map { "\($0.method) \($0.query)" }
+    #expect(sent == ["GET forChannelId=UCdemo", "DELETE id=s2"])
+  }
 }
