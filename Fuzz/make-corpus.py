@@ -217,6 +217,9 @@ OTHER = {
     "FuzzRESTConfig": {
         "artsy": open(os.path.join(REPO, "examples", "artsy", "config.json"), "rb").read(),
         "youtube": open(os.path.join(REPO, "examples", "youtube", "config.json"), "rb").read(),
+        "github": open(os.path.join(REPO, "examples", "github", "config.json"), "rb").read(),
+        "graphql": open(os.path.join(REPO, "examples", "graphql", "config.json"), "rb").read(),
+        "mastodon": open(os.path.join(REPO, "examples", "mastodon", "config.json"), "rb").read(),
         "by-position": b'{"environments":{"t":"http://h"},"kinds":{"a":{"follow":{"method":"PUT","path":"/f",'
         b'"query":{"ids":"{id}"},"capture":{"c":"/id"}},"unfollow":{"method":"DELETE","path":"/f/{c}"},'
         b'"state":{"method":"POST","path":"/s","json":{"ids":"{ids}"},"batch":{"join":"|","by":"position"}}}}}',

@@ -196,3 +196,52 @@ def test_lists_are_read_to_the_end_through_link_headers(github, netmodel):
         assert all(item["following"] is True for item in state["items"])
         assert len([r for r in github.log() if r["path"] == f"/user/{name}"]) == calls
     assert c.result("getFollowState", {"kind": "repo", "id": "curl/curl"})["following"] is True
+
+
+# --------------------------------------------------------------------------
+# a secondary rate limit that says so only in its message
+
+
+SECONDARY = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+             "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}
+
+
+def secondary_wait(ms):
+    def edit(config):
+        for kind in config["kinds"].values():
+            for endpoint in ("follow", "unfollow", "state"):
+                for rule in sum((v for v in kind[endpoint]["onStatus"].values() if isinstance(v, list)), []):
+                    if "waitMs" in rule:
+                        rule["waitMs"] = ms
+    return edit
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_secondary_limit_without_retry_after_holds_every_request_for_the_rules_wait(github, netmodel, status):
+    # GitHub: no retry-after, remaining not 0: "wait for at least one minute" (waitMs
+    # 60000 in the example; 1500 here to keep the test short).
+    c = netmodel(edit=secondary_wait(1500))
+    github.control("faults", [{"method": "PUT", "status": status, "body": SECONDARY}])
+    send(c, 1, "follow", {"kind": "user", "id": "octocat", "await": True})
+    refused = wait_for(lambda: next((r for r in github.log() if r["status"] == status), None), 10)
+    send(c, 2, "getFollowState", {"kind": "repo", "id": "curl/curl", "refresh": True})
+    got = replies(c, 2)
+    assert got[1]["result"]["confirmed"] is True and got[2]["result"]["confirmed"] is False, got
+    log = github.log()
+    assert [r["status"] for r in log].count(status) == 1, log
+    assert log[0] == refused and all(r["t"] >= refused["t"] + 1.5 - 0.01 for r in log[1:]), log
+    assert github.state()["following"] == ["octocat"]
+
+
+def test_the_secondary_limits_minute_beyond_the_retry_budget_fails_at_once_with_the_time_left(github, netmodel):
+    def small_budget(config):
+        config["retry"]["maxWaitMs"] = 5000
+
+    c = netmodel(edit=small_budget)
+    github.control("faults", [{"method": "PUT", "status": 403, "body": SECONDARY}])
+    error = error_of(c.call("follow", {"kind": "user", "id": "octocat", "await": True}), UNAVAILABLE)
+    assert "secondary rate limit" in error["message"]
+    assert error["data"]["retryable"] is True and 55_000 <= error["data"]["retryAfterMs"] <= 60_000, error
+    error = error_of(c.call("follow", {"kind": "repo", "id": "curl/curl", "await": True}), UNAVAILABLE)
+    assert 50_000 <= error["data"]["retryAfterMs"] <= 60_000, error
+    assert len(github.log()) == 1 and github.state() == {"following": [], "starred": []}

@@ -173,3 +173,36 @@ def test_pages_of_the_same_items_end_the_list(api, netmodel):
     assert failed["state"] == "failure" and "same items as the page before" in failed["error"]["message"], failed
     assert ids(failed) == ids(first), "no item twice, nothing lost"
     assert api.operations()["artistsConnection"] == 2
+
+
+# --------------------------------------------------------------------------
+# the mutation's answer says the result
+
+
+def mutation_answer(operation, kind, slug, followed):
+    return {"data": {operation: {kind: {"internalID": "4d8b92b34eb68a1b2c0003f4", "slug": slug,
+                                        "isFollowed": followed}, "clientMutationId": None}}}
+
+
+def test_a_follow_answered_not_followed_without_errors_is_never_confirmed(api, netmodel):
+    c = netmodel
+    api.control("POST", "faults", [{"match": "FollowArtist", "status": 200,
+                                    "body": mutation_answer("followArtist", "artist", "kaws", False)}])
+    error = error_of(c.call("follow", {"kind": "artist", "id": "kaws", "await": True}), REJECTED)
+    assert "did not follow" in error["message"] and error["data"]["status"] == 200, error
+    rolled_back = error["data"]["state"]
+    assert rolled_back["confirmed"] is not True and rolled_back["pending"] is False, rolled_back
+    assert "kaws" not in api.follows("artist") and api.operations()["followArtist"] == 1
+
+
+def test_an_unfollow_answered_still_followed_is_never_confirmed(api, netmodel):
+    c = netmodel
+    api.control("POST", "follows", {"gene": ["photography"]})
+    api.control("POST", "faults", [{"match": "UnfollowGene", "status": 200,
+                                    "body": mutation_answer("followGene", "gene", "photography", True)}])
+    error = error_of(c.call("unfollow", {"kind": "gene", "id": "photography", "await": True}), REJECTED)
+    assert "still follows" in error["message"], error
+    assert api.follows("gene") == ["photography"]
+    # Answered as asked, the same unfollow is confirmed.
+    assert c.result("unfollow", {"kind": "gene", "id": "photography", "await": True})["confirmed"] is False
+    assert api.follows("gene") == []

@@ -204,3 +204,35 @@ def test_the_configuration_is_valid_for_the_schema_and_check_config(netmodel_bin
     proc = subprocess.run([str(netmodel_bin), "check-config", str(CONFIG)], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert "kinds: account; environments: local, mastodon.social" in proc.stdout
+
+
+def test_a_429_holds_every_request_until_its_iso_8601_reset_then_the_follow_is_confirmed(mastodon, netmodel):
+    from datetime import datetime, timedelta, timezone
+
+    c = netmodel().conn
+    reset = datetime.now(timezone.utc) + timedelta(seconds=2)
+    mastodon.control("POST", "faults", [{
+        "path": "/follow$", "status": 429, "body": {"error": "Too many requests"},
+        "headers": {"X-RateLimit-Limit": "300", "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset": reset.isoformat(timespec="milliseconds").replace("+00:00", "Z")}}])
+
+    def requests():
+        return sum(mastodon.control("GET", "stats")["routes"].values())
+
+    c.send({"jsonrpc": "2.0", "id": 1, "method": "follow", "params": {**account("6"), "await": True}})
+    wait_for(lambda: requests() == 1, what="the refused follow")
+    c.send({"jsonrpc": "2.0", "id": 2, "method": "getFollowState", "params": {**account("4"), "refresh": True}})
+    c.send({"jsonrpc": "2.0", "id": 3, "method": "fetchList", "params": {"list": "following"}})
+    # Until the reset, nothing reaches the server: not the follow again, not the read, not the list.
+    while datetime.now(timezone.utc) < reset - timedelta(milliseconds=150):
+        assert requests() == 1, mastodon.control("GET", "stats")
+        time.sleep(0.05)
+    got = {}
+    while len(got) < 3:
+        message = c.recv(timeout=20)
+        if "id" in message:
+            got[message["id"]] = message
+    assert got[1]["result"]["confirmed"] is True, got[1]
+    assert got[2]["result"]["confirmed"] is False and got[3]["result"]["state"] == "loaded", got
+    assert mastodon.route("POST /api/v1/accounts/:id/follow") == 2
+    assert "6" in mastodon.state()["following"]

@@ -190,36 +190,50 @@ def test_5xx_and_a_dropped_connection_are_retried_then_the_follow_is_kept(youtub
     assert [e["query"] for e in youtube.log("DELETE")] == [f"id={subscription}"]
 
 
-def test_quota_exceeded_confirms_nothing(youtube, netmodel):
+def test_quota_exceeded_is_retried_then_rolled_back_and_never_waits_for_a_token(youtube, netmodel):
+    # The 403's reason (/error/errors/0/reason) is quotaExceeded: a quota, retried with
+    # backoff (it resets at midnight Pacific time; no header says when), not a
+    # credentials problem. A 403 with another reason is still one (the last lines).
     youtube.faults({"method": "POST", "error": "quotaExceeded", "times": None})
-    c = netmodel(youtube).conn
+    c = netmodel(youtube, retry={"maxRetries": 2, "baseDelayMs": 50, "maxDelayMs": 100}).conn
     reply = c.call("follow", {**channel(GOOGLE_DEVS), "await": True}, timeout=30)
-    # netmodel reads statuses, not reasons: this 403 is taken for a credentials problem
-    # (README "Known gaps"), so the follow waits, unconfirmed, for `configure`.
     error = reply["error"]
-    assert error["code"] == UNAUTHORIZED and "exceeded your quota" in error["message"], reply
-    assert error["data"]["state"]["confirmed"] is not True and error["data"]["state"]["pending"] is True
+    assert error["code"] == UNAVAILABLE and "exceeded your quota" in error["message"], reply
+    assert error["data"]["retryable"] is True
+    rolled_back = error["data"]["state"]
+    assert rolled_back["confirmed"] is not True and rolled_back["pending"] is False, rolled_back
+    assert [e["status"] for e in youtube.log("POST")] == [403, 403, 403]
     assert youtube.subscriptions() == {}
-    # Once the quota is back, giving the token again sends the waiting follow.
+    # Once the quota is back, a follow goes through with the same token.
     youtube.control("DELETE", "faults")
-    c.result("configure", {"authToken": TOKEN})
-    rpcio.wait_for(lambda: GOOGLE_DEVS in youtube.subscriptions(), 20)
-    rpcio.wait_for(lambda: c.result("getFollowState", channel(GOOGLE_DEVS))["confirmed"] is True, 20)
+    assert c.result("follow", {**channel(GOOGLE_DEVS), "await": True})["confirmed"] is True
+    assert GOOGLE_DEVS in youtube.subscriptions()
+    youtube.faults({"method": "POST", "status": 403, "body": {"error": {
+        "code": 403, "message": "Forbidden", "errors": [{"domain": "global", "reason": "forbidden"}]}}})
+    reply = c.call("follow", {**channel(ANDROID), "await": True}, timeout=30)
+    assert reply["error"]["code"] == UNAUTHORIZED and reply["error"]["data"]["status"] == 403, reply
 
 
-def test_a_follow_whose_answer_was_lost_is_not_confirmed_and_a_read_recovers_its_id(youtube, netmodel):
+def test_a_follow_whose_answer_was_lost_is_confirmed_by_its_duplicate_and_the_unfollow_reads_its_id(youtube, netmodel):
     # The insert happens but its answer is lost: the retry meets 400 subscriptionDuplicate,
-    # which netmodel cannot tell from another 400, so the follow fails rather than confirms.
+    # which says the subscription exists: the follow is confirmed. Its id was never
+    # answered, so the unfollow reads the state first (which captures it), then deletes.
     youtube.faults({"method": "POST", "drop": True, "applied": True})
     c = netmodel(youtube).conn
-    reply = c.call("follow", {**channel(GOOGLE_DEVS), "await": True}, timeout=30)
-    assert "error" in reply and reply["error"]["code"] == REJECTED, reply
-    assert "already exists" in reply["error"]["message"] or "already exists" in json.dumps(reply)
+    state = c.result("follow", {**channel(GOOGLE_DEVS), "await": True}, timeout=30)
+    assert state["confirmed"] is True and state["error"] is None, state
+    assert [e["status"] for e in youtube.log("POST")] == [None, 400]
     subscription = youtube.subscriptions()[GOOGLE_DEVS]
-    # The state read says what happened, and keeps the subscription id for the unfollow.
-    state = c.result("getFollowState", {**channel(GOOGLE_DEVS), "maxAgeMs": 0})
-    assert state["confirmed"] is True, state
     calls_before = len(youtube.log())
     assert c.result("unfollow", {**channel(GOOGLE_DEVS), "await": True})["error"] is None
-    assert [(e["method"], e["query"]) for e in youtube.log()[calls_before:]] == [("DELETE", f"id={subscription}")]
+    after = [(e["method"], e["query"]) for e in youtube.log()[calls_before:]]
+    assert len(after) == 2 and after[0][0] == "GET" and f"forChannelId={GOOGLE_DEVS}" in after[0][1], after
+    assert after[1] == ("DELETE", f"id={subscription}")
+    assert youtube.subscriptions() == {}
+
+
+def test_a_400_with_another_reason_is_still_a_refusal(youtube, netmodel):
+    c = netmodel(youtube).conn
+    reply = c.call("follow", {**channel("UCdemoSubscriber000000000"), "await": True}, timeout=30)
+    assert reply["error"]["code"] == REJECTED and reply["error"]["data"]["status"] == 400, reply
     assert youtube.subscriptions() == {}

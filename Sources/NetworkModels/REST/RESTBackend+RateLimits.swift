@@ -23,9 +23,12 @@ extension RESTBackend {
   /// How long `response` says to wait, when it is a rate limit: the later of its
   /// `Retry-After` and its reset header (`rateLimit.resetHeader`, when the
   /// `remainingHeader` says 0, if one is named). Nil when it is no
-  /// rate limit or names no time (the retry policy's backoff applies then).
+  /// rate limit or names no time and its rule no `waitMs` (the retry policy's backoff
+  /// applies then).
   func rateLimitWait(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> Duration? {
-    guard response.status == 429 || endpoint.meaning(of: response) == .retry else { return nil }
+    let rule = endpoint.rule(for: response)
+    let meaning = rule?.meaning ?? endpoint.statusMeanings[response.status]
+    guard response.status == 429 || meaning == .retry else { return nil }
     let now = wallClock()
     let headers = configuration.rateLimit
     let spent = headers.remainingHeader.map { response.header($0).flatMap { Int($0) } == 0 } ?? true
@@ -36,7 +39,7 @@ extension RESTBackend {
     switch (reset, retryAfter) {
     case (let a?, let b?): return max(a, b)
     case (let a?, nil), (nil, let a?): return a > .zero ? a : nil
-    case (nil, nil): return nil
+    case (nil, nil): return rule?.waitMs.map { .milliseconds($0) }
     }
   }
 

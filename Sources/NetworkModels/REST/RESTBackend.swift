@@ -105,7 +105,14 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       guard let self else { return }
       // The configuration lets a follow's statuses mean only "done" or "following"
       // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
-      let answer = self.answer(result, endpoint, meaning: { _ in .success(FollowAnswer(following)) }) {
+      var byStatus = false
+      let answer = self.answer(
+        result, endpoint,
+        meaning: { _ in
+          byStatus = true
+          return .success(FollowAnswer(following))
+        }
+      ) {
         response -> Result<FollowAnswer, FollowFailure> in
         if let pointer = endpoint.attributes, (200...299).contains(response.status) {
           self.reportAttributes(key, response, pointer)
@@ -119,6 +126,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
         return answer
       }
       if case .success(.notFollowing) = answer { self.forgetCaptures(key) }
+      // A follow confirmed by its status (YouTube's 400 subscriptionDuplicate) answered
+      // no value: one held from an earlier follow may name what is gone, so the unfollow
+      // reads the state first.
+      if byStatus, following, !endpoint.capture.isEmpty { self.forgetCaptures(key) }
       completion(answer)
     }
   }
