@@ -378,7 +378,13 @@ Returns the result, or signals `netmodel-error' with the error plist."
         (delete-process proc)))
     (netmodel--fail-all netmodel-connection-lost "connection closed (netmodel-disconnect)")))
 
-(add-hook 'kill-emacs-hook #'netmodel-disconnect)
+(defun netmodel--on-kill-emacs ()
+  "Tell a spawned server this Emacs is leaving, without waiting for it.
+It exits on EOF after persisting pending intent; the exit closes the pipe anyway."
+  (when (and netmodel--conn (eq netmodel--transport 'spawn))
+    (ignore-errors (process-send-eof (jsonrpc--process netmodel--conn)))))
+
+(add-hook 'kill-emacs-hook #'netmodel--on-kill-emacs)
 
 (defun netmodel-info ()
   "A plist (:status :transport :pid :socket) of the connection."
