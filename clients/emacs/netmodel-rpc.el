@@ -380,7 +380,8 @@ Returns the result, or signals `netmodel-error' with the error plist."
 
 (defun netmodel--on-kill-emacs ()
   "Tell a spawned server this Emacs is leaving, without waiting for it.
-It exits on EOF after persisting pending intent; the exit closes the pipe anyway."
+It exits on EOF after persisting pending intent; the exit closes the pipe
+anyway."
   (when (and netmodel--conn (eq netmodel--transport 'spawn))
     (ignore-errors (process-send-eof (jsonrpc--process netmodel--conn)))))
 
