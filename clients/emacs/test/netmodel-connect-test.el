@@ -90,5 +90,23 @@
       (nmt-wait 5 (lambda () (= 0 (plist-get (netmodel-request-sync "stats" nil) :subscriptions)))
                 "the server to drop the subscription"))))
 
+(ert-deftest netmodel-timeouts-cancels-and-unreadable-params ()
+  (let ((srv (nmt-start-server (nmt-tmpdir) "--simulate" "latency=3000")))
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (let ((err (cdr (should-error (netmodel-request-sync "follow" '(:kind "artist" :id "slow" :await t) 0.3)
+                                  :type 'netmodel-error))))
+      (should (equal netmodel-timeout (plist-get err :code))))
+    (let* ((got nil)
+           (id (netmodel-request "follow" '(:kind "artist" :id "slower" :await t)
+                                 (lambda (e r) (push (list e r) got)))))
+      (should (netmodel-cancel id))
+      (should (equal netmodel-cancelled (plist-get (car (car got)) :code)))
+      (should-not (netmodel-cancel id))   ; answered already
+      (nmt-sleep 0.2)
+      (should (= 1 (length got))))       ; exactly once
+    ;; a string that is not Unicode cannot be written: refused before sending
+    (should-error (netmodel-request "follow" (list :kind "artist" :id (string-to-multibyte "\377"))))
+    (should (plist-get (netmodel-request-sync "stats" nil) :uptimeMs))))
+
 (provide 'netmodel-connect-test)
 ;;; netmodel-connect-test.el ends here
