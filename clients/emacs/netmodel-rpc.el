@@ -52,6 +52,11 @@ The symbol `none' spawns a server that serves this Emacs only, over stdio."
   "Reconnect tries before giving up, or nil to try for ever."
   :type '(choice (const :tag "For ever" nil) natnum))
 
+(defcustom netmodel-events-buffer-size 0
+  "Characters of jsonrpc.el's *netmodel events* log of messages; 0 for none.
+Set it (e.g. to 2000000) before connecting, to see what is sent and received."
+  :type 'natnum)
+
 (defcustom netmodel-quiet nil
   "When non-nil, say nothing in the echo area about the connection."
   :type 'boolean)
@@ -112,6 +117,7 @@ The symbol `none' spawns a server that serves this Emacs only, over stdio."
 ;;;; The connection
 
 (defvar netmodel--conn nil "The jsonrpc connection, or nil.")
+(defvar netmodel--process nil "The process of `netmodel--conn'.")
 (defvar netmodel--status 'idle "One of idle, connected or waiting (a reconnect is scheduled).")
 (defvar netmodel--transport nil "socket or spawn.")
 (defvar netmodel--answered nil "Whether the current connection's server answered.")
@@ -171,8 +177,8 @@ Whoever can put a socket where we look receives what we send, tokens included."
   (cl-incf netmodel--generation)
   (let ((conn (make-instance 'jsonrpc-process-connection
                              :name "netmodel"
-                             :process process-fn
-                             :events-buffer-scrollback-size 0
+                             :process (lambda () (setq netmodel--process (funcall process-fn)))
+                             :events-buffer-scrollback-size netmodel-events-buffer-size
                              :notification-dispatcher #'netmodel--on-notification
                              :on-shutdown #'netmodel--on-shutdown)))
     (setq netmodel--conn conn netmodel--status 'connected netmodel--transport transport
@@ -191,16 +197,24 @@ Returns nil on success, else why not."
            (why (and path (netmodel--untrusted-folder path)))
            (proc (and path (not why) (netmodel--open-socket path))))
       (cond (why why)
-            (proc (netmodel--make-connection proc 'socket) nil)
-            ((not netmodel-spawn) (format "cannot connect to %s: nothing listens there" path))
+            (proc (netmodel--make-connection (lambda () proc) 'socket) nil)
+            ((not netmodel-spawn)
+             (if path (format "cannot connect to %s: nothing listens there" path)
+               "no socket (`netmodel-socket' is none) and `netmodel-spawn' is nil"))
             ((not (executable-find netmodel-program))
              (format "cannot start %s: not found" netmodel-program))
             (t (netmodel--make-connection
                 (lambda ()
-                  (make-process :name "netmodel" :command (netmodel--spawn-command)
-                                :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t
-                                ;; jsonrpc.el reads the stderr buffer it made under this name.
-                                :stderr (get-buffer-create "*netmodel stderr*")))
+                  (let* ((stderr (get-buffer-create "*netmodel stderr*"))
+                         (proc (make-process :name "netmodel" :command (netmodel--spawn-command)
+                                             :connection-type 'pipe :coding 'utf-8-emacs-unix
+                                             :noquery t
+                                             ;; jsonrpc.el reads the buffer it made under this name.
+                                             :stderr stderr)))
+                    ;; The stderr pipe is a process too: no question about it on exit.
+                    (when-let ((pipe (get-buffer-process stderr)))
+                      (set-process-query-on-exit-flag pipe nil))
+                    proc))
                 'spawn)
                nil)))))
 
@@ -224,7 +238,7 @@ Nothing is resent: a mutation may or may not have reached the server."
 (defun netmodel--on-shutdown (conn)
   "jsonrpc.el's word that CONN's process ended."
   (when (eq conn netmodel--conn)
-    (let* ((proc (jsonrpc--process conn))
+    (let* ((proc netmodel--process)
            (tail (netmodel--stderr-tail conn))
            (why (if (eq netmodel--transport 'spawn)
                     (format "server exited (%s %d)%s" (process-status proc) (process-exit-status proc)
@@ -370,7 +384,7 @@ Returns the result, or signals `netmodel-error' with the error plist."
   (let ((conn netmodel--conn))
     (setq netmodel--conn nil netmodel--status 'idle netmodel--attempts 0 netmodel--retry-secs 0)
     (when conn
-      (let ((proc (jsonrpc--process conn)))
+      (let ((proc netmodel--process))
         (when (and (eq netmodel--transport 'spawn) (process-live-p proc))
           ;; EOF, not a kill: the server persists pending intent before it exits.
           (ignore-errors (process-send-eof proc))
@@ -383,7 +397,7 @@ Returns the result, or signals `netmodel-error' with the error plist."
 It exits on EOF after persisting pending intent; the exit closes the pipe
 anyway."
   (when (and netmodel--conn (eq netmodel--transport 'spawn))
-    (ignore-errors (process-send-eof (jsonrpc--process netmodel--conn)))))
+    (ignore-errors (process-send-eof netmodel--process))))
 
 (add-hook 'kill-emacs-hook #'netmodel--on-kill-emacs)
 
@@ -391,7 +405,7 @@ anyway."
   "A plist (:status :transport :pid :socket) of the connection."
   (list :status netmodel--status :transport (and netmodel--conn netmodel--transport)
         :pid (and netmodel--conn (eq netmodel--transport 'spawn)
-                  (process-id (jsonrpc--process netmodel--conn)))
+                  (process-id netmodel--process))
         :socket (netmodel--socket)))
 
 (provide 'netmodel-rpc)
