@@ -159,12 +159,42 @@ The server sends it again once `configure' sets a token."
                                  (puthash name (make-hash-table :test #'equal) netmodel--early))))
                   (puthash (netmodel--key state) state early)))))))))
 
+(defvar netmodel--configured nil
+  "The `configure' params given so far, merged: sent again on every new connection.")
+
 (defun netmodel--on-connect ()
-  "A new connection: subscribe every subscription again."
+  "A new connection: the configuration again, then every subscription."
   (clrhash netmodel--by-name)
   (clrhash netmodel--early)
   (setq netmodel--subscribing 0 netmodel--instance nil)
+  (when netmodel--configured
+    ;; A restarted server has forgotten the token and environment.
+    (netmodel-request "configure" netmodel--configured
+                      (lambda (err _) (when err (netmodel-report err)))))
   (dolist (sub netmodel--subs) (netmodel--send-subscribe sub)))
+
+(defun netmodel-configure (params &optional callback)
+  "Send `configure' with PARAMS, a plist of :environment, :authToken, :values.
+CALLBACK gets (ERR RESULT).  Once accepted, PARAMS are remembered (merged with
+those given before) and sent again after every reconnect.  An :authToken of nil
+forgets the token."
+  (netmodel-request
+   "configure" params
+   (lambda (err result)
+     (unless err
+       (cl-loop for (k v) on params by #'cddr
+                do (setq netmodel--configured
+                         (plist-put netmodel--configured k
+                                    (if (eq k :values)
+                                        (netmodel--merge (plist-get netmodel--configured :values) v)
+                                      v)))))
+     (funcall (or callback #'netmodel-report) err result))))
+
+(defun netmodel--merge (old new)
+  "Plist OLD with the members of plist NEW."
+  (let ((out (copy-sequence old)))
+    (cl-loop for (k v) on new by #'cddr do (setq out (plist-put out k v)))
+    out))
 
 (defun netmodel--end-subscriptions (code message)
   "Tell each subscription the connection ended (CODE, MESSAGE).

@@ -21,6 +21,10 @@
                   "settled at a high version")
         (let ((old-version (plist-get (overlay-get b 'netmodel-state) :version))
               (old-instance (netmodel-sub-instance sub)))
+          (let (answered)
+            (netmodel-configure '(:environment "staging") (lambda (err res) (setq answered (or err res))))
+            (nmt-wait 5 (lambda () answered) "configure")
+            (should (equal "staging" (plist-get answered :environment))))
           (signal-process (plist-get srv :pid) 'SIGKILL) ; leaves a stale socket file behind
           (nmt-wait 5 (lambda () (not (eq 'connected (plist-get (netmodel-info) :status))))
                     "the client to see the server gone")
@@ -33,6 +37,8 @@
             (nmt-wait 5 (lambda () (equal "[ Following ]" (nmt-label b)))
                       (lambda () (format "the other client's follow on the button (at %s)" (nmt-label b))))
             (should (> (plist-get (overlay-get b 'netmodel-state) :version) old-version))
+            ;; the new server was configured again
+            (should (equal "staging" (plist-get (netmodel-request-sync "configure" nil) :environment)))
             (should (netmodel-sub-instance sub))
             (should-not (equal old-instance (netmodel-sub-instance sub)))))))))
 

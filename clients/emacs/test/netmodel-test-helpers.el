@@ -79,7 +79,7 @@ Returns (:socket PATH :process PROC :pid PID) once the socket accepts."
   "A fresh client with SETTINGS (pairs of a `netmodel-…' variable and its value)."
   (netmodel-disconnect)
   (dolist (sub netmodel--subs) (netmodel-unsubscribe sub))
-  (setq netmodel--subs nil netmodel-quiet nil netmodel-program nmt-bin netmodel-serve-args nil
+  (setq netmodel--subs nil netmodel--configured nil netmodel-quiet nil netmodel-program nmt-bin netmodel-serve-args nil
         netmodel-socket nil netmodel-spawn t netmodel-state-dir nil netmodel-reconnect-max-attempts nil)
   (clrhash netmodel--known)
   (clrhash netmodel--known-versions)
