@@ -41,7 +41,9 @@ RET toggles the item at point, N loads the next page, g refreshes."
 (defun netmodel-list-status ()
   "The list's status as its mode line shows it: loading, loaded, failure…"
   (let* ((s netmodel-list--state)
-         (status (if (or netmodel-list--fetching (null (plist-get s :state))) "loading" (plist-get s :state)))
+         (status (if (or netmodel-list--fetching (null (plist-get s :state)))
+                     "loading"
+                   (plist-get s :state)))
          (err (or netmodel-list--error (plist-get s :error))))
     (concat status
             (and (netmodel--true-p (plist-get s :hasMore)) " (more: N)")
@@ -83,7 +85,8 @@ RET toggles the item at point, N loads the next page, g refreshes."
   (let ((buf (current-buffer)))
     (setq netmodel-list--fetching t)
     (netmodel-list--render)
-    (netmodel-request "fetchList" (list :list netmodel-list--list :params netmodel-list--params :page page)
+    (netmodel-request "fetchList"
+                      (list :list netmodel-list--list :params netmodel-list--params :page page)
                       (lambda (err state)
                         (when (buffer-live-p buf)
                           (with-current-buffer buf
@@ -121,7 +124,8 @@ The buffer of a list already shown is refreshed and shown again."
          (buf (cl-find-if (lambda (b) (with-current-buffer b
                                         (and (derived-mode-p 'netmodel-list-mode)
                                              (equal netmodel-list--list list)
-                                             (equal (netmodel-params-key netmodel-list--params) key))))
+                                             (equal (netmodel-params-key netmodel-list--params)
+                                                    key))))
                           (buffer-list))))
     (if buf
         (with-current-buffer buf (netmodel-list-refresh))

@@ -121,7 +121,8 @@ Set it (e.g. to 2000000) before connecting, to see what is sent and received."
 (defvar netmodel--status 'idle "One of idle, connected or waiting (a reconnect is scheduled).")
 (defvar netmodel--transport nil "socket or spawn.")
 (defvar netmodel--answered nil "Whether the current connection's server answered.")
-(defvar netmodel--ever-answered nil "Whether any server answered since the last `netmodel-connect'.")
+(defvar netmodel--ever-answered nil
+  "Whether any server answered since the last `netmodel-connect'.")
 (defvar netmodel--callbacks (make-hash-table) "Request id -> callback (ERR RESULT).")
 (defvar netmodel--retry-timer nil)
 (defvar netmodel--retry-secs 0)
@@ -151,7 +152,8 @@ Whoever can put a socket where we look receives what we send, tokens included."
         (cond ((stringp (file-attribute-type attrs))
                (concat refuse " is a symbolic link; give the real path"))
               ((/= (file-attribute-user-id attrs) (user-uid))
-               (format "%s belongs to uid %d, not to this user (uid %d), who could have put any server there"
+               (format (concat "%s belongs to uid %d, not to this user (uid %d), "
+                               "who could have put any server there")
                        refuse (file-attribute-user-id attrs) (user-uid)))
               ((/= 0 (logand modes #o022))
                (format "%s can be written by others (mode %04o); run `chmod 700 %s'"
@@ -241,7 +243,8 @@ Nothing is resent: a mutation may or may not have reached the server."
     (let* ((proc netmodel--process)
            (tail (netmodel--stderr-tail conn))
            (why (if (eq netmodel--transport 'spawn)
-                    (format "server exited (%s %d)%s" (process-status proc) (process-exit-status proc)
+                    (format "server exited (%s %d)%s"
+                            (process-status proc) (process-exit-status proc)
                             (if (string-empty-p tail) "" (concat ": " tail)))
                   "connection closed by the server")))
       (setq netmodel--conn nil netmodel--status 'idle)
@@ -278,7 +281,8 @@ Nothing is resent: a mutation may or may not have reached the server."
         (netmodel--fail-all netmodel-connection-lost why)
         (netmodel--end-subscriptions netmodel-connection-lost why))
     (cl-incf netmodel--attempts)
-    (setq netmodel--retry-secs (min 5 (if (zerop netmodel--retry-secs) 0.1 (* 2 netmodel--retry-secs))))
+    (setq netmodel--retry-secs
+          (min 5 (if (zerop netmodel--retry-secs) 0.1 (* 2 netmodel--retry-secs))))
     (setq netmodel--retry-timer
           (run-with-timer netmodel--retry-secs nil
                           (lambda ()

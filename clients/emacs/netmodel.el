@@ -61,10 +61,12 @@ An equal version is the same state seen twice (a reply and a notification)."
 (defun netmodel-params-key (params)
   "The canonical text of list PARAMS, the server's ListState `params'.
 Null (nil) members dropped, as the server drops them; keys sorted by code point."
-  (let ((members (cl-remove-if (lambda (m) (and netmodel-protocol-list-params-drop-null (null (cdr m))))
+  (let ((members (cl-remove-if (lambda (m) (and netmodel-protocol-list-params-drop-null
+                                                (null (cdr m))))
                                (netmodel--members params))))
     (concat "{"
-            (mapconcat (lambda (m) (concat (netmodel--json-text (car m)) ":" (netmodel--json-text (cdr m))))
+            (mapconcat (lambda (m)
+                         (concat (netmodel--json-text (car m)) ":" (netmodel--json-text (cdr m))))
                        (sort members (lambda (a b) (string< (car a) (car b))))
                        ",")
             "}")))
@@ -135,7 +137,8 @@ The server sends it again once `configure' sets a token."
            (cond ((netmodel-sub-closed sub)
                   (when name (netmodel-request "unsubscribe" (list :subscription name))))
                  (err (setf (netmodel-sub-error sub) err)
-                      (when (netmodel-sub-on-error sub) (netmodel--call (netmodel-sub-on-error sub) err)))
+                      (when (netmodel-sub-on-error sub)
+                        (netmodel--call (netmodel-sub-on-error sub) err)))
                  (t (setf (netmodel-sub-name sub) name (netmodel-sub-error sub) nil
                           (netmodel-sub-instance sub) (plist-get res :instance))
                     (puthash name sub netmodel--by-name)
@@ -218,7 +221,8 @@ params)."
            (append (list :type "entity")
                    (and kind (not (string-empty-p kind)) (list :kind kind))
                    (and id (list :id id)))))
-        (t (error "netmodel: unknown topic %S (want %s)" spec netmodel-protocol-topic-shorthands-text))))
+        (t (error "netmodel: unknown topic %S (want %s)"
+                  spec netmodel-protocol-topic-shorthands-text))))
 
 (defun netmodel-subscribe (topics on-state &optional on-error)
   "Subscribe to TOPICS: a topic or a list of them (see `netmodel-topic').
@@ -274,14 +278,16 @@ subscribed again after a reconnect; end it with `netmodel-unsubscribe'."
   "Follow KIND/ID (the entity at point, else asked).
 CALLBACK gets (ERR STATE); AWAIT waits for the backend's answer."
   (interactive (netmodel--read-entity "Follow"))
-  (netmodel--mutate "follow" (netmodel--entity-params kind id await) (or callback #'netmodel-report)))
+  (netmodel--mutate "follow" (netmodel--entity-params kind id await)
+                    (or callback #'netmodel-report)))
 
 ;;;###autoload
 (defun netmodel-unfollow (kind id &optional callback await)
   "Unfollow KIND/ID (the entity at point, else asked).
 CALLBACK gets (ERR STATE); AWAIT waits for the backend's answer."
   (interactive (netmodel--read-entity "Unfollow"))
-  (netmodel--mutate "unfollow" (netmodel--entity-params kind id await) (or callback #'netmodel-report)))
+  (netmodel--mutate "unfollow" (netmodel--entity-params kind id await)
+                    (or callback #'netmodel-report)))
 
 (defun netmodel-set-following (kind id following &optional callback await)
   "Set whether KIND/ID is FOLLOWING; CALLBACK gets (ERR STATE)."
@@ -296,8 +302,8 @@ CALLBACK gets (ERR STATE); AWAIT waits for the backend's answer."
 Asks the server first when nothing is known of it here."
   (interactive (netmodel--read-entity "Toggle"))
   (let ((flip (lambda (state)
-                (netmodel-set-following kind id (not (netmodel--true-p (plist-get state :following)))
-                                        callback))))
+                (netmodel-set-following
+                 kind id (not (netmodel--true-p (plist-get state :following))) callback))))
     (if-let ((state (netmodel-state kind id)))
         (funcall flip state)
       (netmodel-request "getFollowState" (list :kind kind :id id)
@@ -311,23 +317,25 @@ Asks the server first when nothing is known of it here."
 (defun netmodel-label (state &optional err)
   "The text of a follow button showing STATE (nil: not known yet).
 ERR: why the button gets no states (no server, a refused subscription), or nil."
-  (let* ((s (lambda (text face) (propertize text 'face face)))
-         (following (netmodel--true-p (plist-get state :following)))
-         (text (cond ((or (null state) (and (null (plist-get state :following)) (null (plist-get state :error))))
-                      (funcall s "[ … ]" 'netmodel-pending))
-                     ((netmodel--true-p (plist-get state :pending))
-                      (funcall s (if following "[ Following… ]" "[ Unfollowing… ]") 'netmodel-pending))
-                     (following (funcall s "[ Following ]" 'netmodel-following))
-                     ;; a follow request awaiting the account's approval
-                     ((netmodel--true-p (plist-get state :requested)) (funcall s "[ Requested ]" 'netmodel-pending))
-                     (t (funcall s "[ Follow ]" 'netmodel-follow)))))
+  (let* ((flag (lambda (key) (netmodel--true-p (plist-get state key))))
+         (following (funcall flag :following))
+         (shown (cond ((and (null (plist-get state :following)) (null (plist-get state :error)))
+                       '("[ … ]" . netmodel-pending)) ; not fetched yet
+                      ;; what was asked for, shown at once (optimistic), not confirmed yet
+                      ((funcall flag :pending)
+                       (cons (if following "[ Following… ]" "[ Unfollowing… ]") 'netmodel-pending))
+                      (following '("[ Following ]" . netmodel-following))
+                      ;; a follow request awaiting the account's approval
+                      ((funcall flag :requested) '("[ Requested ]" . netmodel-pending))
+                      (t '("[ Follow ]" . netmodel-follow))))
+         (text (propertize (car shown) 'face (cdr shown)))
+         ;; after a rollback the server keeps the error until the next success
+         (why (or err (plist-get state :error))))
     (cond ((and (not err) (netmodel-needs-credentials-p state))
            ;; kept pending, not rolled back: it goes through once a token is configured
-           (concat text (funcall s " 🔑 sign in" 'netmodel-sign-in)))
-          ;; after a rollback the server keeps the error until the next success
-          ((or err (plist-get state :error))
-           (concat text (funcall s (format " ✗ %s" (plist-get (or err (plist-get state :error)) :message))
-                                 'netmodel-error)))
+           (concat text (propertize " 🔑 sign in" 'face 'netmodel-sign-in)))
+          (why (concat text (propertize (format " ✗ %s" (plist-get why :message))
+                                        'face 'netmodel-error)))
           (t text))))
 
 (defvar netmodel-button-map

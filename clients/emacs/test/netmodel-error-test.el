@@ -49,7 +49,7 @@
   (should (equal "[ Requested ]"
                  (substring-no-properties
                   (netmodel-label '(:kind "account" :id "7" :following :json-false :confirmed :json-false
-                                    :pending :json-false :requested t :version 2))))))
+                                          :pending :json-false :requested t :version 2))))))
 
 (provide 'netmodel-error-test)
 ;;; netmodel-error-test.el ends here
