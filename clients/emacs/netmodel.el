@@ -341,24 +341,34 @@ ERR: why the button gets no states (no server, a refused subscription), or nil."
 (defvar netmodel-button-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "RET") #'netmodel-toggle-at-point)
-    (define-key map [mouse-1] #'netmodel-toggle-at-point)
     map)
   "Keys on a line that holds a follow button.")
+
+(defvar netmodel-button-mouse-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [mouse-1] #'netmodel-toggle-at-mouse)
+    (define-key map [mouse-2] #'netmodel-toggle-at-mouse)
+    map)
+  "Clicks on a follow button's label.")
 
 (defun netmodel--render (ov)
   "Show the state of button OV."
   (when (overlay-buffer ov)
     (overlay-put ov 'after-string
-                 (concat " " (netmodel-label (overlay-get ov 'netmodel-state)
-                                             (overlay-get ov 'netmodel-error))))))
+                 (concat " " (propertize (netmodel-label (overlay-get ov 'netmodel-state)
+                                                         (overlay-get ov 'netmodel-error))
+                                         'keymap netmodel-button-mouse-map
+                                         'mouse-face 'highlight
+                                         'help-echo "mouse-1, RET: toggle follow")))))
 
 (defun netmodel-button (kind id &optional pos)
   "Put a follow button of KIND/ID at the end of the line at POS (default point).
-It shows the entity's state, kept current by a subscription; RET or a click on
-the line toggles it.  Returns the button, an overlay; `netmodel-button-delete'
+It shows the entity's state, kept current by a subscription; RET on the line or
+a click on the label toggles it.  Returns the button, an overlay; `netmodel-button-delete'
 ends it, as killing the buffer does."
   (save-excursion
     (goto-char (or pos (point)))
+    ;; Rear-advance: the end of the line, where the label shows, is on the button too.
     (let ((ov (make-overlay (line-beginning-position) (line-end-position) nil nil t)))
       (overlay-put ov 'netmodel-entity (list kind id))
       (overlay-put ov 'keymap netmodel-button-map)
@@ -409,6 +419,15 @@ ends it, as killing the buffer does."
   (if-let ((entity (netmodel--entity-at-point)))
       (apply #'netmodel-toggle entity)
     (user-error "netmodel: no follow button on this line")))
+
+(defun netmodel-toggle-at-mouse (event)
+  "Toggle the follow button clicked on (EVENT)."
+  (interactive "e")
+  (let ((posn (event-start event)))
+    (with-current-buffer (window-buffer (posn-window posn))
+      (save-excursion
+        (goto-char (posn-point posn))
+        (netmodel-toggle-at-point)))))
 
 (provide 'netmodel)
 ;;; netmodel.el ends here

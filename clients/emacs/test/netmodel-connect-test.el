@@ -43,9 +43,13 @@
         (funcall wait "[ Following ]")
         ;; RET on the button's line toggles it too (keys go to the window's buffer)
         (switch-to-buffer (current-buffer))
+        (end-of-line)                   ; where the label is
         (execute-kbd-macro (kbd "RET"))
         (funcall wait "[ Follow ]")
-        (netmodel-follow "artist" "banksy")
+        ;; a click on the label toggles it
+        (let ((map (get-text-property 2 'keymap (overlay-get b 'after-string))))
+          (should (eq 'netmodel-toggle-at-mouse (lookup-key map [mouse-1])))
+          (netmodel-toggle-at-mouse `(mouse-1 (,(selected-window) ,(line-end-position) (0 . 0) 0))))
         (funcall wait "[ Following ]")
         ;; a change made by another client reaches the button
         (should (equal 0 (car (nmt-call (plist-get srv :socket) "unfollow" "kind=artist" "id=banksy"))))
