@@ -364,8 +364,8 @@ ERR: why the button gets no states (no server, a refused subscription), or nil."
 (defun netmodel-button (kind id &optional pos)
   "Put a follow button of KIND/ID at the end of the line at POS (default point).
 It shows the entity's state, kept current by a subscription; RET on the line or
-a click on the label toggles it.  Returns the button, an overlay; `netmodel-button-delete'
-ends it, as killing the buffer does."
+a click on the label toggles it.  Returns the button, an overlay;
+`netmodel-button-delete' ends it, as killing the buffer does."
   (save-excursion
     (goto-char (or pos (point)))
     ;; Rear-advance: the end of the line, where the label shows, is on the button too.
