@@ -112,5 +112,23 @@
     (should-error (netmodel-request "follow" (list :kind "artist" :id (string-to-multibyte "\377"))))
     (should (plist-get (netmodel-request-sync "stats" nil) :uptimeMs))))
 
+(ert-deftest netmodel-refuses-a-socket-folder-others-could-write ()
+  ;; whoever can put a socket there would receive what is sent, tokens included
+  (let* ((srv (nmt-start-server (nmt-tmpdir)))
+         (folder (file-name-directory (plist-get srv :socket)))
+         (link (concat (directory-file-name (nmt-tmpdir)) "/link")))
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (should (netmodel-request-sync "stats" nil)) ; the same socket in a 0700 folder works
+    (set-file-modes folder #o777)
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (let ((err (cdr (should-error (netmodel-request-sync "stats" nil 3) :type 'netmodel-error))))
+      (should (equal netmodel-not-connected (plist-get err :code)))
+      (should (string-search "can be written by others" (plist-get err :message))))
+    (set-file-modes folder #o700)
+    (make-symbolic-link (directory-file-name folder) link)
+    (nmt-setup 'netmodel-socket (concat link "/s.sock") 'netmodel-spawn nil)
+    (let ((err (cdr (should-error (netmodel-request-sync "stats" nil 3) :type 'netmodel-error))))
+      (should (string-search "symbolic link" (plist-get err :message))))))
+
 (provide 'netmodel-connect-test)
 ;;; netmodel-connect-test.el ends here
