@@ -24,6 +24,7 @@ GENERATED = [
     "clients/node/lib/protocol.js",
     "clients/node/lib/protocol.d.ts",
     "clients/nvim/lua/netmodel/protocol.lua",
+    "clients/emacs/netmodel-protocol.el",
 ]
 
 
