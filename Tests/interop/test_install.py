@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -81,9 +80,7 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
 
 def test_the_installed_units_verify(installed):
     prefix, _, _ = installed
-    analyze = shutil.which("systemd-analyze")
-    if analyze is None:
-        pytest.skip("systemd-analyze is not installed; test_socket_activation.py checks the units' keys")
+    analyze = require_tool("systemd-analyze", "Debian package systemd (scripts/install-deps --test)")
     units = prefix / "share/netmodel/systemd"
     env = dict(os.environ, XDG_RUNTIME_DIR=str(prefix))
     done = run(analyze, "verify", "--user", "--man=no", units / "netmodel.socket", units / "netmodel.service",
