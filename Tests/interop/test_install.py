@@ -41,7 +41,7 @@ def help_text(netmodel_bin) -> str:
 
 
 def help_commands(netmodel_bin) -> list[str]:
-    return sorted(set(re.findall(r"^\s+netmodel (\w[\w-]*)", help_text(netmodel_bin), re.M)))
+    return sorted(set(re.findall(r"^\s+netmodel ([a-z][a-z-]*)", help_text(netmodel_bin), re.M)))
 
 
 def help_serve_options(netmodel_bin) -> list[str]:
