@@ -64,14 +64,14 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
     prefix, _, said = installed
     for path in ("bin/netmodel", "share/man/man1/netmodel.1", "share/bash-completion/completions/netmodel",
                  "share/zsh/site-functions/_netmodel", "share/fish/vendor_completions.d/netmodel.fish",
-                 "share/netmodel/systemd/netmodel.socket", "share/netmodel/systemd/netmodel.service",
+                 "share/systemd/user/netmodel.socket", "share/systemd/user/netmodel.service",
                  "share/netmodel/schema/openrpc.json", "share/netmodel/clients/python/pyproject.toml",
                  "share/netmodel/clients/node/package.json", "share/netmodel/clients/nvim/lua/netmodel/init.lua",
                  "share/netmodel/examples/artsy/config.json"):
         assert (prefix / path).is_file(), path
     assert os.access(prefix / "bin" / "netmodel", os.X_OK)
     assert run(prefix / "bin" / "netmodel", "--version").stdout.startswith("netmodel ")
-    service = (prefix / "share/netmodel/systemd/netmodel.service").read_text()
+    service = (prefix / "share/systemd/user/netmodel.service").read_text()
     assert f"ExecStart={prefix}/bin/netmodel serve --socket --no-stdio\n" in service
     for words in ("pip install", "npm install", "runtimepath", "systemctl --user enable --now netmodel.socket",
                   "--uninstall"):
@@ -81,7 +81,7 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
 def test_the_installed_units_verify(installed):
     prefix, _, _ = installed
     analyze = require_tool("systemd-analyze", "Debian package systemd (scripts/install-deps --test)")
-    units = prefix / "share/netmodel/systemd"
+    units = prefix / "share/systemd/user"
     env = dict(os.environ, XDG_RUNTIME_DIR=str(prefix))
     done = run(analyze, "verify", "--user", "--man=no", units / "netmodel.socket", units / "netmodel.service",
                env=env, check=False)
