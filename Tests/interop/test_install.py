@@ -132,6 +132,8 @@ def test_bash_completes_commands_serve_options_methods_and_topics(installed, net
     assert complete_bash(prefix, "netmodel call getF") == ["getFollowState"]
     assert complete_bash(prefix, "netmodel call --timeout=10 ") == METHODS
     assert complete_bash(prefix, "netmodel call follow ") == []
+    assert complete_bash(prefix, "netmodel call --") == ["--help", "--socket=", "--timeout="]
+    assert complete_bash(prefix, "netmodel call follow --") == []
     assert complete_bash(prefix, "netmodel watch ") == TOPICS
     serve = [w for w in complete_bash(prefix, "netmodel serve --") if w.startswith("--")]
     assert serve == help_serve_options(netmodel_bin)
@@ -190,6 +192,9 @@ def test_zsh_and_fish_complete_the_same(installed, netmodel_bin, tmp_path):
     assert complete_fish("netmodel call ") == METHODS
     assert complete_fish("netmodel watch ") == TOPICS
     assert complete_fish("netmodel call follow ") == []
+    # Options go before the method, where `call` reads them.
+    assert complete_fish("netmodel call --") == ["--socket", "--timeout"]
+    assert complete_fish("netmodel call follow --") == []
     assert [w for w in complete_fish("netmodel serve --") if w.startswith("--") and w != "--help"] == \
         help_serve_options(netmodel_bin)
 

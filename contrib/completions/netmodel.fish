@@ -38,13 +38,15 @@ complete -c netmodel -n $serve -l max-lists -x
 complete -c netmodel -n $serve -l list-idle-ms -x
 complete -c netmodel -n $serve -l max-api-calls-per-second -x
 
-complete -c netmodel -n "__fish_seen_subcommand_from call watch" -l socket -r -F -d "the server's socket"
-complete -c netmodel -n "__fish_seen_subcommand_from call" -l timeout -x -d 'give up after MS'
-# The method is the first word after `call` that is not an option; params follow it.
-function __netmodel_call_needs_method
+# Before the first argument of COMMAND (the method of `call`, the first topic of
+# `watch`), where their options go.
+function __netmodel_before_argument --argument-names command
     set -l words (string match -v -- '-*' (commandline -opc))
-    test (count $words) -eq 2; and test "$words[2]" = call
+    test (count $words) -eq 2; and test "$words[2]" = $command
 end
-complete -c netmodel -n __netmodel_call_needs_method -a $methods
+complete -c netmodel -n "__netmodel_before_argument call; or __netmodel_before_argument watch" -l socket -r -F \
+    -d "the server's socket"
+complete -c netmodel -n "__netmodel_before_argument call" -l timeout -x -d 'give up after MS'
+complete -c netmodel -n "__netmodel_before_argument call" -a $methods
 complete -c netmodel -n "__fish_seen_subcommand_from watch" -a "$topics"
 complete -c netmodel -n "__fish_seen_subcommand_from check-config" -F
