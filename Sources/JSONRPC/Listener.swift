@@ -20,14 +20,26 @@ final class Listener {
   /// accept() failures in this episode (logged once).
   private var failures = 0
   private var backOff = Listener.firstBackOff
+  /// False for a socket a service manager passed: its path is the manager's, which
+  /// keeps listening after we exit and starts us again on the next connection.
+  private let ownsPath: Bool
 
   static let firstBackOff = Duration.milliseconds(100)
   static let maxBackOff = Duration.seconds(1)
 
-  init(path: String, loop: EventLoop, accepted: @escaping (FileDescriptor) -> Void) throws(UnixSocket.ListenError) {
+  convenience init(path: String, loop: EventLoop, accepted: @escaping (FileDescriptor) -> Void)
+    throws(UnixSocket.ListenError)
+  {
+    try self.init(fd: try UnixSocket.listen(path: path), path: path, ownsPath: true, loop: loop, accepted: accepted)
+  }
+
+  init(
+    fd: FileDescriptor, path: String, ownsPath: Bool, loop: EventLoop, accepted: @escaping (FileDescriptor) -> Void
+  ) throws(UnixSocket.ListenError) {
     self.path = path
     self.loop = loop
-    fd = try UnixSocket.listen(path: path)
+    self.fd = fd
+    self.ownsPath = ownsPath
     do {
       registration = try loop.register(fd, events: .readable) { [unowned self] _ in
         self.acceptAll(accepted)
@@ -107,6 +119,6 @@ final class Listener {
     if let registration { loop.deregister(registration) }
     registration = nil
     fd.close()
-    unlinkSocket(path)
+    if ownsPath { unlinkSocket(path) }
   }
 }

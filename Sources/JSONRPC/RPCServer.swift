@@ -81,16 +81,27 @@ public final class RPCServer {
 
   /// Listens on a Unix socket at `path` (see `UnixSocket.listen` for the rules).
   public func listen(path: String) throws(UnixSocket.ListenError) {
-    let listener = try Listener(path: path, loop: loop) { [unowned self] fd in
-      do {
-        try self.attach(input: fd, output: fd, transport: .socket)
-      } catch {
-        Log.warn("cannot serve a new connection: \(error)")
-        fd.close()
-      }
-    }
-    listeners.append(listener)
+    listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0) })
     Log.info("listening on \(path)")
+  }
+
+  /// Serves a listening socket passed by a service manager (`SocketActivation`);
+  /// its path is left in place at exit.
+  public func listen(inherited socket: SocketActivation.Inherited) throws(UnixSocket.ListenError) {
+    listeners.append(
+      try Listener(fd: socket.fd, path: socket.path, ownsPath: false, loop: loop) { [unowned self] in
+        self.acceptedPeer($0)
+      })
+    Log.info("listening on \(socket.path) (passed by the service manager)")
+  }
+
+  private func acceptedPeer(_ fd: FileDescriptor) {
+    do {
+      try attach(input: fd, output: fd, transport: .socket)
+    } catch {
+      Log.warn("cannot serve a new connection: \(error)")
+      fd.close()
+    }
   }
 
   /// Runs `hook` once per loop iteration just before replies are written: where the

@@ -7,6 +7,20 @@ import Service
 /// Runs the server until `exit`, a signal, or the end of stdin; returns the exit code.
 func serve(_ options: ServeOptions) -> Int32 {
   Log.level = options.logLevel
+  // First, before any descriptor is opened: the variables go at once (see SocketActivation).
+  let inherited: SocketActivation.Inherited?
+  do {
+    inherited = try SocketActivation.inherited()
+  } catch {
+    Log.error("refusing to start: \(error)")
+    return 1
+  }
+  if let inherited, options.socketPathGiven, let path = options.socketPath, path != inherited.path {
+    Log.error(
+      "the service manager passed a socket bound to \(inherited.path), but --socket=\(path) names another; "
+        + "make the .socket unit's ListenStream= and --socket say the same path, or give --socket without a path")
+    return 2
+  }
   do {
     let signals = try SignalFD(signals: [SignalFD.terminate, SignalFD.interrupt])
     let loop = try EventLoop()
@@ -93,7 +107,9 @@ func serve(_ options: ServeOptions) -> Int32 {
         service.terminate(exitCode: 0)
       }
     }
-    if let path = options.socketPath {
+    if let inherited {
+      try server.listen(inherited: inherited)
+    } else if let path = options.socketPath {
       do {
         try server.listen(path: path)
       } catch {

@@ -7,6 +7,8 @@ import Posix
 struct ServeOptions {
   var useStdio = true
   var socketPath: String?
+  /// `--socket=PATH` rather than `--socket`: a socket passed by a service manager must be bound there.
+  var socketPathGiven = false
   var logLevel = Log.Level.warn
   var maxMessageBytes = 16 << 20
   var maxUnreadBytes = Connection.defaultMaxUnreadBytes
@@ -47,6 +49,7 @@ struct ServeOptions {
       switch name {
       case "--socket":
         socketPath = inlineValue ?? ServeOptions.defaultSocketPath()
+        socketPathGiven = inlineValue != nil
       case "--no-stdio":
         useStdio = false
       case "--log-level":

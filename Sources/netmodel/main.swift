@@ -44,6 +44,19 @@ let usage = """
     --config FILE               the REST configuration (schema/backend.schema.json);
                                 a bad file stops the server with exit code 2
     --environment NAME          which of the configuration's base URLs to use
+    --max-entities N            entities kept in memory beyond those something holds;
+                                the least recently used go first (default 100000)
+    --entity-idle-ms N          an entity nothing holds goes after this long unused
+                                (default 600000; 0: only the count evicts)
+    --max-lists N               lists kept beyond those subscribed or loading (default 256)
+    --list-idle-ms N            a list nobody subscribes to goes after this long unused
+                                (default 600000; 0: only the count evicts)
+    --max-api-calls-per-second N
+                                rest backend: requests a second at most (default 200;
+                                0: no limit)
+
+  Started by systemd (netmodel.socket), serve takes the listening socket it is passed
+  (LISTEN_PID, LISTEN_FDS) instead of making one; see netmodel(1).
 
   Framing is detected per connection: Content-Length headers (LSP) or one JSON
   message per line. The methods are described by `rpc.discover` and schema/openrpc.json.
