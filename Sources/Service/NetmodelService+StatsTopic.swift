@@ -2,7 +2,7 @@ import EventLoop
 import JSON
 import JSONRPC
 
-/// The `stats` topic: the figures of `stats`, pushed as a `stats` notification at most
+/// The `stats` topic: the figures of `stats`, pushed as a `statsChanged` notification at most
 /// once a second, only while someone subscribes and only when they changed, so that
 /// `netmodel top` watches a server without polling it.
 extension NetmodelService {

@@ -81,7 +81,7 @@ final class NotificationQueue {
   }
 
   /// Writes queued notifications until the connection holds `highWater` unsent bytes;
-  /// returns how many `stateChanged` and `stats` notifications were written.
+  /// returns how many `stateChanged` and `statsChanged` notifications were written.
   ///
   /// They go ahead of the replies of this turn (see `Connection.sendNotification`),
   /// except those of a subscription made in this turn, which follow its reply; `seq`
@@ -110,7 +110,7 @@ final class NotificationQueue {
     return (written, stats)
   }
 
-  /// False when it wrote a `stats` notification.
+  /// False when it wrote a `statsChanged` notification.
   private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) -> Bool {
     seq += 1
     let seq = self.seq
@@ -163,7 +163,7 @@ private enum NotificationText {
   static let subscription = Array(#"{"subscription":"#.utf8)
   static let seq = Array(#","seq":"#.utf8)
   static let state = Array(#","state":"#.utf8)
-  static let stats = MessageEncoder.Notification(method: "stats")
+  static let stats = MessageEncoder.Notification(method: "statsChanged")
   static let statsField = Array(#","stats":"#.utf8)
 }
 

@@ -350,7 +350,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "stats",
       "summary": "Returns the server's counters.",
-      "description": "Counters since the process started, over all connections, and the size of what the server holds now (entities, subscriptions, unsettled intents, resident memory). The `stats` request that asks is already counted. To have them pushed when they change rather than asking, subscribe to the stats topic (`{\"type\":\"stats\"}`, the `stats` notification; `netmodel top` shows them). More counters will be added as the service grows; clients ignore fields they do not know. Takes no params: `params` may be absent, `null`, `{}` or `[]`; anything else is answered with -32602.",
+      "description": "Counters since the process started, over all connections, and the size of what the server holds now (entities, subscriptions, unsettled intents, resident memory). The `stats` request that asks is already counted. To have them pushed when they change rather than asking, subscribe to the stats topic (`{\"type\":\"stats\"}`, the `statsChanged` notification; `netmodel top` shows them). More counters will be added as the service grows; clients ignore fields they do not know. Takes no params: `params` may be absent, `null`, `{}` or `[]`; anything else is answered with -32602.",
       "paramStructure": "by-name",
       "params": [],
       "result": {
@@ -390,16 +390,35 @@ let openRPCDocumentText = ##"""
               "cacheHits": 5,
               "entities": 3,
               "entitiesEvicted": 0,
+              "entitiesPending": 0,
+              "entitiesFailed": 1,
               "subscriptions": 1,
               "notifications": {
                 "sent": 14,
-                "coalesced": 2
+                "coalesced": 2,
+                "stats": 0
               },
               "outbox": 0,
               "residentMemoryBytes": 9043968,
               "connections": {
                 "open": 2,
-                "total": 3
+                "total": 3,
+                "list": [
+                  {
+                    "id": 2,
+                    "transport": "socket",
+                    "subscriptions": 1,
+                    "queued": 0,
+                    "unsentBytes": 0
+                  },
+                  {
+                    "id": 3,
+                    "transport": "socket",
+                    "subscriptions": 0,
+                    "queued": 0,
+                    "unsentBytes": 0
+                  }
+                ]
               },
               "requests": {
                 "total": 22,
@@ -941,7 +960,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "subscribe",
       "summary": "Subscribes this connection to state changes; returns the current states.",
-      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).\n\nA stats topic (`type: \"stats\"`) adds nothing to the snapshot: the server's figures (the `stats` result) come as a `stats` notification right after the reply, then at most once a second when they changed (see `x-notifications`).",
+      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).\n\nA stats topic (`type: \"stats\"`) adds nothing to the snapshot: the server's figures (the `stats` result) come as a `statsChanged` notification right after the reply, then at most once a second when they changed (see `x-notifications`).",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1664,9 +1683,9 @@ let openRPCDocumentText = ##"""
       ]
     },
     {
-      "name": "stats",
+      "name": "statsChanged",
       "summary": "The server's figures (server to client), for a subscription to the stats topic.",
-      "description": "A JSON-RPC notification (no id; do not answer it): `{\"jsonrpc\":\"2.0\",\"method\":\"stats\",\"params\":{\"subscription\":…,\"seq\":…,\"stats\":…}}`, where `stats` is what the `stats` method answers. Sent once right after the subscribe reply, then at most once a second while the figures changed since the last push; figures that every push changes by itself (`uptimeMs`, `residentMemoryBytes`, `bytes.out`, `notifications.stats`, each connection's `unsentBytes`) do not count as a change. A timer on the server's loop makes them, only while a stats subscription exists. Like `stateChanged`, one waits per subscription at most: a reader slower than one a second gets the latest figures, never a backlog. `seq` counts both notifications on the connection.",
+      "description": "A JSON-RPC notification (no id; do not answer it): `{\"jsonrpc\":\"2.0\",\"method\":\"statsChanged\",\"params\":{\"subscription\":…,\"seq\":…,\"stats\":…}}`, where `stats` is what the `stats` method answers. Sent once right after the subscribe reply, then at most once a second while the figures changed since the last push; figures that every push changes by itself (`uptimeMs`, `residentMemoryBytes`, `bytes.out`, `notifications.stats`, each connection's `unsentBytes`) do not count as a change. A timer on the server's loop makes them, only while a stats subscription exists. Like `stateChanged`, one waits per subscription at most: a reader slower than one a second gets the latest figures, never a backlog. `seq` counts both notifications on the connection.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1697,7 +1716,113 @@ let openRPCDocumentText = ##"""
       ],
       "x-params-schema": {
         "$ref": "#/components/schemas/StatsParams"
-      }
+      },
+      "examples": [
+        {
+          "name": "the figures a second after a change",
+          "params": [
+            {
+              "name": "subscription",
+              "value": "s2"
+            },
+            {
+              "name": "seq",
+              "value": 2
+            },
+            {
+              "name": "stats",
+              "value": {
+                "instance": "5e809e940c1235a9",
+                "uptimeMs": 74512,
+                "backend": {
+                  "calls": 9,
+                  "mutations": 6,
+                  "reads": 3,
+                  "retries": 2,
+                  "rollbacks": 1
+                },
+                "dedupeHits": 4,
+                "cacheHits": 5,
+                "entities": 3,
+                "entitiesEvicted": 0,
+                "entitiesPending": 0,
+                "entitiesFailed": 1,
+                "subscriptions": 2,
+                "notifications": {
+                  "sent": 14,
+                  "coalesced": 2,
+                  "stats": 1
+                },
+                "outbox": 0,
+                "residentMemoryBytes": 9043968,
+                "connections": {
+                  "open": 2,
+                  "total": 3,
+                  "list": [
+                    {
+                      "id": 2,
+                      "transport": "socket",
+                      "subscriptions": 1,
+                      "queued": 0,
+                      "unsentBytes": 0
+                    },
+                    {
+                      "id": 3,
+                      "transport": "socket",
+                      "subscriptions": 1,
+                      "queued": 0,
+                      "unsentBytes": 0
+                    }
+                  ]
+                },
+                "requests": {
+                  "total": 23,
+                  "byMethod": {
+                    "follow": 4,
+                    "getFollowState": 8,
+                    "initialize": 2,
+                    "rpc.discover": 1,
+                    "setFollowState": 1,
+                    "stats": 3,
+                    "subscribe": 2,
+                    "unfollow": 2
+                  }
+                },
+                "notificationsReceived": 1,
+                "bytes": {
+                  "in": 6120,
+                  "out": 24790
+                },
+                "errors": {
+                  "total": 3,
+                  "byCode": {
+                    "-32001": 1,
+                    "-32601": 1,
+                    "-32700": 1
+                  }
+                },
+                "lists": {
+                  "held": 1,
+                  "pageCalls": 2,
+                  "sharedFetches": 0,
+                  "invalidations": 1,
+                  "evicted": 0,
+                  "pagingFailures": 0
+                },
+                "preload": {
+                  "queued": 0,
+                  "inFlight": 0,
+                  "started": 40,
+                  "cancelled": 12,
+                  "detailCalls": 40,
+                  "detailShared": 0
+                },
+                "waitingForCredentials": 0
+              }
+            }
+          ]
+        }
+      ]
     }
   ],
   "x-netmodel-protocol": {
@@ -2226,7 +2351,7 @@ let openRPCDocumentText = ##"""
           },
           {
             "title": "StatsTopic",
-            "description": "{type: stats}: the server's own figures (the `stats` method's result), pushed as a `stats` notification (see `x-notifications`) at most once a second, only while the subscription lasts and only when they changed; the first push comes right after the subscribe reply (the snapshot has nothing for this topic). Takes no other member. What `netmodel top` shows.",
+            "description": "{type: stats}: the server's own figures (the `stats` method's result), pushed as a `statsChanged` notification (see `x-notifications`) at most once a second, only while the subscription lasts and only when they changed; the first push comes right after the subscribe reply (the snapshot has nothing for this topic). Takes no other member. What `netmodel top` shows.",
             "type": "object",
             "required": [
               "type"
@@ -2536,7 +2661,7 @@ let openRPCDocumentText = ##"""
             "minimum": 0
           },
           "notifications": {
-            "description": "Notifications written: `stateChanged`, and `stats` for the stats topic.",
+            "description": "Notifications written: `stateChanged`, and `statsChanged` for the stats topic.",
             "type": "object",
             "required": [
               "sent",
@@ -2555,7 +2680,7 @@ let openRPCDocumentText = ##"""
                 "minimum": 0
               },
               "stats": {
-                "description": "`stats` notifications written (the `stats` topic); not counted in `sent`.",
+                "description": "`statsChanged` notifications written (the `stats` topic); not counted in `sent`.",
                 "type": "integer",
                 "minimum": 0
               }
@@ -2957,7 +3082,7 @@ let openRPCDocumentText = ##"""
       },
       "StatsParams": {
         "title": "StatsParams",
-        "description": "The params of the `stats` notification (see `x-notifications`).",
+        "description": "The params of the `statsChanged` notification (see `x-notifications`).",
         "type": "object",
         "required": [
           "subscription",

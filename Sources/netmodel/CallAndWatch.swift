@@ -25,7 +25,7 @@ let watchUsage = """
   not newer than one printed for the same entity or list is not printed again.
   TOPIC is `entity` (everything), `entity:KIND`,
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
-  `stats` (the server's figures, printed as the `stats` notification's params), or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
+  `stats` (the server's figures, printed as its statsChanged notifications' params), or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
 
   """
 
@@ -166,7 +166,7 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
       printed.print(line)
     }
     while let message = try client.receive() {
-      guard let method = message["method"]?.string, method == "stateChanged" || method == "stats",
+      guard let method = message["method"]?.string, method == "stateChanged" || method == "statsChanged",
         let params = message["params"]
       else { continue }
       printed.print(params)

@@ -12,7 +12,7 @@ let topUsage = """
   figures change) and redraws every second, busiest first. Colour when stdout is a
   terminal and NO_COLOR is not set. q or Ctrl-C quits (exit 0); exit 1 when the
   server goes away.
-  --json prints each pushed `stats` object as one line of JSON instead, with a
+  --json prints each pushed Stats object as one line of JSON instead, with a
   "rates" member: per-second changes since the previous line.
 
   """
@@ -99,7 +99,7 @@ struct TopView {
     while true {
       do {
         while let message = try client.bufferedMessage() {
-          guard message["method"]?.string == "stats", let stats = message["params"]?["stats"] else { continue }
+          guard message["method"]?.string == "statsChanged", let stats = message["params"]?["stats"] else { continue }
           take(stats)
         }
       } catch {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Service
 
-/// A `stats` notification, read.
+/// A `statsChanged` notification, read.
 struct StatsPushed {
   let subscription: String
   let seq: Int64
@@ -13,7 +13,7 @@ struct StatsPushed {
 
   static func all(_ messages: [JSON]) -> [StatsPushed] {
     messages.compactMap { message in
-      guard message["method"]?.string == "stats", let params = message["params"],
+      guard message["method"]?.string == "statsChanged", let params = message["params"],
         let subscription = params["subscription"]?.string, let seq = params["seq"]?.integer,
         let stats = params["stats"]
       else { return nil }
@@ -22,7 +22,7 @@ struct StatsPushed {
   }
 }
 
-/// The stats topic (schema `x-notifications` "stats"), on the manual clock: pushed
+/// The stats topic (schema `x-notifications` "statsChanged"), on the manual clock: pushed
 /// right after the subscribe reply, then at most once a second and only when the
 /// figures changed, latest wins for a slow reader, and no timer without a subscriber.
 @Suite struct StatsTopicTests {

@@ -1,7 +1,7 @@
 """`netmodel top` against the real binary: `--json` lines while follows happen, and the
 screen in a pseudo-terminal (header, rows, colour, the terminal given back on q and
 on Ctrl-C). The figures come from the server's `stats` topic (schema/openrpc.json,
-x-notifications "stats")."""
+x-notifications "statsChanged")."""
 
 from __future__ import annotations
 

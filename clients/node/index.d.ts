@@ -359,8 +359,8 @@ export type Listeners<Events extends { [K in keyof Events]: unknown[] }> = {
 
 export interface NetmodelClientEvents {
   stateChanged: [state: AnyState, subscription: Subscription, seq: number];
-  /** A `stats` push to a subscription with the stats topic. */
-  stats: [stats: Stats, subscription: Subscription, seq: number];
+  /** A `statsChanged` push to a subscription with the stats topic. */
+  statsChanged: [stats: Stats, subscription: Subscription, seq: number];
   disconnect: [error: Error | null];
   reconnect: [info: { attempt: number }];
   close: [];
@@ -429,7 +429,7 @@ export declare class NetmodelClient extends EventEmitter {
 
 export interface SubscriptionEvents<S extends AnyState = AnyState> {
   change: [state: S, seq: number];
-  /** A `stats` push (a subscription with the stats topic): one right after subscribing, then at most one a second while the figures change. */
+  /** A `statsChanged` push (a subscription with the stats topic): one right after subscribing, then at most one a second while the figures change. */
   stats: [stats: Stats, seq: number];
   end: [error: Error | null];
 }

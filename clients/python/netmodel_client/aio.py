@@ -840,7 +840,7 @@ class AsyncClient:
                 self._send_nowait(
                     {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": METHOD_NOT_FOUND, "message": "method not found"}}
                 )
-            elif method == "stats":
+            elif method == "statsChanged":
                 params = msg.get("params") or {}
                 name = params.get("subscription")
                 sub = self._subs.get(name) if isinstance(name, str) else None

@@ -148,7 +148,7 @@ local function send_subscribe(sub)
 end
 
 local function on_notification(method, params)
-  if method == 'stats' and params then
+  if method == 'statsChanged' and params then
     -- Written after the subscribe answer, never before: nothing to hold early. No
     -- version: each push is newer than the last.
     local sub = by_name[params.subscription]
