@@ -235,3 +235,44 @@ def strip_escapes(line: bytes) -> str:
     import re
 
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line.decode("utf-8", "replace")).rstrip("\r")
+
+
+def test_json_shows_rest_calls_in_flight_per_endpoint_and_their_latency(runtime, netmodel_bin, spawn, connect):
+    """With the rest backend against the Artsy demo server, whose follows answer after
+    1.5 s: the follows show in flight under `artist.follow`, then finished with their
+    latency (checked against the delay the server was told to add)."""
+    from test_rest import CONFIG, Artsy
+
+    api = Artsy(runtime.root)
+    try:
+        config = json.loads(CONFIG.read_text())
+        config["environments"]["local"] = api.url
+        path = runtime.root / "config.json"
+        path.write_text(json.dumps(config))
+        sock = runtime.root / "s.sock"
+        spawn("--backend", "rest", "--config", path, "--state-dir", runtime.root / "state-rest",
+              f"--socket={sock}", "--no-stdio", stdio=False)
+        poll_until(lambda: sock.exists(), 10, "socket")
+        api.faults({"method": "POST", "path": "^/api/v1/me/follow/artist$", "delay_ms": 1500, "times": None})
+        top = JsonTop(netmodel_bin, sock, runtime.env)
+        try:
+            top.until(lambda s: True, 10, "a first snapshot")
+            conn = connect(sock)
+            for id in ("banksy", "kaws"):
+                assert conn.result("follow", {"kind": "artist", "id": id})["pending"] is True
+
+            def endpoint(s):
+                return s["backend"]["http"]["endpoints"].get("artist.follow", {})
+
+            busy = top.until(lambda s: endpoint(s).get("inFlight") == 2, 5, "two follows in flight")
+            assert busy["entitiesPending"] == 2
+            done = top.until(lambda s: endpoint(s).get("finished") == 2 and endpoint(s)["inFlight"] == 0, 10,
+                             "the follows answered")
+            assert 1400 <= endpoint(done)["latencyLastMs"] < 5000, endpoint(done)
+            assert endpoint(done)["latencyTotalMs"] >= 2800, endpoint(done)
+            assert done["rates"]["endpoints"]["artist.follow"]["latencyMs"] >= 1400, done["rates"]
+            assert api.route("POST /api/v1/me/follow/artist") == 2
+        finally:
+            top.stop()
+    finally:
+        api.stop()
