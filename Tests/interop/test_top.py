@@ -231,6 +231,26 @@ def test_no_color_keeps_the_screen_plain(socket_server, runtime, netmodel_bin):
         top.close()
 
 
+def test_the_screen_follows_a_resize(socket_server, runtime, netmodel_bin):
+    server, sock = socket_server(None)
+    top = PtyTop(netmodel_bin, sock, runtime.env)
+    try:
+        top.read_until(b"CONNECTION", 10)
+        wide = max(len(strip_escapes(line)) for line in top.out.split(b"\x1b[H")[-1].split(b"\n"))
+        assert wide > 40, top.out[-500:]
+        # The kernel sends SIGWINCH to the terminal's foreground process: top redraws.
+        fcntl.ioctl(top.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 8, 40, 0, 0))
+        top.out = b""
+        top.read_until(b"\x1b[J", 5)
+        frame = top.out.split(b"\x1b[H")[-1]
+        lines = frame.split(b"\n")
+        assert len(lines) <= 8 and all(len(strip_escapes(line)) <= 40 for line in lines), lines
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
 def strip_escapes(line: bytes) -> str:
     import re
 
