@@ -72,7 +72,7 @@ struct TopScreen {
     lines.append(
       style(
         "netmodel top — instance \(stats["instance"]?.string ?? "?"), up \(duration(uptime)), "
-          + "\(int(stats, "connections", "open")) connections, \(format(memory)) MB resident", "1;7", pad: true))
+          + "connections \(int(stats, "connections", "open")), \(format(memory)) MB resident", "1;7", pad: true))
     let pending = int(stats, "entitiesPending")
     let failed = int(stats, "entitiesFailed")
     lines.append(
