@@ -64,6 +64,8 @@ struct TopView {
   private var latest: JSON?
   private var previous: JSON?
   private var latestAt = ContinuousClock.now
+  /// Stdout is gone (`top --json | head -1`): nobody is watching any more.
+  private var outputGone = false
   private var saved: termios?
 
   init(json: Bool) {
@@ -88,7 +90,7 @@ struct TopView {
   }
 
   /// Gives the terminal back as it was: the shell after `top` must echo and edit.
-  func stop() {
+  mutating func stop() {
     guard screen else { return }
     write("\u{1B}[?25h\u{1B}[?1049l")
     if var saved { _ = tcsetattr(0, TCSANOW, &saved) }
@@ -105,6 +107,7 @@ struct TopView {
       } catch {
         return .failed(error.description)
       }
+      if outputGone { return .quit }
       if screen && ContinuousClock.now >= nextDraw {
         draw()
         nextDraw = ContinuousClock.now + .seconds(1)
@@ -151,7 +154,7 @@ struct TopView {
     }
   }
 
-  private func draw() {
+  private mutating func draw() {
     guard let latest else {
       write("\u{1B}[H\u{1B}[2Jnetmodel top: waiting for the server's figures…")
       return
@@ -168,8 +171,12 @@ struct TopView {
     return TopRates(from: previous, to: latest)
   }
 
-  private func write(_ text: String) {
-    try? FileDescriptor.standardOutput.writeAll(text)
+  private mutating func write(_ text: String) {
+    do {
+      try FileDescriptor.standardOutput.writeAll(text)
+    } catch {
+      outputGone = true
+    }
   }
 }
 

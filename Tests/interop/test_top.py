@@ -130,6 +130,24 @@ def test_json_exits_1_when_the_server_goes_away(socket_server, runtime, netmodel
         top.stop()
 
 
+def test_json_ends_when_its_reader_goes(socket_server, connect, runtime, netmodel_bin):
+    """`netmodel top --json | head -1`: once stdout is gone, the next push ends it."""
+    server, sock = socket_server(None)
+    proc = subprocess.Popen(
+        [str(netmodel_bin), "top", f"--socket={sock}", "--json"], env=runtime.env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        assert json.loads(proc.stdout.readline())["subscriptions"] == 1
+        proc.stdout.close()
+        connect(sock).result("follow", {"kind": "artist", "id": "banksy"})  # figures change: a push
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=5)
+
+
 def test_an_unknown_option_is_a_usage_error(netmodel_bin):
     out = subprocess.run([str(netmodel_bin), "top", "--bogus"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "Usage: netmodel top" in out.stderr
