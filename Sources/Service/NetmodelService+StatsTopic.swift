@@ -15,10 +15,11 @@ extension NetmodelService {
   static let statsInterval = Duration.seconds(1)
 
   /// A new subscription gets the figures now (after its reply, as a snapshot would
-  /// be), then with the others; the timer runs while any subscription is left.
+  /// be), then with the others at the ticks; the timer runs while any subscription is
+  /// left.
   func statsSubscribed(_ subscription: SubscriptionHub.Subscription) {
     let (text, fingerprint) = statsPushText()
-    subscriptions.publish(stats: text, only: subscription)
+    subscriptions.publishFirst(stats: text, to: subscription, betweenTicks: statsPush.timer != nil)
     if statsPush.timer == nil {
       statsPush.fingerprint = fingerprint
       statsPush.timer = loop.scheduleRepeating(after: Self.statsInterval) { [weak self] in
@@ -33,10 +34,10 @@ extension NetmodelService {
       return nil
     }
     let (text, fingerprint) = statsPushText()
-    if fingerprint != statsPush.fingerprint {
-      statsPush.fingerprint = fingerprint
-      subscriptions.publish(stats: text)
-    }
+    let changed = fingerprint != statsPush.fingerprint
+    statsPush.fingerprint = fingerprint
+    // Unchanged figures too go to a subscription that skipped the last change.
+    subscriptions.publish(stats: text, changed: changed)
     return Self.statsInterval
   }
 

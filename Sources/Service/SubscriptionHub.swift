@@ -26,6 +26,11 @@ final class SubscriptionHub {
     /// Made in this loop turn: the peer learns its name from the `subscribe` reply, so
     /// its notifications must come after that reply, not ahead of it.
     var isFresh = true
+    /// Its first `statsChanged` came between two ticks, less than a second before the
+    /// next: it skips that one, so that it hears at most once a second.
+    var statsSkipsATick = false
+    /// A change it skipped, for the tick after.
+    var statsOwed = false
 
     init(id: String, topics: [Topic], queue: NotificationQueue) {
       self.id = id
@@ -147,14 +152,30 @@ final class SubscriptionHub {
 
   var hasStatsSubscribers: Bool { !statsSubscribers.isEmpty }
 
-  /// Queues the figures for every `stats` subscription (`only`: for that one alone,
-  /// its first push). A waiting older push is replaced: latest wins.
-  func publish(stats: StatsText, only: Subscription? = nil) {
-    let deliver = { (subscription: Subscription) in
-      if subscription.queue.put(stats: stats, for: subscription.id) { self.counters.coalesced += 1 }
+  /// At a tick: queues the figures for the stats subscriptions owed them (`changed`, or
+  /// a change they skipped). A waiting older push is replaced: latest wins.
+  func publish(stats: StatsText, changed: Bool) {
+    statsSubscribers.forEach { subscription in
+      if subscription.statsSkipsATick {
+        subscription.statsSkipsATick = false
+        subscription.statsOwed = subscription.statsOwed || changed
+        return
+      }
+      guard changed || subscription.statsOwed else { return }
+      subscription.statsOwed = false
+      put(stats, for: subscription)
     }
-    if let only { return deliver(only) }
-    statsSubscribers.forEach(deliver)
+  }
+
+  /// A new subscription's first figures; `betweenTicks`: the timer already runs, so its
+  /// next tick may be less than a second away.
+  func publishFirst(stats: StatsText, to subscription: Subscription, betweenTicks: Bool) {
+    subscription.statsSkipsATick = betweenTicks
+    put(stats, for: subscription)
+  }
+
+  private func put(_ stats: StatsText, for subscription: Subscription) {
+    if subscription.queue.put(stats: stats, for: subscription.id) { counters.coalesced += 1 }
   }
 
   /// Per connection with subscriptions: how many, and how many notifications wait.

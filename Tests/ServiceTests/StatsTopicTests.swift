@@ -58,6 +58,29 @@ struct StatsPushed {
     #expect(pushed.first?.seq == 2)
   }
 
+  /// Joining between two ticks, a subscriber has its first figures at once, skips the
+  /// tick less than a second later, and has the change it skipped at the tick after.
+  @Test func aSubscriberJoiningBetweenTicksStillHearsAtMostOnceASecond() throws {
+    let fixture = try ServiceFixture()  // the backend answers at once: one change, then none
+    let early = fixture.peer
+    let late = try InProcessPeer(server: fixture.service.server)
+    _ = try early.subscribe(statsTopic, id: 1)
+    fixture.clock.advance(by: .milliseconds(600))
+    _ = try early.drain()
+    let joined = try late.exchange("subscribe", #"{"topics":\#(statsTopic)}"#, id: 1)
+    let name = try #require(joined.first?["result"]?["subscription"]?.string)
+    #expect(StatsPushed.all(joined + (try late.drain())).count == 1, "its first figures, at once")
+    _ = try early.reply("follow", #"{"kind":"artist","id":"banksy"}"#, id: 2)
+    fixture.clock.advance(by: .milliseconds(400))  // the tick at 1 s
+    #expect(StatsPushed.all(try early.drain()).count == 1)
+    #expect(StatsPushed.all(try late.drain()).isEmpty, "0.4 s after its first figures")
+    fixture.clock.advance(by: .seconds(1))  // the tick at 2 s: nothing changed since 1 s
+    #expect(StatsPushed.all(try early.drain()).isEmpty)
+    let owed = StatsPushed.all(try late.drain())
+    #expect(owed.map(\.subscription) == [name], "the change it skipped")
+    #expect(owed.first?.stats["entities"]?.integer == 1)
+  }
+
   @Test func pendingAndFailedEntitiesAreCounted() throws {
     let fixture = try ServiceFixture(backendLatencyMs: 10)
     _ = try fixture.peer.reply("follow", #"{"kind":"artist","id":"banksy"}"#, id: 1)
