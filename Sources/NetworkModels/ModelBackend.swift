@@ -109,11 +109,16 @@ public struct HTTPStatistics {
   public var counters: HTTPClient.Counters
   public var inFlight: Int
   public var callsByEndpoint: [String: Int]
+  public var endpoints: [String: EndpointFigures]
 
-  public init(counters: HTTPClient.Counters, inFlight: Int, callsByEndpoint: [String: Int]) {
+  public init(
+    counters: HTTPClient.Counters, inFlight: Int, callsByEndpoint: [String: Int],
+    endpoints: [String: EndpointFigures] = [:]
+  ) {
     self.counters = counters
     self.inFlight = inFlight
     self.callsByEndpoint = callsByEndpoint
+    self.endpoints = endpoints
   }
 }
 

@@ -28,11 +28,22 @@ extension NetmodelService {
     let notifications = JSON.object()
       .set("sent", .integer(subscriptions.counters.notificationsSent))
       .set("coalesced", .integer(subscriptions.counters.coalesced))
+      .set("stats", .integer(subscriptions.counters.statsSent))
     if let figures = models.statistics?.httpStatistics {
       let http = figures.counters
       let calls = JSON.object()
       for (endpoint, count) in figures.callsByEndpoint.sorted(by: { $0.key < $1.key }) {
         calls.set(endpoint, .integer(count))
+      }
+      let endpoints = JSON.object()
+      for (endpoint, figures) in figures.endpoints.sorted(by: { $0.key < $1.key }) {
+        endpoints.set(
+          endpoint,
+          JSON.object()
+            .set("inFlight", .integer(figures.inFlight))
+            .set("finished", .integer(figures.finished))
+            .set("latencyTotalMs", .integer(Self.milliseconds(figures.latencyTotal)))
+            .set("latencyLastMs", .integer(Self.milliseconds(figures.latencyLast))))
       }
       backend.set(
         "http",
@@ -42,7 +53,8 @@ extension NetmodelService {
           .set("transportErrors", .integer(http.transportErrors))
           .set("connectionsOpened", .integer(http.connectionsOpened))
           .set("inFlight", .integer(figures.inFlight))
-          .set("byEndpoint", calls))
+          .set("byEndpoint", calls)
+          .set("endpoints", endpoints))
     }
     let listCounters = lists.counters
     let preload = preloader.counters
@@ -74,6 +86,8 @@ extension NetmodelService {
       .set("cacheHits", .integer(counters.cacheHits))
       .set("entities", .integer(store.entityCount))
       .set("entitiesEvicted", .integer(counters.evicted))
+      .set("entitiesPending", .integer(store.pendingCount))
+      .set("entitiesFailed", .integer(store.failedCount))
       .set("subscriptions", .integer(subscriptions.subscriptionCount))
       .set("notifications", notifications)
       .set("outbox", .integer(outbox?.count ?? 0))
@@ -82,10 +96,32 @@ extension NetmodelService {
       .set(
         "connections",
         JSON.object().set("open", .integer(stats.connectionsOpen)).set("total", .integer(stats.connectionsTotal))
+          .set("list", connectionList())
       )
       .set("requests", JSON.object().set("total", .integer(stats.requestsTotal)).set("byMethod", byMethod))
       .set("notificationsReceived", .integer(stats.notificationsReceived))
       .set("bytes", JSON.object().set("in", .integer(stats.bytesIn)).set("out", .integer(stats.bytesOut)))
       .set("errors", JSON.object().set("total", .integer(stats.errorsTotal)).set("byCode", byCode))
+  }
+
+  /// Each open connection, oldest first: who subscribes to what, and who reads slowly.
+  private func connectionList() -> JSON {
+    let list = JSON.array()
+    for connection in server.connections.values.sorted(by: { $0.id < $1.id }) {
+      let (subscriptionCount, queued) = subscriptions.figures(of: connection.id)
+      list.append(
+        JSON.object()
+          .set("id", .integer(connection.id))
+          .set("transport", .string(connection.transport == .stdio ? "stdio" : "socket"))
+          .set("subscriptions", .integer(subscriptionCount))
+          .set("queued", .integer(queued))
+          .set("unsentBytes", .integer(connection.unsentByteCount)))
+    }
+    return list
+  }
+
+  static func milliseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    return seconds * 1000 + attoseconds / 1_000_000_000_000_000
   }
 }

@@ -22,6 +22,9 @@ extension NetmodelService {
     case "list":
       let (key, values) = try checkedListKey(params, path: path)
       return .list(key, params: values)
+    case "stats":
+      guard value.count == 1 else { throw .invalidParams("a stats topic has only a type", path: path) }
+      return .stats
     case nil: throw .invalidParams("type is required", path: path + "/type")
     case let other?: throw .invalidParams("unknown topic type \(other)", path: path + "/type")
     }

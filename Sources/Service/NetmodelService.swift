@@ -34,6 +34,7 @@ public final class NetmodelService {
   public var outbox: Outbox? { models.outbox }
   public var configuration: Configuration
   let subscriptions = SubscriptionHub()
+  var statsPush = StatsPush()
   public var loop: EventLoop { server.loop }
   /// A new random id per process start: a client that sees another one after a
   /// reconnect knows the server restarted (versions still never go backwards on one

@@ -8,6 +8,7 @@ final class NotificationQueue {
   enum Subject: Hashable {
     case entity(EntityKey)
     case list(ListKey)
+    case stats
   }
 
   struct Slot: Hashable {
@@ -19,6 +20,8 @@ final class NotificationQueue {
     case entity(EntityState)
     /// Encoded when written, from the list store.
     case list(ListKey)
+    /// The server's figures, encoded once per push for every subscriber.
+    case stats(StatsText)
   }
 
   /// Notifications are written while the connection has less than this unsent.
@@ -59,6 +62,12 @@ final class NotificationQueue {
     return false
   }
 
+  /// Queues the server's figures; true when older ones were still waiting (a slow
+  /// reader gets the latest only).
+  func put(stats: StatsText, for subscription: String) -> Bool {
+    put(.stats(stats), as: Slot(subscription: subscription, subject: .stats))
+  }
+
   /// Forgets what `subscription` has queued; its places in `order` are skipped later.
   func dropQueued(subscription: String) {
     queuedCount -= states.removeValue(forKey: subscription)?.count ?? 0
@@ -72,13 +81,14 @@ final class NotificationQueue {
   }
 
   /// Writes queued notifications until the connection holds `highWater` unsent bytes;
-  /// returns how many were written.
+  /// returns how many `stateChanged` and `statsChanged` notifications were written.
   ///
   /// They go ahead of the replies of this turn (see `Connection.sendNotification`),
   /// except those of a subscription made in this turn, which follow its reply; `seq`
   /// follows the order on the wire.
-  func drain() -> Int {
+  func drain() -> (stateChanged: Int, stats: Int) {
     var written = 0
+    var stats = 0
     var afterReplies: [(Slot, Pending)] = []
     while head < order.count && connection.unsentByteCount < NotificationQueue.highWater && !connection.isClosed {
       let slot = order[head]
@@ -88,22 +98,42 @@ final class NotificationQueue {
         afterReplies.append((slot, pending))
         continue
       }
-      write(slot, pending, aheadOfReplies: true)
-      written += 1
+      if write(slot, pending, aheadOfReplies: true) { written += 1 } else { stats += 1 }
     }
-    for (slot, pending) in afterReplies { write(slot, pending, aheadOfReplies: false) }
-    written += afterReplies.count
+    for (slot, pending) in afterReplies {
+      if write(slot, pending, aheadOfReplies: false) { written += 1 } else { stats += 1 }
+    }
     if head == order.count || head > 1024 {
       order.removeFirst(head)
       head = 0
     }
-    return written
+    return (written, stats)
   }
 
-  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) {
+  /// False when it wrote a `statsChanged` notification.
+  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) -> Bool {
     seq += 1
     let seq = self.seq
     let encodeList = self.encodeList
+    if case .stats(let text) = pending {
+      let encode = { (buffer: inout [UInt8]) in
+        NotificationText.stats.encode(into: &buffer) { buffer in
+          buffer.append(contentsOf: NotificationText.subscription)
+          appendJSONString(slot.subscription, to: &buffer)
+          buffer.append(contentsOf: NotificationText.seq)
+          appendDecimal(Int64(seq), to: &buffer)
+          buffer.append(contentsOf: NotificationText.statsField)
+          buffer.append(contentsOf: text.bytes)
+          buffer.append(UInt8(ascii: "}"))
+        }
+      }
+      if aheadOfReplies {
+        connection.sendNotification(encodeBody: encode)
+      } else {
+        connection.send(encodeBody: encode)
+      }
+      return false
+    }
     let encode = { (buffer: inout [UInt8]) in
       NotificationText.stateChanged.encode(into: &buffer) { buffer in
         buffer.append(contentsOf: NotificationText.subscription)
@@ -114,6 +144,7 @@ final class NotificationQueue {
         switch pending {
         case .entity(let state): state.encode(into: &buffer)
         case .list(let key): encodeList(key, &buffer)
+        case .stats: break
         }
         buffer.append(UInt8(ascii: "}"))
       }
@@ -123,6 +154,7 @@ final class NotificationQueue {
     } else {
       connection.send(encodeBody: encode)
     }
+    return true
   }
 }
 
@@ -131,4 +163,12 @@ private enum NotificationText {
   static let subscription = Array(#"{"subscription":"#.utf8)
   static let seq = Array(#","seq":"#.utf8)
   static let state = Array(#","state":"#.utf8)
+  static let stats = MessageEncoder.Notification(method: "statsChanged")
+  static let statsField = Array(#","stats":"#.utf8)
+}
+
+/// One push of the `Stats` object, shared by the queues of every subscriber.
+final class StatsText {
+  let bytes: [UInt8]
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
 }

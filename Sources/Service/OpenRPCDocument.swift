@@ -350,7 +350,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "stats",
       "summary": "Returns the server's counters.",
-      "description": "Counters since the process started, over all connections, and the size of what the server holds now (entities, subscriptions, unsettled intents, resident memory). The `stats` request that asks is already counted. More counters will be added as the service grows; clients ignore fields they do not know. Takes no params: `params` may be absent, `null`, `{}` or `[]`; anything else is answered with -32602.",
+      "description": "Counters since the process started, over all connections, and the size of what the server holds now (entities, subscriptions, unsettled intents, resident memory). The `stats` request that asks is already counted. To have them pushed when they change rather than asking, subscribe to the stats topic (`{\"type\":\"stats\"}`, the `statsChanged` notification; `netmodel top` shows them). More counters will be added as the service grows; clients ignore fields they do not know. Takes no params: `params` may be absent, `null`, `{}` or `[]`; anything else is answered with -32602.",
       "paramStructure": "by-name",
       "params": [],
       "result": {
@@ -390,16 +390,35 @@ let openRPCDocumentText = ##"""
               "cacheHits": 5,
               "entities": 3,
               "entitiesEvicted": 0,
+              "entitiesPending": 0,
+              "entitiesFailed": 1,
               "subscriptions": 1,
               "notifications": {
                 "sent": 14,
-                "coalesced": 2
+                "coalesced": 2,
+                "stats": 0
               },
               "outbox": 0,
               "residentMemoryBytes": 9043968,
               "connections": {
                 "open": 2,
-                "total": 3
+                "total": 3,
+                "list": [
+                  {
+                    "id": 2,
+                    "transport": "socket",
+                    "subscriptions": 1,
+                    "queued": 0,
+                    "unsentBytes": 0
+                  },
+                  {
+                    "id": 3,
+                    "transport": "socket",
+                    "subscriptions": 0,
+                    "queued": 0,
+                    "unsentBytes": 0
+                  }
+                ]
               },
               "requests": {
                 "total": 22,
@@ -941,7 +960,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "subscribe",
       "summary": "Subscribes this connection to state changes; returns the current states.",
-      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).",
+      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).\n\nA stats topic (`type: \"stats\"`) adds nothing to the snapshot: the server's figures (the `stats` result) come as a `statsChanged` notification right after the reply, then at most once a second when they changed (see `x-notifications`).",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1662,6 +1681,148 @@ let openRPCDocumentText = ##"""
           ]
         }
       ]
+    },
+    {
+      "name": "statsChanged",
+      "summary": "The server's figures (server to client), for a subscription to the stats topic.",
+      "description": "A JSON-RPC notification (no id; do not answer it): `{\"jsonrpc\":\"2.0\",\"method\":\"statsChanged\",\"params\":{\"subscription\":…,\"seq\":…,\"stats\":…}}`, where `stats` is what the `stats` method answers. Sent once right after the subscribe reply, then at most once a second while the figures changed since the last push (a subscription made while the timer already runs skips its next tick, less than a second away, and gets what changed at the tick after); figures that every push changes by itself (`uptimeMs`, `residentMemoryBytes`, `bytes.out`, `notifications.stats`, each connection's `unsentBytes`) do not count as a change. A timer on the server's loop makes them, only while a stats subscription exists. Like `stateChanged`, one waits per subscription at most: a reader slower than one a second gets the latest figures, never a backlog. `seq` counts both notifications on the connection.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "subscription",
+          "description": "The subscription with the stats topic.",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "seq",
+          "description": "Position of this notification on its connection.",
+          "required": true,
+          "schema": {
+            "type": "integer",
+            "minimum": 1
+          }
+        },
+        {
+          "name": "stats",
+          "description": "The figures.",
+          "required": true,
+          "schema": {
+            "$ref": "#/components/schemas/Stats"
+          }
+        }
+      ],
+      "x-params-schema": {
+        "$ref": "#/components/schemas/StatsParams"
+      },
+      "examples": [
+        {
+          "name": "the figures a second after a change",
+          "params": [
+            {
+              "name": "subscription",
+              "value": "s2"
+            },
+            {
+              "name": "seq",
+              "value": 2
+            },
+            {
+              "name": "stats",
+              "value": {
+                "instance": "5e809e940c1235a9",
+                "uptimeMs": 74512,
+                "backend": {
+                  "calls": 9,
+                  "mutations": 6,
+                  "reads": 3,
+                  "retries": 2,
+                  "rollbacks": 1
+                },
+                "dedupeHits": 4,
+                "cacheHits": 5,
+                "entities": 3,
+                "entitiesEvicted": 0,
+                "entitiesPending": 0,
+                "entitiesFailed": 1,
+                "subscriptions": 2,
+                "notifications": {
+                  "sent": 14,
+                  "coalesced": 2,
+                  "stats": 1
+                },
+                "outbox": 0,
+                "residentMemoryBytes": 9043968,
+                "connections": {
+                  "open": 2,
+                  "total": 3,
+                  "list": [
+                    {
+                      "id": 2,
+                      "transport": "socket",
+                      "subscriptions": 1,
+                      "queued": 0,
+                      "unsentBytes": 0
+                    },
+                    {
+                      "id": 3,
+                      "transport": "socket",
+                      "subscriptions": 1,
+                      "queued": 0,
+                      "unsentBytes": 0
+                    }
+                  ]
+                },
+                "requests": {
+                  "total": 23,
+                  "byMethod": {
+                    "follow": 4,
+                    "getFollowState": 8,
+                    "initialize": 2,
+                    "rpc.discover": 1,
+                    "setFollowState": 1,
+                    "stats": 3,
+                    "subscribe": 2,
+                    "unfollow": 2
+                  }
+                },
+                "notificationsReceived": 1,
+                "bytes": {
+                  "in": 6120,
+                  "out": 24790
+                },
+                "errors": {
+                  "total": 3,
+                  "byCode": {
+                    "-32001": 1,
+                    "-32601": 1,
+                    "-32700": 1
+                  }
+                },
+                "lists": {
+                  "held": 1,
+                  "pageCalls": 2,
+                  "sharedFetches": 0,
+                  "invalidations": 1,
+                  "evicted": 0,
+                  "pagingFailures": 0
+                },
+                "preload": {
+                  "queued": 0,
+                  "inFlight": 0,
+                  "started": 40,
+                  "cancelled": 12,
+                  "detailCalls": 40,
+                  "detailShared": 0
+                },
+                "waitingForCredentials": 0
+              }
+            }
+          ]
+        }
+      ]
     }
   ],
   "x-netmodel-protocol": {
@@ -1717,6 +1878,12 @@ let openRPCDocumentText = ##"""
             "type": "list",
             "list": "NAME",
             "params": {}
+          }
+        },
+        {
+          "shorthand": "stats",
+          "topic": {
+            "type": "stats"
           }
         }
       ]
@@ -2181,6 +2348,20 @@ let openRPCDocumentText = ##"""
                 }
               }
             }
+          },
+          {
+            "title": "StatsTopic",
+            "description": "{type: stats}: the server's own figures (the `stats` method's result), pushed as a `statsChanged` notification (see `x-notifications`) at most once a second, only while the subscription lasts and only when they changed; the first push comes right after the subscribe reply (the snapshot has nothing for this topic). Takes no other member. What `netmodel top` shows.",
+            "type": "object",
+            "required": [
+              "type"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "type": {
+                "const": "stats"
+              }
+            }
           }
         ]
       },
@@ -2323,7 +2504,9 @@ let openRPCDocumentText = ##"""
           "errors",
           "lists",
           "preload",
-          "waitingForCredentials"
+          "waitingForCredentials",
+          "entitiesPending",
+          "entitiesFailed"
         ],
         "properties": {
           "uptimeMs": {
@@ -2376,7 +2559,8 @@ let openRPCDocumentText = ##"""
                   "transportErrors",
                   "connectionsOpened",
                   "inFlight",
-                  "byEndpoint"
+                  "byEndpoint",
+                  "endpoints"
                 ],
                 "properties": {
                   "requests": {
@@ -2411,6 +2595,41 @@ let openRPCDocumentText = ##"""
                       "type": "integer",
                       "minimum": 0
                     }
+                  },
+                  "endpoints": {
+                    "description": "Per `kind.endpoint`: calls in flight and how long they take. A call is in flight from when it is handed to the HTTP client (waiting in its queue included) until it is answered or fails. The mean latency of an interval is the change of `latencyTotalMs` over the change of `finished`.",
+                    "type": "object",
+                    "additionalProperties": {
+                      "type": "object",
+                      "required": [
+                        "inFlight",
+                        "finished",
+                        "latencyTotalMs",
+                        "latencyLastMs"
+                      ],
+                      "properties": {
+                        "inFlight": {
+                          "description": "Calls not yet answered.",
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "finished": {
+                          "description": "Calls answered or failed since start.",
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "latencyTotalMs": {
+                          "description": "The milliseconds the finished calls took, added up.",
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "latencyLastMs": {
+                          "description": "The milliseconds the last finished call took.",
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      }
+                    }
                   }
                 }
               }
@@ -2442,11 +2661,12 @@ let openRPCDocumentText = ##"""
             "minimum": 0
           },
           "notifications": {
-            "description": "`stateChanged` notifications.",
+            "description": "Notifications written: `stateChanged`, and `statsChanged` for the stats topic.",
             "type": "object",
             "required": [
               "sent",
-              "coalesced"
+              "coalesced",
+              "stats"
             ],
             "properties": {
               "sent": {
@@ -2456,6 +2676,11 @@ let openRPCDocumentText = ##"""
               },
               "coalesced": {
                 "description": "Queued states replaced by a newer state of the same entity and subscription before they were written.",
+                "type": "integer",
+                "minimum": 0
+              },
+              "stats": {
+                "description": "`statsChanged` notifications written (the `stats` topic); not counted in `sent`.",
                 "type": "integer",
                 "minimum": 0
               }
@@ -2475,7 +2700,8 @@ let openRPCDocumentText = ##"""
             "type": "object",
             "required": [
               "open",
-              "total"
+              "total",
+              "list"
             ],
             "properties": {
               "open": {
@@ -2487,6 +2713,49 @@ let openRPCDocumentText = ##"""
                 "description": "Connections accepted since start, stdio included.",
                 "type": "integer",
                 "minimum": 0
+              },
+              "list": {
+                "description": "Each connection open now, oldest first.",
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "id",
+                    "transport",
+                    "subscriptions",
+                    "queued",
+                    "unsentBytes"
+                  ],
+                  "properties": {
+                    "id": {
+                      "description": "The connection's number in this process.",
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "transport": {
+                      "description": "`stdio` or `socket`.",
+                      "enum": [
+                        "stdio",
+                        "socket"
+                      ]
+                    },
+                    "subscriptions": {
+                      "description": "Its subscriptions open now.",
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "queued": {
+                      "description": "Its notifications waiting to be written (coalesced: at most one per subscription and entity, list or stats).",
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "unsentBytes": {
+                      "description": "Bytes written for it that it has not read yet: a slow reader shows here.",
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                }
               }
             }
           },
@@ -2652,6 +2921,16 @@ let openRPCDocumentText = ##"""
             "description": "Intents the backend refused for want of credentials (401/403): still pending and in the outbox, sent again at the next `configure {authToken}` or `configure {environment}`.",
             "type": "integer",
             "minimum": 0
+          },
+          "entitiesPending": {
+            "description": "Entities whose state shows `pending` now: a mutation not yet settled.",
+            "type": "integer",
+            "minimum": 0
+          },
+          "entitiesFailed": {
+            "description": "Entities whose state shows an `error` now.",
+            "type": "integer",
+            "minimum": 0
           }
         }
       },
@@ -2798,6 +3077,30 @@ let openRPCDocumentText = ##"""
             "type": "integer",
             "minimum": 0,
             "description": " Never goes backwards across a restart on the same state folder."
+          }
+        }
+      },
+      "StatsParams": {
+        "title": "StatsParams",
+        "description": "The params of the `statsChanged` notification (see `x-notifications`).",
+        "type": "object",
+        "required": [
+          "subscription",
+          "seq",
+          "stats"
+        ],
+        "properties": {
+          "subscription": {
+            "description": "The subscription with the stats topic.",
+            "type": "string"
+          },
+          "seq": {
+            "description": "As in `stateChanged`: one count per connection over both notifications.",
+            "type": "integer",
+            "minimum": 1
+          },
+          "stats": {
+            "$ref": "#/components/schemas/Stats"
           }
         }
       }

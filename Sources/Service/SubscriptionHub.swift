@@ -15,6 +15,8 @@ final class SubscriptionHub {
     case entity(kind: String?, id: String?)
     /// One list (name and params).
     case list(ListKey, params: [String: String])
+    /// The server's own figures (`stats`), pushed at most once a second.
+    case stats
   }
 
   final class Subscription {
@@ -24,6 +26,11 @@ final class SubscriptionHub {
     /// Made in this loop turn: the peer learns its name from the `subscribe` reply, so
     /// its notifications must come after that reply, not ahead of it.
     var isFresh = true
+    /// Its first `statsChanged` came between two ticks, less than a second before the
+    /// next: it skips that one, so that it hears at most once a second.
+    var statsSkipsATick = false
+    /// A change it skipped, for the tick after.
+    var statsOwed = false
 
     init(id: String, topics: [Topic], queue: NotificationQueue) {
       self.id = id
@@ -35,6 +42,7 @@ final class SubscriptionHub {
   struct Counters {
     var notificationsSent = 0
     var coalesced = 0
+    var statsSent = 0
   }
 
   private(set) var counters = Counters()
@@ -43,6 +51,7 @@ final class SubscriptionHub {
   private var byKind: [String: Subscribers] = [:]
   private var everything = Subscribers()
   private var lists: [ListKey: Subscribers] = [:]
+  private var statsSubscribers = Subscribers()
   private var queues: [Int: NotificationQueue] = [:]
   private var fresh: [Subscription] = []
   /// Writes a list's current ListState: lists are encoded when their notification is
@@ -65,6 +74,7 @@ final class SubscriptionHub {
       case .entity(let kind?, nil): byKind[kind, default: Subscribers()].insert(subscription)
       case .entity(nil, _): everything.insert(subscription)
       case .list(let key, _): lists[key, default: Subscribers()].insert(subscription)
+      case .stats: statsSubscribers.insert(subscription)
       }
     }
     return subscription
@@ -130,11 +140,48 @@ final class SubscriptionHub {
   /// Writes queued notifications of every connection that has room; runs once per
   /// loop turn, just before the connections are flushed.
   func drainAll() {
-    for queue in queues.values where queue.hasQueued {
-      counters.notificationsSent += queue.drain()
-    }
+    for queue in queues.values where queue.hasQueued { count(queue.drain()) }
     for subscription in fresh { subscription.isFresh = false }
     fresh.removeAll(keepingCapacity: true)
+  }
+
+  private func count(_ written: (stateChanged: Int, stats: Int)) {
+    counters.notificationsSent += written.stateChanged
+    counters.statsSent += written.stats
+  }
+
+  var hasStatsSubscribers: Bool { !statsSubscribers.isEmpty }
+
+  /// At a tick: queues the figures for the stats subscriptions owed them (`changed`, or
+  /// a change they skipped). A waiting older push is replaced: latest wins.
+  func publish(stats: StatsText, changed: Bool) {
+    statsSubscribers.forEach { subscription in
+      if subscription.statsSkipsATick {
+        subscription.statsSkipsATick = false
+        subscription.statsOwed = subscription.statsOwed || changed
+        return
+      }
+      guard changed || subscription.statsOwed else { return }
+      subscription.statsOwed = false
+      put(stats, for: subscription)
+    }
+  }
+
+  /// A new subscription's first figures; `betweenTicks`: the timer already runs, so its
+  /// next tick may be less than a second away.
+  func publishFirst(stats: StatsText, to subscription: Subscription, betweenTicks: Bool) {
+    subscription.statsSkipsATick = betweenTicks
+    put(stats, for: subscription)
+  }
+
+  private func put(_ stats: StatsText, for subscription: Subscription) {
+    if subscription.queue.put(stats: stats, for: subscription.id) { counters.coalesced += 1 }
+  }
+
+  /// Per connection with subscriptions: how many, and how many notifications wait.
+  func figures(of connection: Int) -> (subscriptions: Int, queued: Int) {
+    guard let queue = queues[connection] else { return (0, 0) }
+    return (queue.subscriptions.count, queue.queuedCount)
   }
 
   private func queue(for connection: Connection) -> NotificationQueue {
@@ -145,7 +192,7 @@ final class SubscriptionHub {
     queues[connection.id] = created
     connection.onDrained = { [weak self, weak created] in
       guard let self, let created, created.hasQueued else { return }
-      self.counters.notificationsSent += created.drain()
+      self.count(created.drain())
     }
     return created
   }
@@ -164,6 +211,7 @@ final class SubscriptionHub {
       case .entity(let kind?, nil): remove(from: &byKind, kind)
       case .entity(nil, _): everything.remove(subscription)
       case .list(let key, _): remove(from: &lists, key)
+      case .stats: statsSubscribers.remove(subscription)
       }
     }
   }

@@ -25,7 +25,7 @@ let watchUsage = """
   not newer than one printed for the same entity or list is not printed again.
   TOPIC is `entity` (everything), `entity:KIND`,
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
-  or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
+  `stats` (the server's figures, printed as its statsChanged notifications' params), or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
 
   """
 
@@ -127,11 +127,12 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
     return JSON.object().set("type", .string("list")).set("list", .string(String(text.dropFirst(5))))
       .set("params", .object())
   }
+  if text == "stats" { return JSON.object().set("type", .string("stats")) }
   let topic = JSON.object().set("type", .string("entity"))
   if text == "entity" { return topic }
   guard text.hasPrefix("entity:") else {
     throw RPCClient.Failure(
-      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME or JSON")
+      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME, stats or JSON")
   }
   let rest = text.dropFirst("entity:".count)
   if let slash = rest.firstIndex(of: "/") {
@@ -165,7 +166,9 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
       printed.print(line)
     }
     while let message = try client.receive() {
-      guard message["method"]?.string == "stateChanged", let params = message["params"] else { continue }
+      guard let method = message["method"]?.string, method == "stateChanged" || method == "statsChanged",
+        let params = message["params"]
+      else { continue }
       printed.print(params)
     }
     // Only an interrupt ends a watch well; a script must see that it stopped watching.

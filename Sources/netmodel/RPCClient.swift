@@ -74,25 +74,43 @@ struct RPCClient {
   }
 
   private mutating func receiveFromSocket() throws(Failure) -> JSON? {
-    var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
-      if let frame = splitter.next() {
-        guard case .message(let bytes) = frame else { continue }
-        do {
-          return try JSON.parse(Array(bytes))
-        } catch {
-          throw Failure(description: "the server sent something that is not JSON: \(error)")
-        }
-      }
+      if let message = try bufferedMessage() { return message }
       try waitForBytes()
-      let count = chunk.withUnsafeMutableBytes { buffer in
-        Result { () throws(Errno) in try fd.read(into: buffer.baseAddress!, count: buffer.count) }
+      guard try readSocket() else { return nil }
+    }
+  }
+
+  /// The socket, for `top`, which waits on it and on the keyboard at once.
+  var socket: FileDescriptor { fd }
+
+  /// The next message already read, without reading the socket.
+  mutating func bufferedMessage() throws(Failure) -> JSON? {
+    if !held.isEmpty { return held.removeFirst() }
+    while let frame = splitter.next() {
+      guard case .message(let bytes) = frame else { continue }
+      do {
+        return try JSON.parse(Array(bytes))
+      } catch {
+        throw Failure(description: "the server sent something that is not JSON: \(error)")
       }
-      switch count {
-      case .success(0): return nil
-      case .success(let n): splitter.append(Array(chunk[0..<n]))
-      case .failure(let error): throw Failure(description: "cannot read: \(error)")
-      }
+    }
+    return nil
+  }
+
+  /// Reads once from the socket (blocking until it has bytes); false when the server
+  /// closed the connection.
+  mutating func readSocket() throws(Failure) -> Bool {
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    let count = chunk.withUnsafeMutableBytes { buffer in
+      Result { () throws(Errno) in try fd.read(into: buffer.baseAddress!, count: buffer.count) }
+    }
+    switch count {
+    case .success(0): return false
+    case .success(let n):
+      splitter.append(Array(chunk[0..<n]))
+      return true
+    case .failure(let error): throw Failure(description: "cannot read: \(error)")
     }
   }
 

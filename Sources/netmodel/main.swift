@@ -9,6 +9,7 @@ let usage = """
     netmodel call METHOD [JSON | key=value | key:=json ...]
                                 one request to a running server's socket
     netmodel watch TOPIC...     print its stateChanged notifications as JSON lines
+    netmodel top [--json]       a live view of a running server's figures
     netmodel check-config FILE  check a REST backend configuration, as serve would
     netmodel --version
     netmodel --help
@@ -88,6 +89,8 @@ case "call":
   Process.exit(runCall(arguments.dropFirst()))
 case "watch":
   Process.exit(runWatch(arguments.dropFirst()))
+case "top":
+  Process.exit(runTop(arguments.dropFirst()))
 case "check-config":
   Process.exit(runCheckConfig(arguments.dropFirst()))
 case "serve":

@@ -63,6 +63,7 @@ EXPECTED_METHODS = {
 # `x-params-schema` pointing at the schema of its whole params object.
 EXPECTED_SERVER_NOTIFICATIONS = {
     "stateChanged": "#/components/schemas/StateChangedParams",
+    "statsChanged": "#/components/schemas/StatsParams",
 }
 
 EXPECTED_ERRORS = {

@@ -118,8 +118,13 @@ export interface ListTopic {
   params?: ListParams;
 }
 
-export type Topic = EntityTopic | ListTopic;
-/** A Topic, or a shorthand: "entity", "entity:KIND", "entity:KIND/ID", "list:NAME". */
+/** The server's figures (`Stats`), as 'stats' events of the subscription and the client: one right after subscribing, then at most one a second while they change. */
+export interface StatsTopic {
+  type: 'stats';
+}
+
+export type Topic = EntityTopic | ListTopic | StatsTopic;
+/** A Topic, or a shorthand: "entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats". */
 export type TopicSpec = Topic | string;
 /** Topics whose notifications are EntityStates only. */
 export type EntityTopicSpec = EntityTopic | 'entity' | `entity:${string}`;
@@ -152,13 +157,18 @@ export interface Stats {
   dedupeHits: number;
   cacheHits: number;
   entities: number;
+  /** Entities whose state shows `pending` now. */
+  entitiesPending: number;
+  /** Entities whose state shows an `error` now. */
+  entitiesFailed: number;
   subscriptions: number;
-  notifications: { sent: number; coalesced: number };
+  /** `sent`: stateChanged notifications; `stats`: stats notifications. */
+  notifications: { sent: number; coalesced: number; stats: number };
   outbox: number;
   /** Intents kept pending for want of credentials (401/403), sent again after configure({ authToken }). */
   waitingForCredentials: number;
   residentMemoryBytes: number;
-  connections: { open: number; total: number };
+  connections: { open: number; total: number; list: ConnectionStats[] };
   requests: { total: number; byMethod: Record<string, number> };
   notificationsReceived: number;
   bytes: { in: number; out: number };
@@ -166,6 +176,17 @@ export interface Stats {
   lists: ListStats;
   preload: PreloadStats;
   [extra: string]: unknown;
+}
+
+/** One open connection. */
+export interface ConnectionStats {
+  id: number;
+  transport: 'stdio' | 'socket';
+  subscriptions: number;
+  /** Notifications waiting to be written. */
+  queued: number;
+  /** Written for it and not read yet: a slow reader shows here. */
+  unsentBytes: number;
 }
 
 export interface ListStats {
@@ -338,6 +359,8 @@ export type Listeners<Events extends { [K in keyof Events]: unknown[] }> = {
 
 export interface NetmodelClientEvents {
   stateChanged: [state: AnyState, subscription: Subscription, seq: number];
+  /** A `statsChanged` push to a subscription with the stats topic. */
+  statsChanged: [stats: Stats, subscription: Subscription, seq: number];
   disconnect: [error: Error | null];
   reconnect: [info: { attempt: number }];
   close: [];
@@ -406,6 +429,8 @@ export declare class NetmodelClient extends EventEmitter {
 
 export interface SubscriptionEvents<S extends AnyState = AnyState> {
   change: [state: S, seq: number];
+  /** A `statsChanged` push (a subscription with the stats topic): one right after subscribing, then at most one a second while the figures change. */
+  stats: [stats: Stats, seq: number];
   end: [error: Error | null];
 }
 
@@ -420,6 +445,8 @@ export declare class Subscription<S extends AnyState = AnyState> extends EventEm
   /** The server process's `instance` id when last subscribed. */
   readonly instance: string | undefined;
   readonly closed: boolean;
+  /** The newest figures of a stats topic (null before the first). */
+  readonly stats: Stats | null;
   /** The newest state held per entity or list. */
   readonly states: S[];
   state(kind: EntityKind, id: EntityID): EntityState | undefined;

@@ -12,10 +12,12 @@ extension RESTBackend {
     _ request: HTTPRequest, _ endpoint: RESTConfiguration.Endpoint, priority: HTTPPriority = .user,
     completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
   ) -> HTTPTicket {
-    http.send(request, priority: priority) { [weak self] result in
+    let call = startCall()
+    return http.send(request, priority: priority) { [weak self] result in
       if let self, case .success(let response) = result, let wait = self.rateLimitWait(response, endpoint) {
         self.http.hold(until: self.loop.clock.now + wait)
       }
+      self?.finishCall(call)
       completion(result)
     }
   }

@@ -26,6 +26,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
   }
   private var callCounts: [CallKey: Int] = [:]
+  /// In flight and latency per endpoint (RESTBackend+CallFigures).
+  var endpointFigures: [CallKey: EndpointFigures] = [:]
+  var lastCounted: CallKey?
   /// Values answers gave for entities, for their later requests (RESTBackend+Captures).
   public var capturedValues = CapturedValues()
   private var authToken: String?
@@ -167,7 +170,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   public var httpStatistics: HTTPStatistics {
-    HTTPStatistics(counters: http.counters, inFlight: http.inFlight, callsByEndpoint: calls)
+    HTTPStatistics(
+      counters: http.counters, inFlight: http.inFlight, callsByEndpoint: calls,
+      endpoints: Dictionary(
+        uniqueKeysWithValues: endpointFigures.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) }))
   }
 
   // MARK: Batching
@@ -283,7 +289,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// Counted by (kind, endpoint) pairs: building the `kind.endpoint` text on every
   /// call showed in profiles; it is built when `calls` is read.
   func count(_ kind: String, _ endpoint: String, _ delta: Int = 1) {
-    callCounts[CallKey(kind: kind, endpoint: endpoint), default: 0] += delta
+    let key = CallKey(kind: kind, endpoint: endpoint)
+    callCounts[key, default: 0] += delta
+    lastCounted = key
   }
 
   struct CallKey: Hashable {

@@ -72,7 +72,13 @@ enum Subscribe: ServiceMethod {
         }
       case .entity(nil, .some):
         break
+      case .stats:
+        // Its snapshot comes as its first `stats` notification, right after this reply.
+        break
       }
+    }
+    if topics.contains(where: { if case .stats = $0 { true } else { false } }) {
+      service.statsSubscribed(subscription)
     }
     request.reply.succeed(
       Result(service: service, subscription: subscription.id, states: snapshot, lists: listSnapshots))

@@ -461,6 +461,11 @@ export class NetmodelClient extends EventEmitter {
       if ('id' in msg) {
         // The server sends no requests; answer as JSON-RPC asks rather than leave it waiting.
         this.#trySend({ jsonrpc: '2.0', id: msg.id, error: { code: ErrorCodes.MethodNotFound, message: 'method not found' } });
+      } else if (msg.method === 'statsChanged') {
+        // Written after the subscribe answer, never before: nothing to hold early.
+        const { subscription, seq, stats } = msg.params ?? {};
+        const sub = this.#subs.get(subscription);
+        if (sub && stats && typeof stats === 'object' && sub._deliverStats(stats, seq)) this.emit('statsChanged', stats, sub, seq);
       } else if (msg.method === 'stateChanged') {
         const { subscription, seq, state } = msg.params ?? {};
         withHelpers(state);

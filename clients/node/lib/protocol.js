@@ -36,8 +36,8 @@ export const DefaultSocket = Object.freeze({
 });
 
 /** Topic shorthands (x-netmodel-protocol.topicShorthands). */
-export const TopicShorthands = Object.freeze(["entity", "entity:KIND", "entity:KIND/ID", "list:NAME"]);
-export const TopicShorthandsText = "entity, entity:KIND, entity:KIND/ID or list:NAME";
+export const TopicShorthands = Object.freeze(["entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats"]);
+export const TopicShorthandsText = "entity, entity:KIND, entity:KIND/ID, list:NAME or stats";
 
 /** List params (x-netmodel-protocol.listParams): null members are dropped from the key. */
 export const ListParamsDropNull = true;

@@ -16,7 +16,8 @@ export function defaultSocketPath(env = process.env) {
 
 /**
  * A topic object from an object or from `netmodel watch`'s shorthand: "entity",
- * "entity:KIND", "entity:KIND/ID", or "list:NAME" (a list with no params).
+ * "entity:KIND", "entity:KIND/ID", "list:NAME" (a list with no params), or "stats"
+ * (the server's figures, as 'stats' events).
  */
 export function topic(spec) {
   if (spec && typeof spec === 'object') return spec;
@@ -24,6 +25,7 @@ export function topic(spec) {
   const colon = spec.indexOf(':');
   const head = colon < 0 ? spec : spec.slice(0, colon);
   const rest = colon < 0 ? '' : spec.slice(colon + 1);
+  if (spec === 'stats') return { type: 'stats' };
   if (head === 'list' && rest) return { type: 'list', list: rest, params: {} };
   if (head !== 'entity') {
     throw new TypeError(`unknown topic ${JSON.stringify(spec)} (want ${TopicShorthandsText})`);

@@ -17,6 +17,7 @@ export class Subscription extends EventEmitter {
   // 'change' events held until the code awaiting subscribe() has run: the states that
   // come with its reply are read in the same I/O callback, before any listener exists.
   #held = [];
+  #heldStats = null;
 
   constructor(client, id, topics, snapshot, instance) {
     super();
@@ -31,6 +32,8 @@ export class Subscription extends EventEmitter {
     this.lastSeq = 0;
     /** The server process's `instance` id when last subscribed (undefined if not named). */
     this.instance = instance;
+    /** The newest figures of a `stats` topic (null before the first). */
+    this.stats = null;
     // The snapshot starts the stream, in every client (README, "the subscribe snapshot"):
     // iterators and 'change' listeners get it first (listeners once held ones are let go).
     for (const s of snapshot) this._deliver(s);
@@ -42,6 +45,9 @@ export class Subscription extends EventEmitter {
       const held = this.#held;
       this.#held = null;
       for (const [state, seq] of held) this.emit('change', state, seq);
+      const stats = this.#heldStats;
+      this.#heldStats = null;
+      if (stats) this.emit('stats', ...stats);
     });
   }
 
@@ -51,7 +57,10 @@ export class Subscription extends EventEmitter {
 
   /** Whether something waits on it (an iterator, a 'change' listener): the client then holds Node's event loop open. */
   _waitedOn() {
-    return !this.#closed && (this.#waiters.length > 0 || this.listenerCount('change') > 0);
+    return (
+      !this.#closed &&
+      (this.#waiters.length > 0 || this.listenerCount('change') > 0 || this.listenerCount('stats') > 0)
+    );
   }
 
   /** The newest state held per entity or list, snapshot included. */
@@ -96,6 +105,16 @@ export class Subscription extends EventEmitter {
   // -- called by the client ------------------------------------------------------------
 
   /** Keeps and queues a state unless an equal or newer version is held; true if kept. */
+  /** A `stats` push: no version, each is newer; only the newest waits for listeners. */
+  _deliverStats(stats, seq = 0) {
+    if (this.#closed) return false;
+    if (seq) this.lastSeq = seq;
+    this.stats = stats;
+    if (this.#held) this.#heldStats = [stats, seq];
+    else this.emit('stats', stats, seq);
+    return true;
+  }
+
   _deliver(state, seq = 0) {
     if (this.#closed || stateKey(state) === undefined) return false;
     if (seq) this.lastSeq = seq;

@@ -46,7 +46,7 @@ from .errors import (
     UnknownKindOrList,
     UntrustedSocket,
 )
-from .state import EntityState, ListItem, ListSection, ListState, LoadState, State, StateError, params_key, parse_state
+from .state import EntityState, ListItem, ListSection, ListState, LoadState, State, StateError, Stats, params_key, parse_state
 from .sync import Client, SyncSubscription
 
 __version__ = "0.1.0"
@@ -63,6 +63,7 @@ __all__ = [
     "ListSection",
     "LoadState",
     "State",
+    "Stats",
     "StateError",
     "EntityRefLike",
     "Page",

@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Lit
 from . import _protocol
 from ._trust import open_checked
 from .errors import METHOD_NOT_FOUND, SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
-from .state import EntityState, ListState, State, params_key
+from .state import EntityState, ListState, State, Stats, params_key
 
 log = logging.getLogger("netmodel_client")
 
@@ -69,13 +69,16 @@ def default_socket_path() -> str:
 
 def topic(spec: Topic) -> Dict[str, Any]:
     """A topic object from a dict, or from a shorthand: ``"entity"``, ``"entity:KIND"``,
-    ``"entity:KIND/ID"`` (as ``netmodel watch`` takes them) or ``"list:NAME"`` (a list
+    ``"entity:KIND/ID"`` (as ``netmodel watch`` takes them), ``"stats"`` (the server's
+    figures, delivered as :class:`Stats`) or ``"list:NAME"`` (a list
     without params, e.g. ``"list:following/artist"``; with params, use
     ``{"type": "list", "list": NAME, "params": {…}}`` or :func:`list_topic`)."""
     if isinstance(spec, dict):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"topic must be a dict or a string, not {type(spec).__name__}")
+    if spec == "stats":
+        return {"type": "stats"}
     head, colon, rest = spec.partition(":")
     if head == "list" and colon and rest:
         return {"type": "list", "list": rest, "params": {}}  # as every client sends it
@@ -110,7 +113,9 @@ def _parse_state(obj: Any) -> Any:
 
 
 def _queue_key(state: State) -> Tuple[str, ...]:
-    # Entities and lists in one queue: tagged, so no entity key can equal a list key.
+    # Entities, lists and stats in one queue: tagged, so no entity key can equal a list key.
+    if isinstance(state, Stats):
+        return ("stats",)
     return ("list", *state.key) if isinstance(state, ListState) else ("entity", *state.key)
 
 
@@ -156,6 +161,8 @@ class Subscription:
         self._closed = False
         self._error: Optional[BaseException] = None
         self.last_seq = 0
+        #: The newest figures of a ``stats`` topic (``None`` before the first).
+        self.stats: Optional[Stats] = None
         #: The server process's ``instance`` id when last subscribed (``None`` if not named).
         self.instance: Optional[str] = None
         # The snapshot is the start of the stream, in every client (README, "the
@@ -214,7 +221,21 @@ class Subscription:
 
     # -- called by the client's reader --------------------------------------------------
 
-    def _deliver(self, state: State, seq: int = 0) -> None:
+    def _deliver_stats(self, stats: Stats, seq: int = 0) -> None:
+        # No version: each push is newer than the last; only the newest waits.
+        if self._closed:
+            return
+        if seq:
+            self.last_seq = seq
+        self.stats = stats
+        self._queue[_queue_key(stats)] = stats
+        self._wakeup.set()
+        if self._held is not None:
+            self._held.append(stats)
+        else:
+            self._call_back(stats)
+
+    def _deliver(self, state: Union[EntityState, ListState], seq: int = 0) -> None:
         if self._closed:
             return
         if seq:
@@ -391,7 +412,7 @@ class AsyncClient:
         self._loop = asyncio.get_running_loop()
         self._abandoned: "set[int]" = set()  # ids of subscribes given up before their answer
         # Notifications for a subscription not known yet (its answer still to come).
-        self._early: Dict[str, "collections.OrderedDict[Tuple[str, ...], Tuple[State, int]]"] = {}
+        self._early: Dict[str, "collections.OrderedDict[Tuple[str, ...], Tuple[Union[EntityState, ListState], int]]"] = {}
         #: The server process's ``instance`` id (``initialize``, ``subscribe``, ``stats``):
         #: a new one after a reconnect means the server restarted. ``None`` until seen.
         self.instance: Optional[str] = None
@@ -819,6 +840,13 @@ class AsyncClient:
                 self._send_nowait(
                     {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": METHOD_NOT_FOUND, "message": "method not found"}}
                 )
+            elif method == "statsChanged":
+                params = msg.get("params") or {}
+                name = params.get("subscription")
+                sub = self._subs.get(name) if isinstance(name, str) else None
+                if sub is not None and isinstance(params.get("stats"), dict):
+                    # Written after the subscribe answer, never before: nothing to hold early.
+                    sub._deliver_stats(Stats(params["stats"]), int(params.get("seq") or 0))
             elif method == "stateChanged":
                 params = msg.get("params") or {}
                 name = params.get("subscription")

@@ -226,8 +226,19 @@ class ListState:
         }
 
 
+class Stats(Dict[str, Any]):
+    """The server's figures, as the ``stats`` method answers them (schema/openrpc.json
+    ``Stats``), delivered to a subscription with the ``stats`` topic: one right after
+    subscribing, then at most one a second while they change. Only the newest waits:
+    a reader slower than that skips to the latest figures."""
+
+    @property
+    def uptime_ms(self) -> int:
+        return int(self.get("uptimeMs", 0))
+
+
 #: What a subscription delivers: tell them apart with ``isinstance``.
-State = Union[EntityState, ListState]
+State = Union[EntityState, ListState, Stats]
 
 
 def parse_state(obj: Dict[str, Any]) -> State:

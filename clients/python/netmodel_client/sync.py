@@ -8,7 +8,7 @@ import threading
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from .aio import _UNSET, AsyncClient, Callback, EntityRefLike, InterfaceState, Page, Reconnect, Subscription, Topic
-from .state import EntityState, ListState, State
+from .state import EntityState, ListState, State, Stats
 
 T = TypeVar("T")
 
@@ -49,6 +49,11 @@ class SyncSubscription:
 
     def list_state(self, list: str, params: Optional[Dict[str, Any]] = None) -> Optional[ListState]:
         return self._sub.list_state(list, params)
+
+    @property
+    def stats(self) -> Optional[Stats]:
+        """The newest figures of a ``stats`` topic (``None`` before the first)."""
+        return self._sub.stats
 
     def on_change(self, callback: Callback) -> Callback:
         self._client._loop.call_soon_threadsafe(self._sub.on_change, callback)

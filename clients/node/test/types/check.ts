@@ -91,6 +91,10 @@ async function subscriptions(nm: NetmodelClient): Promise<void> {
   lists.on('change', (l) => void l.items.length);
   // @ts-expect-error: a list subscription delivers ListStates
   lists.on('change', (l) => void l.following);
+  // The stats topic: the server's figures as 'stats' events, typed as Stats.
+  const figures = await nm.subscribe({ type: 'stats' });
+  figures.on('stats', (s, seq) => void [s.entitiesPending, s.connections.list[0]?.unsentBytes, seq.toFixed()]);
+  nm.on('statsChanged', (s, from, seq) => void [s.notifications.stats, from.stats?.uptimeMs, seq]);
   void [params, held, fromStore, entityFromStore, bad, notAlways];
 }
 

@@ -148,7 +148,15 @@ local function send_subscribe(sub)
 end
 
 local function on_notification(method, params)
-  if method == 'stateChanged' and params then
+  if method == 'statsChanged' and params then
+    -- Written after the subscribe answer, never before: nothing to hold early. No
+    -- version: each push is newer than the last.
+    local sub = by_name[params.subscription]
+    if sub and type(params.stats) == 'table' then
+      sub.stats = params.stats
+      sub.on_state(params.stats)
+    end
+  elseif method == 'stateChanged' and params then
     local sub = by_name[params.subscription]
     if sub and params.state then
       deliver(sub, params.state)
@@ -383,6 +391,9 @@ function M.topic(spec)
   if head == 'list' and rest ~= '' then
     return { type = 'list', list = rest, params = vim.empty_dict() }
   end
+  if spec == 'stats' then
+    return { type = 'stats' }
+  end
   if head ~= 'entity' then
     error(('netmodel: unknown topic %q (want %s)'):format(spec, protocol.topic_shorthands_text), 2)
   end
@@ -396,7 +407,9 @@ end
 
 -- topics: one topic or a list, tables ({type = 'entity', kind = K, id = I} or
 -- {type = 'list', list = L, params = vim.empty_dict()}) or shorthands (M.topic).
--- on_state(state) gets the snapshot and every newer state; on_error(err) a
+-- on_state(state) gets the snapshot and every newer state (a stats topic: the
+-- server's figures, a `stats` table with `uptimeMs` and no kind or list, also kept
+-- as sub.stats, at most once a second while they change); on_error(err) a
 -- refused subscribe, or the connection ended for good.
 -- Returns a handle with :unsubscribe(); it is re-subscribed after a reconnect.
 function M.subscribe(topics, on_state, on_error)

@@ -1,0 +1,56 @@
+import EventLoop
+import JSON
+import JSONRPC
+
+/// The `stats` topic: the figures of `stats`, pushed as a `statsChanged` notification at most
+/// once a second, only while someone subscribes and only when they changed, so that
+/// `netmodel top` watches a server without polling it.
+extension NetmodelService {
+  struct StatsPush {
+    var timer: EventLoop.TimerID?
+    /// The last push's figures without those that every push changes by itself.
+    var fingerprint: [UInt8] = []
+  }
+
+  static let statsInterval = Duration.seconds(1)
+
+  /// A new subscription gets the figures now (after its reply, as a snapshot would
+  /// be), then with the others at the ticks; the timer runs while any subscription is
+  /// left.
+  func statsSubscribed(_ subscription: SubscriptionHub.Subscription) {
+    let (text, fingerprint) = statsPushText()
+    subscriptions.publishFirst(stats: text, to: subscription, betweenTicks: statsPush.timer != nil)
+    if statsPush.timer == nil {
+      statsPush.fingerprint = fingerprint
+      statsPush.timer = loop.scheduleRepeating(after: Self.statsInterval) { [weak self] in
+        self?.statsTick()
+      }
+    }
+  }
+
+  private func statsTick() -> Duration? {
+    guard subscriptions.hasStatsSubscribers else {
+      statsPush = StatsPush()
+      return nil
+    }
+    let (text, fingerprint) = statsPushText()
+    let changed = fingerprint != statsPush.fingerprint
+    statsPush.fingerprint = fingerprint
+    // Unchanged figures too go to a subscription that skipped the last change.
+    subscriptions.publish(stats: text, changed: changed)
+    return Self.statsInterval
+  }
+
+  private func statsPushText() -> (StatsText, [UInt8]) {
+    let stats = statsResult()
+    let text = StatsText(stats.encoded())
+    // Time passes, memory moves and the pushes themselves are bytes and
+    // notifications: none of these is news to a watcher on its own.
+    stats.set("uptimeMs", .integer(0))
+    stats.set("residentMemoryBytes", .integer(0))
+    stats["bytes"]?.set("out", .integer(0))
+    stats["notifications"]?.set("stats", .integer(0))
+    for connection in stats["connections"]?["list"]?.elements ?? [] { connection.set("unsentBytes", .integer(0)) }
+    return (text, stats.encoded())
+  }
+}

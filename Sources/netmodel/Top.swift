@@ -1,0 +1,193 @@
+import Glibc
+import JSON
+import Posix
+
+let topUsage = """
+  Usage: netmodel top [--socket=PATH] [--json]
+
+  A live view of a running server: entities pending and failed, the outbox, backend
+  calls in flight per endpoint with their latency, retries and rollbacks per second,
+  connections with their subscriptions and unsent bytes, lists and preload queues.
+  It subscribes to the server's `stats` topic (pushed at most once a second, when the
+  figures change) and redraws every second, busiest first. Colour when stdout is a
+  terminal and NO_COLOR is not set. q or Ctrl-C quits (exit 0); exit 1 when the
+  server goes away.
+  --json prints each pushed Stats object as one line of JSON instead, with a
+  "rates" member: per-second changes since the previous line.
+
+  """
+
+func runTop(_ arguments: ArraySlice<String>) -> Int32 {
+  if helpRequested(arguments, usage: topUsage) { return 0 }
+  var arguments = arguments
+  let socket = socketOption(&arguments)
+  var json = false
+  for argument in arguments {
+    guard argument == "--json" else { return fail("top: unknown option \(argument)\n\(topUsage)", code: 2) }
+    json = true
+  }
+  // Read from a descriptor, not delivered: the terminal is restored before the exit.
+  guard let signals = try? SignalFD(signals: [SIGINT, SIGTERM, SIGWINCH]) else {
+    return fail("top: cannot watch signals", code: 1)
+  }
+  var client: RPCClient
+  do {
+    client = try RPCClient(socketPath: socket)
+    let id = try client.send(
+      method: "subscribe",
+      params: JSON.object().set("topics", JSON.array().append(JSON.object().set("type", .string("stats")))))
+    let reply = try client.reply(to: id)
+    if let error = reply["error"] { return failWithErrorReply(error) }
+  } catch {
+    return fail(error.description, code: 1)
+  }
+  defer { client.close() }
+  var top = TopView(json: json)
+  top.start()
+  let outcome = top.run(&client, signals: signals)
+  top.stop()
+  if case .failed(let message) = outcome { return fail(message, code: 1) }
+  return 0
+}
+
+/// What `top` shows and how: the last two snapshots (for rates), and the terminal it
+/// took over.
+struct TopView {
+  enum Outcome {
+    case quit
+    case failed(String)
+  }
+
+  let json: Bool
+  let screen: Bool
+  let colour: Bool
+  private var latest: JSON?
+  private var previous: JSON?
+  private var latestAt = ContinuousClock.now
+  /// Stdout is gone (`top --json | head -1`): nobody is watching any more.
+  private var outputGone = false
+  private var saved: termios?
+
+  init(json: Bool) {
+    self.json = json
+    screen = !json && isatty(1) == 1
+    let noColor = getenv("NO_COLOR").map { String(cString: $0) } ?? ""
+    colour = screen && noColor.isEmpty
+  }
+
+  /// The alternate screen and keys read one by one, so q quits without Enter.
+  mutating func start() {
+    guard screen else { return }
+    if isatty(0) == 1 {
+      var attributes = termios()
+      if tcgetattr(0, &attributes) == 0 {
+        saved = attributes
+        attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        _ = tcsetattr(0, TCSANOW, &attributes)
+      }
+    }
+    write("\u{1B}[?1049h\u{1B}[?25l")
+  }
+
+  /// Gives the terminal back as it was: the shell after `top` must echo and edit.
+  mutating func stop() {
+    guard screen else { return }
+    write("\u{1B}[?25h\u{1B}[?1049l")
+    if var saved { _ = tcsetattr(0, TCSANOW, &saved) }
+  }
+
+  mutating func run(_ client: inout RPCClient, signals: SignalFD) -> Outcome {
+    var nextDraw = ContinuousClock.now
+    while true {
+      do {
+        while let message = try client.bufferedMessage() {
+          guard message["method"]?.string == "statsChanged", let stats = message["params"]?["stats"] else { continue }
+          take(stats)
+        }
+      } catch {
+        return .failed(error.description)
+      }
+      if outputGone { return .quit }
+      if screen && ContinuousClock.now >= nextDraw {
+        draw()
+        nextDraw = ContinuousClock.now + .seconds(1)
+      }
+      var fds = [
+        pollfd(fd: client.socket.rawValue, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: signals.fd.rawValue, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: screen && saved != nil ? 0 : -1, events: Int16(POLLIN), revents: 0),
+      ]
+      let wait = screen ? max(0, ContinuousClock.now.duration(to: nextDraw).roundedUpMilliseconds) : -1
+      if poll(&fds, nfds_t(fds.count), Int32(clamping: wait)) < 0 && errno != EINTR {
+        return .failed("top: poll failed (errno \(errno))")
+      }
+      if fds[1].revents != 0, let signal = signals.next() {
+        if signal == SIGWINCH {
+          nextDraw = ContinuousClock.now
+        } else {
+          return .quit
+        }
+      }
+      if fds[2].revents != 0 {
+        var key: UInt8 = 0
+        if read(0, &key, 1) == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return .quit }
+      }
+      if fds[0].revents != 0 {
+        do {
+          if try !client.readSocket() { return .failed("the server closed the connection") }
+        } catch {
+          return .failed(error.description)
+        }
+      }
+    }
+  }
+
+  private mutating func take(_ stats: JSON) {
+    previous = latest
+    latest = stats
+    latestAt = ContinuousClock.now
+    if json {
+      write(stats.set("rates", rates().json).text + "\n")
+    } else if !screen {
+      // Not a terminal and not --json: one plain frame per push, for a log.
+      write(TopScreen(stats: stats, rates: rates(), size: (rows: 1000, columns: 200), colour: false).text + "\n")
+    }
+  }
+
+  private mutating func draw() {
+    guard let latest else {
+      write("\u{1B}[H\u{1B}[2Jnetmodel top: waiting for the server's figures…")
+      return
+    }
+    write("\u{1B}[H" + TopScreen(stats: latest, rates: rates(), size: terminalSize(), colour: colour).text)
+  }
+
+  /// Per second, from the last two pushes; zero once the latest is a second old, since
+  /// the server pushes only when figures change.
+  private func rates() -> TopRates {
+    guard let latest, let previous, json || latestAt.duration(to: .now) < .milliseconds(1500) else {
+      return TopRates()
+    }
+    return TopRates(from: previous, to: latest)
+  }
+
+  private mutating func write(_ text: String) {
+    do {
+      try FileDescriptor.standardOutput.writeAll(text)
+    } catch {
+      outputGone = true
+    }
+  }
+}
+
+/// Rows and columns of the terminal on stdout (TIOCGWINSZ), else $LINES/$COLUMNS, else
+/// 24×80.
+func terminalSize() -> (rows: Int, columns: Int) {
+  var size = winsize()
+  if ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_row > 0 && size.ws_col > 0 {
+    return (Int(size.ws_row), Int(size.ws_col))
+  }
+  let rows = getenv("LINES").flatMap { Int(String(cString: $0)) } ?? 24
+  let columns = getenv("COLUMNS").flatMap { Int(String(cString: $0)) } ?? 80
+  return (rows, columns)
+}

@@ -1,0 +1,316 @@
+"""`netmodel top` against the real binary: `--json` lines while follows happen, and the
+screen in a pseudo-terminal (header, rows, colour, the terminal given back on q and
+on Ctrl-C). The figures come from the server's `stats` topic (schema/openrpc.json,
+x-notifications "statsChanged")."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import queue
+import select
+import signal
+import struct
+import subprocess
+import termios
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from test_compliance import _openrpc, _validate
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def poll_until(check, deadline_s, what):
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.05)
+    pytest.fail(f"no {what} within {deadline_s}s")
+
+
+class JsonTop:
+    """`netmodel top --json`, its lines read by a thread."""
+
+    def __init__(self, netmodel_bin, sock, env):
+        self.proc = subprocess.Popen(
+            [str(netmodel_bin), "top", f"--socket={sock}", "--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: "queue.Queue[dict]" = queue.Queue()
+        self.seen: list[dict] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            self.lines.put(json.loads(raw))
+
+    def until(self, check, deadline_s, what):
+        end = time.monotonic() + deadline_s
+        for line in self.seen:
+            if check(line):
+                return line
+        while time.monotonic() < end:
+            try:
+                line = self.lines.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if check(line):
+                return line
+        pytest.fail(f"no line with {what} within {deadline_s}s; last: {self.seen[-1:]}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=5)
+
+
+def test_json_lines_follow_the_servers_figures(socket_server, connect, runtime, netmodel_bin, repo_root):
+    # Each backend call takes 1.5 s: follows are pending across at least one push.
+    server, sock = socket_server(None, "--simulate", "latency=1500", "--seed", "1")
+    top = JsonTop(netmodel_bin, sock, runtime.env)
+    try:
+        first = top.until(lambda s: True, 10, "a first snapshot")
+        doc = _openrpc(repo_root)
+        stats = {k: v for k, v in first.items() if k != "rates"}
+        _validate(doc, {"$ref": "#/components/schemas/Stats"}, stats, "top --json line")
+        rates = first["rates"]
+        assert set(rates) >= {"requests", "backendCalls", "retries", "rollbacks", "endpoints"}
+        assert first["subscriptions"] == 1
+        mine = [c for c in first["connections"]["list"] if c["subscriptions"] == 1]
+        assert len(mine) == 1 and mine[0]["transport"] == "socket", first["connections"]
+
+        conn = connect(sock)
+        for i in range(5):
+            state = conn.result("follow", {"kind": "artist", "id": f"a{i}"})
+            assert state["pending"] is True
+        pending = top.until(lambda s: s["entitiesPending"] == 5, 5, "five entities pending")
+        assert pending["entities"] == 5
+        assert pending["requests"]["byMethod"]["follow"] == 5
+        settled = top.until(
+            lambda s: s["entitiesPending"] == 0 and s["backend"]["mutations"] >= 5, 10, "the follows settled"
+        )
+        assert settled["entities"] == 5
+        assert any(s["rates"]["backendCalls"] > 0 for s in top.seen), [s["rates"] for s in top.seen]
+
+        # At most one push a second (the server's own clock), and none while nothing changes.
+        times = [s["uptimeMs"] for s in top.seen]
+        assert all(b - a >= 900 for a, b in zip(times, times[1:])), times
+        count = len(top.seen)
+        time.sleep(2.5)
+        while not top.lines.empty():
+            top.seen.append(top.lines.get())
+        assert len(top.seen) == count, [s["uptimeMs"] for s in top.seen[count:]]
+
+        top.proc.send_signal(signal.SIGINT)
+        assert top.proc.wait(timeout=5) == 0, top.proc.stderr.read()
+    finally:
+        top.stop()
+
+
+def test_json_exits_1_when_the_server_goes_away(socket_server, runtime, netmodel_bin):
+    server, sock = socket_server(None)
+    top = JsonTop(netmodel_bin, sock, runtime.env)
+    try:
+        top.until(lambda s: True, 10, "a first snapshot")
+        server.stop()
+        assert top.proc.wait(timeout=10) == 1
+        assert b"closed the connection" in top.proc.stderr.read()
+    finally:
+        top.stop()
+
+
+def test_json_ends_when_its_reader_goes(socket_server, connect, runtime, netmodel_bin):
+    """`netmodel top --json | head -1`: once stdout is gone, the next push ends it."""
+    server, sock = socket_server(None)
+    proc = subprocess.Popen(
+        [str(netmodel_bin), "top", f"--socket={sock}", "--json"], env=runtime.env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        assert json.loads(proc.stdout.readline())["subscriptions"] == 1
+        proc.stdout.close()
+        connect(sock).result("follow", {"kind": "artist", "id": "banksy"})  # figures change: a push
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=5)
+
+
+def test_an_unknown_option_is_a_usage_error(netmodel_bin):
+    out = subprocess.run([str(netmodel_bin), "top", "--bogus"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "Usage: netmodel top" in out.stderr
+
+
+class PtyTop:
+    """`netmodel top` on a pseudo-terminal of 30 rows by 100 columns."""
+
+    def __init__(self, netmodel_bin, sock, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: stdin, stdout and stderr are the terminal
+            try:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+                os.execve(str(netmodel_bin), ["netmodel", "top", f"--socket={sock}"], env)
+            finally:
+                os._exit(127)
+        self.out = b""
+        self.status = None
+
+    def read_until(self, needle: bytes, deadline_s: float) -> bytes:
+        end = time.monotonic() + deadline_s
+        while needle not in self.out and time.monotonic() < end:
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self.out += chunk
+        assert needle in self.out, f"{needle!r} not shown; screen so far: {self.out[-2000:]!r}"
+        return self.out
+
+    def wait(self, deadline_s: float) -> int:
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            # Keep reading: a full terminal buffer would block its last writes.
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    self.out += os.read(self.fd, 65536)
+                except OSError:
+                    pass
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+                return os.waitstatus_to_exitcode(status)
+        pytest.fail(f"top did not exit; screen: {self.out[-2000:]!r}")
+
+    def close(self):
+        if self.status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except ProcessLookupError:
+                pass
+        os.close(self.fd)
+
+
+@pytest.mark.parametrize("quit_with", ["q", "SIGINT"])
+def test_screen_in_a_pseudo_terminal(socket_server, connect, runtime, netmodel_bin, quit_with):
+    server, sock = socket_server(None)
+    conn = connect(sock)
+    instance = conn.result("stats")["instance"]
+    top = PtyTop(netmodel_bin, sock, runtime.env)
+    try:
+        top.read_until(b"\x1b[?1049h", 10)  # the alternate screen
+        screen = top.read_until(f"netmodel top \u2014 instance {instance}".encode(), 10)
+        assert b"\x1b[1;7m" in screen, "the header is in reverse video on a terminal"
+        top.read_until(b"CONNECTION", 5)
+        # Echo and line editing are off while it runs, so q needs no Enter.
+        assert not termios.tcgetattr(top.fd)[3] & termios.ECHO
+        conn.result("follow", {"kind": "artist", "id": "banksy"})
+        conn.result("follow", {"kind": "artist", "id": "kaws"})
+        top.read_until(b"entities 2", 5)
+        lines = top.out.split(b"\x1b[H")[-1].split(b"\n")
+        assert len(lines) <= 30 and all(len(strip_escapes(line)) <= 100 for line in lines), lines
+        if quit_with == "q":
+            os.write(top.fd, b"q")
+        else:
+            os.kill(top.pid, signal.SIGINT)
+        assert top.wait(5) == 0
+        assert top.out.endswith(b"\x1b[?25h\x1b[?1049l"), top.out[-200:]
+        assert termios.tcgetattr(top.fd)[3] & termios.ECHO, "the terminal echoes again"
+    finally:
+        top.close()
+
+
+def test_no_color_keeps_the_screen_plain(socket_server, runtime, netmodel_bin):
+    server, sock = socket_server(None)
+    top = PtyTop(netmodel_bin, sock, {**runtime.env, "NO_COLOR": "1"})
+    try:
+        screen = top.read_until(b"CONNECTION", 10)
+        assert b"netmodel top" in screen and b"\x1b[1;7m" not in screen and b"\x1b[1m" not in screen
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
+def test_the_screen_follows_a_resize(socket_server, runtime, netmodel_bin):
+    server, sock = socket_server(None)
+    top = PtyTop(netmodel_bin, sock, runtime.env)
+    try:
+        top.read_until(b"CONNECTION", 10)
+        wide = max(len(strip_escapes(line)) for line in top.out.split(b"\x1b[H")[-1].split(b"\n"))
+        assert wide > 40, top.out[-500:]
+        # The kernel sends SIGWINCH to the terminal's foreground process: top redraws.
+        fcntl.ioctl(top.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 8, 40, 0, 0))
+        top.out = b""
+        top.read_until(b"\x1b[J", 5)
+        frame = top.out.split(b"\x1b[H")[-1]
+        lines = frame.split(b"\n")
+        assert len(lines) <= 8 and all(len(strip_escapes(line)) <= 40 for line in lines), lines
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
+def strip_escapes(line: bytes) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line.decode("utf-8", "replace")).rstrip("\r")
+
+
+def test_json_shows_rest_calls_in_flight_per_endpoint_and_their_latency(runtime, netmodel_bin, spawn, connect):
+    """With the rest backend against the Artsy demo server, whose follows answer after
+    1.5 s: the follows show in flight under `artist.follow`, then finished with their
+    latency (checked against the delay the server was told to add)."""
+    from test_rest import CONFIG, Artsy
+
+    api = Artsy(runtime.root)
+    try:
+        config = json.loads(CONFIG.read_text())
+        config["environments"]["local"] = api.url
+        path = runtime.root / "config.json"
+        path.write_text(json.dumps(config))
+        sock = runtime.root / "s.sock"
+        spawn("--backend", "rest", "--config", path, "--state-dir", runtime.root / "state-rest",
+              f"--socket={sock}", "--no-stdio", stdio=False)
+        poll_until(lambda: sock.exists(), 10, "socket")
+        api.faults({"method": "POST", "path": "^/api/v1/me/follow/artist$", "delay_ms": 1500, "times": None})
+        top = JsonTop(netmodel_bin, sock, runtime.env)
+        try:
+            top.until(lambda s: True, 10, "a first snapshot")
+            conn = connect(sock)
+            for id in ("banksy", "kaws"):
+                assert conn.result("follow", {"kind": "artist", "id": id})["pending"] is True
+
+            def endpoint(s):
+                return s["backend"]["http"]["endpoints"].get("artist.follow", {})
+
+            busy = top.until(lambda s: endpoint(s).get("inFlight") == 2, 5, "two follows in flight")
+            assert busy["entitiesPending"] == 2
+            done = top.until(lambda s: endpoint(s).get("finished") == 2 and endpoint(s)["inFlight"] == 0, 10,
+                             "the follows answered")
+            assert 1400 <= endpoint(done)["latencyLastMs"] < 5000, endpoint(done)
+            assert endpoint(done)["latencyTotalMs"] >= 2800, endpoint(done)
+            assert done["rates"]["endpoints"]["artist.follow"]["latencyMs"] >= 1400, done["rates"]
+            assert api.route("POST /api/v1/me/follow/artist") == 2
+        finally:
+            top.stop()
+    finally:
+        api.stop()
