@@ -362,7 +362,6 @@ public final class FollowStore {
       if case .unauthorized = failure.kind, policy.whenUnauthorized == .waitForCredentials {
         return waitForCredentials(key, work, failure)
       }
-      let record = records[key] ?? freshRecord
       if let wanted = work.wanted, wanted != sent {
         // The failed call was for an intent that a newer one replaced: the newer one
         // is still owed, unless it equals what the backend already has.

@@ -58,7 +58,7 @@ struct StateChanged {
   func settledFixture() throws -> ServiceFixture {
     let fixture = try ServiceFixture(backendLatencyMs: 10)
     _ = try fixture.peer.reply("follow", banksy, id: 100)
-    try answerBackendCalls(fixture)
+    _ = try answerBackendCalls(fixture)
     return fixture
   }
 

@@ -150,7 +150,7 @@ extension Field {
   /// `{"resetHeader": "x-ratelimit-reset", "remainingHeader": "x-ratelimit-remaining"}`.
   func rateLimitHeaders() throws(RESTConfigurationError) -> RESTConfiguration.RateLimitHeaders {
     try allow(["resetHeader", "remainingHeader"])
-    let remaining = try optional("remainingHeader")
+    let remaining = optional("remainingHeader")
     if remaining != nil, optional("resetHeader") == nil {
       throw error("\"remainingHeader\" says when \"resetHeader\" counts: give \"resetHeader\" too")
     }
