@@ -103,7 +103,9 @@ The server sends it again once `configure' sets a token."
 
 (cl-defstruct (netmodel-sub (:constructor netmodel--make-sub) (:copier nil))
   "A subscription made here; it survives reconnects."
-  topics on-state on-error (held (make-hash-table :test #'equal)) name instance closed error)
+  topics on-state on-error (held (make-hash-table :test #'equal)) name instance closed error
+  ;; The newest figures of a `stats' topic, also given to on-state.
+  stats)
 
 (defvar netmodel--subs nil "Subscriptions made here.")
 (defvar netmodel--by-name (make-hash-table :test #'equal) "Server's name -> sub, this connection.")
@@ -150,6 +152,13 @@ The server sends it again once `configure' sets a token."
   (netmodel--heard)
   (netmodel--call
    (lambda ()
+     (when (eq method 'statsChanged)
+       ;; At most one a second, the latest figures: nothing to order by version.
+       (let ((sub (gethash (plist-get params :subscription) netmodel--by-name))
+             (stats (plist-get params :stats)))
+         (when (and sub stats)
+           (setf (netmodel-sub-stats sub) stats)
+           (netmodel--call (netmodel-sub-on-state sub) stats))))
      (when (eq method 'stateChanged)
        (let* ((name (plist-get params :subscription))
               (state (plist-get params :state))
@@ -211,9 +220,10 @@ They stay, to be subscribed again on the next connection."
 (defun netmodel-topic (spec)
   "A topic plist from SPEC, a plist or `netmodel watch''s shorthand.
 Shorthands: entity, entity:KIND, entity:KIND/ID, list:NAME (a list with no
-params)."
+params), stats (the server's figures, at most once a second)."
   (cond ((consp spec) spec)
         ((not (stringp spec)) (error "netmodel: a topic is a plist or a string, not %S" spec))
+        ((equal spec "stats") (list :type "stats"))
         ((string-match "\\`list:\\(.+\\)\\'" spec)
          (list :type "list" :list (match-string 1 spec) :params (make-hash-table)))
         ((string-match "\\`entity\\(?::\\([^/]*\\)\\(?:/\\(.*\\)\\)?\\)?\\'" spec)

@@ -80,6 +80,18 @@
           (funcall inject (1+ v))         ; proves the injection reaches the button
           (should (equal "[ Follow ]" (nmt-label b))))))))
 
+(ert-deftest netmodel-stats-topic-delivers-the-figures ()
+  (let ((srv (nmt-start-server (nmt-tmpdir))) got)
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (let ((sub (netmodel-subscribe "stats" (lambda (s) (push s got)))))
+      (nmt-wait 5 (lambda () got) "a statsChanged push")
+      (should (numberp (plist-get (car got) :uptimeMs)))
+      (should (eq (car got) (netmodel-sub-stats sub)))
+      ;; A follow changes the figures: a later push says so.
+      (netmodel-request-sync "follow" (list :kind "artist" :id "stats-1" :await t))
+      (nmt-wait 5 (lambda () (> (length got) 1)) "a second push after a follow")
+      (netmodel-unsubscribe sub))))
+
 (ert-deftest netmodel-killing-the-buffer-ends-its-subscriptions ()
   (let ((srv (nmt-start-server (nmt-tmpdir))))
     (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
