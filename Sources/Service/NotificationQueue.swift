@@ -115,36 +115,24 @@ final class NotificationQueue {
     seq += 1
     let seq = self.seq
     let encodeList = self.encodeList
-    if case .stats(let text) = pending {
-      let encode = { (buffer: inout [UInt8]) in
-        NotificationText.stats.encode(into: &buffer) { buffer in
-          buffer.append(contentsOf: NotificationText.subscription)
-          appendJSONString(slot.subscription, to: &buffer)
-          buffer.append(contentsOf: NotificationText.seq)
-          appendDecimal(Int64(seq), to: &buffer)
-          buffer.append(contentsOf: NotificationText.statsField)
-          buffer.append(contentsOf: text.bytes)
-          buffer.append(UInt8(ascii: "}"))
-        }
-      }
-      if aheadOfReplies {
-        connection.sendNotification(encodeBody: encode)
-      } else {
-        connection.send(encodeBody: encode)
-      }
-      return false
-    }
+    var isStats = false
+    if case .stats = pending { isStats = true }
     let encode = { (buffer: inout [UInt8]) in
-      NotificationText.stateChanged.encode(into: &buffer) { buffer in
+      (isStats ? NotificationText.stats : NotificationText.stateChanged).encode(into: &buffer) { buffer in
         buffer.append(contentsOf: NotificationText.subscription)
         appendJSONString(slot.subscription, to: &buffer)
         buffer.append(contentsOf: NotificationText.seq)
         appendDecimal(Int64(seq), to: &buffer)
-        buffer.append(contentsOf: NotificationText.state)
         switch pending {
-        case .entity(let state): state.encode(into: &buffer)
-        case .list(let key): encodeList(key, &buffer)
-        case .stats: break
+        case .entity(let state):
+          buffer.append(contentsOf: NotificationText.state)
+          state.encode(into: &buffer)
+        case .list(let key):
+          buffer.append(contentsOf: NotificationText.state)
+          encodeList(key, &buffer)
+        case .stats(let text):
+          buffer.append(contentsOf: NotificationText.statsField)
+          buffer.append(contentsOf: text.bytes)
         }
         buffer.append(UInt8(ascii: "}"))
       }
@@ -154,7 +142,7 @@ final class NotificationQueue {
     } else {
       connection.send(encodeBody: encode)
     }
-    return true
+    return !isStats
   }
 }
 
