@@ -37,15 +37,16 @@ public final class RPCServer {
   private var preFlushHooks: [() -> Void] = []
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
-  private let readBuffer = ReadBuffer()
+  private let readBuffer: ReadBuffer
 
   public init(
     loop: EventLoop, dispatcher: Dispatcher = Dispatcher(), maxMessageBytes: Int = 16 << 20,
     maxUnreadBytes: Int = Connection.defaultMaxUnreadBytes,
     maxBatchElements: Int = Connection.defaultMaxBatchElements,
-    maxPendingRequests: Int = Connection.defaultMaxPendingRequests
+    maxPendingRequests: Int = Connection.defaultMaxPendingRequests, readBufferBytes: Int = 64 << 10
   ) {
     self.loop = loop
+    readBuffer = ReadBuffer(capacity: readBufferBytes)
     self.dispatcher = dispatcher
     self.maxMessageBytes = maxMessageBytes
     self.maxUnreadBytes = maxUnreadBytes
