@@ -215,11 +215,11 @@ OTHER = {
         "cl-bad": b"\x05\x01" + b"Content-Length: x\r\n\r\ncontent-length: 2\nX: y\n\n{}",
     },
     "FuzzRESTConfig": {
-        "artsy": open(os.path.join(REPO, "examples", "artsy", "config.json"), "rb").read(),
-        "youtube": open(os.path.join(REPO, "examples", "youtube", "config.json"), "rb").read(),
-        "github": open(os.path.join(REPO, "examples", "github", "config.json"), "rb").read(),
-        "graphql": open(os.path.join(REPO, "examples", "graphql", "config.json"), "rb").read(),
-        "mastodon": open(os.path.join(REPO, "examples", "mastodon", "config.json"), "rb").read(),
+        # Every example configuration: together they use every construct of the format.
+        **{
+            api: open(os.path.join(REPO, "examples", api, "config.json"), "rb").read()
+            for api in ("artsy", "github", "graphql", "mastodon", "youtube")
+        },
         "by-position": b'{"environments":{"t":"http://h"},"kinds":{"a":{"follow":{"method":"PUT","path":"/f",'
         b'"query":{"ids":"{id}"},"capture":{"c":"/id"}},"unfollow":{"method":"DELETE","path":"/f/{c}"},'
         b'"state":{"method":"POST","path":"/s","json":{"ids":"{ids}"},"batch":{"join":"|","by":"position"}}}}}',
@@ -229,13 +229,34 @@ OTHER = {
         b'"lists":{"l":{"method":"GET","path":"/l/{p}","params":["p"],"paging":{"style":"cursor","next":"/n"},'
         b'"item":{"kind":"a","id":"/id"}}}}',
     },
+    # Byte 0: the configuration (0 the target's own, then artsy, github, graphql,
+    # mastodon, youtube); byte 1: kind, endpoint, list; bytes 2-3: status (index into
+    # the common ones: 0 = 200, 2 = 204, 7 = 403, 12 = 429); headers; NUL; body.
     "FuzzRESTAnswers": {
-        "state-200": b"\x02\x00\x00Content-Type: application/json\r\n\x00" + b'{"is_followed":true}',
-        "batch": b"\x08\x00\x00\x00" + b'[{"artist":{"id":"1"}},{"artist":{"id":2}}]',
-        "retry-after": b"\x01\x00\x0cRetry-After: 30\r\n\x00" + b'{"error":"slow down"}',
-        "link": b"\x30\x00\x00Link: </api/v1/link?page=3>; rel=\"next last\", <x>; rel=prev\r\n\x00"
+        "state-200": b"\x00\x02\x00\x00Content-Type: application/json\r\n\x00" + b'{"is_followed":true}',
+        "batch": b"\x00\x0a\x00\x00\x00" + b'[{"artist":{"id":"1"}},{"artist":{"id":2}}]',
+        "retry-after": b"\x00\x01\x00\x0cRetry-After: 30\r\n\x00" + b'{"error":"slow down"}',
+        "link": b"\x00\x30\x00\x00Link: </api/v1/link?page=3>; rel=\"next last\", <x>; rel=prev\r\n\x00"
         + b'[{"id":"1","name":"Ai"},{"id":2,"name":"\\u00e9"}]',
-        "page": b"\x10\x00\x00\x00" + b'{"data":[{"id":"1","f":true,"c":"x"}],"next":"abc"}',
+        "page": b"\x00\x10\x00\x00\x00" + b'{"data":[{"id":"1","f":true,"c":"x"}],"next":"abc"}',
+        "by-position": b"\x00\x09\x00\x00\x00[true,false,true]",
+        "capture": b"\x00\x13\x00\x00\x00" + b'{"id":"t1"}',
+        "artsy-batch": b"\x01\x09\x00\x00\x00" + b'[{"artist":{"id":"1"}}]',
+        "github-reset": b"\x02\x00\x00\x07x-ratelimit-remaining: 0\r\nx-ratelimit-reset: 1764600300\r\n\x00"
+        + b'{"message":"API rate limit exceeded"}',
+        "github-retry-after": b"\x02\x04\x00\x07retry-after: 60\r\n\x00" + b'{"message":"secondary rate limit"}',
+        "github-204": b"\x02\x09\x00\x02\x00",
+        "graphql-errors": b"\x03\x00\x00\x00\x00"
+        + b'{"data":null,"errors":[{"message":"Not found","extensions":{"httpStatusCodes":[404]}}]}',
+        "graphql-502": b"\x03\x01\x00\x00\x00"
+        + b'{"data":null,"errors":[{"message":"upstream","extensions":{"httpStatusCodes":[502]}}]}',
+        "graphql-state": b"\x03\x08\x00\x00\x00" + b'{"data":{"artist":{"isFollowed":true}}}',
+        "mastodon-requested": b"\x04\x00\x00\x00\x00" + b'{"id":"1","following":false,"requested":true}',
+        "mastodon-batch": b"\x04\x08\x00\x00\x00"
+        + b'[{"id":"1","following":true,"requested":false},{"id":"2","following":false,"requested":true},'
+        + b'{"id":3,"following":false}]',
+        "youtube-capture": b"\x05\x00\x00\x01\x00" + b'{"id":"sub1","snippet":{}}',
+        "youtube-batch": b"\x05\x08\x00\x00\x00" + b'{"items":[{"id":"s1","snippet":{"resourceId":{"channelId":"1"}}}]}',
     },
     "FuzzStateFiles": {
         "outbox": b"\x01" + b'{"k":"artist","i":"1","e":"default","w":true}\n{"k":"gene","i":"2","w":null}\n{"k":"a","i":"3","w":false}\n{"k":',

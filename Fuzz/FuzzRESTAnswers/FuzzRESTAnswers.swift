@@ -1,16 +1,29 @@
-// Reading REST answers: one input is an answer to one endpoint of a fixed
-// configuration. Byte 0 picks the endpoint (and the Link base URL), bytes 1-2 the
-// status (a few common ones, or any 100...599), then headers up to a NUL byte (as
-// received: `Name: value` lines), then the body.
+// Reading REST answers: one input is an answer to one endpoint of one configuration
+// (a fixed one, then every examples/*/config.json: between them every answer
+// construct: status meanings with `when`, `errors`, `answer` pointers, `requested`,
+// batches by subset, by position and with flags per item, captures, reset headers).
+// Byte 0 picks the configuration, byte 1 the kind, endpoint, list and Link base URL,
+// bytes 2-3 the status (a few common ones, or any 100...599), then headers up to a
+// NUL byte (as received: `Name: value` lines), then the body.
+//
+// Each answer is read as the backend reads it (`RESTBackend.sendChange`,
+// `fetchFollowing`, `flush`: the same calls, on a backend made once per
+// configuration; values it captures are dropped after each input).
 //
 // Oracles: nothing traps; the status mapping holds (2xx without a configured meaning
-// is success or an unreadable-answer failure, never rejected or unauthorized; 401/403
-// unauthorized; 408/429/5xx unavailable, with Retry-After capped at an hour; other
-// 4xx rejected); a next-page Link is resolved to an absolute URL.
+// or errors is success or an unreadable-answer failure, never rejected or
+// unauthorized; 401/403 unauthorized; 408/429/5xx unavailable, with Retry-After
+// capped at an hour; other 4xx rejected); a 2xx the configuration cannot read is
+// never a success (checked against the answer read independently: the booleans at
+// the configured pointers, the batch's array, the captured values, no errors); a
+// rate-limit wait is at most `ResetTime.longest`; a next-page Link is resolved to an
+// absolute URL.
 
 import EventLoop
 import FuzzSupport
+import Glibc
 import JSON
+import Posix
 
 @testable import HTTP
 @testable import NetworkModels
@@ -36,6 +49,11 @@ let configurationText = #"""
         "unfollow": {"method": "DELETE", "path": "/shows/{id}/follow"},
         "state": {"method": "GET", "path": "/me/follows", "query": {"show_id": "{id}"}, "following": "nonEmpty"}
       },
+      "tag": {
+        "follow": {"method": "PUT", "path": "/t/{id}", "capture": {"c": "/id"}},
+        "unfollow": {"method": "DELETE", "path": "/t/{c}"},
+        "state": {"method": "GET", "path": "/t", "query": {"ids": "{ids}"}, "batch": {"join": ",", "by": "position"}}
+      },
       "profile": {
         "follow": {"method": "POST", "path": "/p/{id}"},
         "unfollow": {"method": "DELETE", "path": "/p/{id}"},
@@ -56,18 +74,59 @@ let configurationText = #"""
   }
   """#
 
-let configuration = try! RESTConfiguration.parse(configurationText)
-let kinds = configuration.kinds.keys.sorted()
-let lists = configuration.lists.keys.sorted()
+/// The example configurations, read from the source tree this target was built from.
+let exampleNames = ["artsy", "github", "graphql", "mastodon", "youtube"]
+
+func exampleText(_ name: String) -> String {
+  let root = String(#filePath.split(separator: "/Fuzz/FuzzRESTAnswers/").first!)
+  guard let file = fopen("\(root)/examples/\(name)/config.json", "rb") else {
+    fuzzFailure("cannot read examples/\(name)/config.json")
+  }
+  defer { fclose(file) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 4096)
+  while true {
+    let count = fread(&chunk, 1, chunk.count, file)
+    if count == 0 { break }
+    bytes += chunk[0..<count]
+  }
+  return String(decoding: bytes, as: UTF8.self)
+}
+
+/// One configuration under test, with its backend (for the calls that need one).
+struct Subject {
+  let configuration: RESTConfiguration
+  let backend: RESTBackend
+  let kinds: [String]
+  let lists: [String]
+
+  init(_ text: String) {
+    configuration = try! RESTConfiguration.parse(text)
+    backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in "token" })
+    // Reset headers in epoch seconds or dates are read against this, not the clock.
+    backend.wallClock = { 1_764_600_000 }
+    kinds = configuration.kinds.keys.sorted()
+    lists = configuration.lists.keys.sorted()
+  }
+}
+
+nonisolated(unsafe) let loop = try! EventLoop()
+nonisolated(unsafe) let subjects = [Subject(configurationText)] + exampleNames.map { Subject(exampleText($0)) }
 let bases = ["http://127.0.0.1:9/api/v1/link?page=2", "https://h.example", "http://h/", "relative/path", ""]
 let commonStatuses = [200, 201, 204, 299, 301, 400, 401, 403, 404, 408, 409, 410, 429, 500, 503]
+/// The ids of a batched read, in the order asked.
+let asked = ["1", "2", "3"]
 
-func checkMapping<T>(_ result: Result<T, FollowFailure>, status: Int, named: Bool, _ response: HTTPResponse) {
+func checkMapping<T>(
+  _ result: Result<T, FollowFailure>, status: Int, named: Bool, refusable: Bool = false, _ response: HTTPResponse
+) {
   guard !named, case .failure(let failure) = result else { return }
   let retryAfter = response.retryAfter
   if let retryAfter, retryAfter > .seconds(3600) { fuzzFailure("Retry-After of \(retryAfter) is above the cap") }
   switch (status, failure.kind) {
   case (200...299, .unavailable): break  // the answer could not be read
+  // Errors in the answer say which status they stand for; a batch that leaves an id out refuses it.
+  case (200...299, _) where refusable: break
   case (200...299, _): fuzzFailure("\(status) became \(failure.kind)")
   case (401, .unauthorized), (403, .unauthorized): break
   case (408, .unavailable), (429, .unavailable), (500...599, .unavailable):
@@ -78,14 +137,144 @@ func checkMapping<T>(_ result: Result<T, FollowFailure>, status: Int, named: Boo
   }
 }
 
+/// Whether `response`, a 2xx no status meaning names, can be read as `endpoint` says:
+/// no errors where it looks for them, and (for `what`) the values it needs.
+func readable(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, _ what: (JSON?) -> Bool) -> Bool {
+  let json = try? JSON.parse(response.body)
+  if let errors = endpoint.errors, response.status != 204 && response.status != 205 {
+    guard let json else { return false }
+    if let found = json.value(at: errors.pointer), found.kind != .null,
+      !(found.kind == .array && found.count == 0)
+    {
+      return false
+    }
+  }
+  return what(json)
+}
+
+func isBoolean(_ json: JSON?, _ pointer: JSONPointer?) -> Bool {
+  guard let pointer else { return true }
+  return json?.value(at: pointer)?.bool != nil
+}
+
+/// A success from an answer the configuration cannot read is the one thing this must never give.
+func checkRead<T>(
+  _ result: Result<T, FollowFailure>, _ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint,
+  _ what: (JSON?) -> Bool
+) {
+  guard case .success = result, (200...299).contains(response.status), endpoint.meaning(of: response) == nil else {
+    return
+  }
+  if !readable(response, endpoint, what) {
+    fuzzFailure(
+      "a \(response.status) answer of \(endpoint.method) \(endpoint.path) that says nothing sure was a success")
+  }
+}
+
+/// `RESTBackend.sendChange`'s reading of a follow (`following`) or unfollow answer.
+func readChange(_ subject: Subject, _ endpoint: RESTConfiguration.Endpoint, following: Bool, _ response: HTTPResponse)
+  -> Result<FollowAnswer, FollowFailure>
+{
+  let backend = subject.backend
+  let key = EntityKey(kind: "k", id: "1")
+  let answer = backend.answer(.success(response), endpoint, meaning: { _ in .success(FollowAnswer(following)) }) {
+    response -> Result<FollowAnswer, FollowFailure> in
+    let answer = RESTBackend.mutationAnswer(response, endpoint, following: following)
+    if case .success(.following) = answer, !endpoint.capture.isEmpty,
+      let failure = backend.keepCaptures(key, endpoint.capture, response)
+    {
+      return .failure(failure)
+    }
+    return answer
+  }
+  if case .success(.notFollowing) = answer { backend.forgetCaptures(key) }
+  checkRead(answer, response, endpoint) { json in
+    guard !endpoint.answer.isEmpty || (following && !endpoint.capture.isEmpty) else { return true }
+    guard let json else { return false }
+    if case .success(.following) = answer, !endpoint.capture.isEmpty,
+      RESTBackend.captured(endpoint.capture, in: json) == nil
+    {
+      return false
+    }
+    return isBoolean(json, endpoint.answer.following) && isBoolean(json, endpoint.answer.requested)
+  }
+  return answer
+}
+
+/// `RESTBackend.fetchFollowing`'s reading of a single state answer.
+func readState(_ subject: Subject, _ state: RESTConfiguration.StateEndpoint, _ response: HTTPResponse)
+  -> Result<FollowAnswer, FollowFailure>
+{
+  let backend = subject.backend
+  let key = EntityKey(kind: "k", id: "1")
+  let answer = backend.answer(.success(response), state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) })
+  { response in
+    let answer = RESTBackend.stateAnswer(response, state)
+    if case .success(.following) = answer, !state.endpoint.capture.isEmpty {
+      backend.captureFromState(key, state.endpoint.capture, response)
+    }
+    return answer
+  }
+  if case .success(.notFollowing) = answer { backend.forgetCaptures(key) }
+  checkRead(answer, response, state.endpoint) { json in
+    switch state.following {
+    case .success: break
+    case .nonEmpty: if json == nil { return false }
+    case .pointer(let pointer): if !isBoolean(json, pointer) { return false }
+    }
+    if case .success(.following) = answer { return true }
+    return isBoolean(json, state.requested)
+  }
+  return answer
+}
+
+/// `RESTBackend.flush`'s reading of a batched state answer, for each id asked.
+func readBatch(
+  _ subject: Subject, kind: String, _ state: RESTConfiguration.Endpoint, _ batch: RESTConfiguration.Batch,
+  _ response: HTTPResponse
+) {
+  let answers = subject.backend.batchOutcome(.success(response), state, batch, ids: asked, kind: kind)
+  let json = try? JSON.parse(response.body)
+  let items = json?.value(at: batch.items).flatMap { $0.isArray ? $0.elements : nil }
+  for id in asked {
+    let answer = answers(id)
+    // With a flag per item, an id the answer leaves out is refused (Mastodon leaves
+    // out accounts it does not know).
+    let item = items?.last { item in
+      item.value(at: batch.id).flatMap { $0.string ?? $0.integer.map { String($0) } } == id
+    }
+    let leftOut = batch.flags.following != nil && items != nil && item == nil
+    checkMapping(
+      answer, status: response.status, named: state.meaning(of: response) != nil,
+      refusable: state.errors != nil || leftOut, response)
+    checkRead(answer, response, state) { _ in
+      guard let items else { return false }
+      if batch.by == .position {
+        return items.count == asked.count && items.allSatisfy { $0.bool != nil }
+      }
+      guard batch.flags.following != nil else { return true }
+      // This id's own item must say it.
+      guard let item else { return false }
+      if !isBoolean(item, batch.flags.following) { return false }
+      if case .success(.following) = answer { return true }
+      return isBoolean(item, batch.flags.requested)
+    }
+  }
+}
+
 @main
 struct FuzzRESTAnswers {
   static func main() {
+    // Inputs are meant to fail: a warning per unreadable answer would only bury what
+    // the fuzzer reports.
+    Log.level = .error
     // Globals are made on first use: before the first input, or their allocations
     // would count as that input's leak.
-    withoutLeakChecks { _ = (configuration, kinds, lists, bases, commonStatuses) }
+    withoutLeakChecks { _ = (loop, subjects, bases, commonStatuses, asked) }
     runFuzzer { data in
       var reader = FuzzReader(data)
+      let subject = subjects[Int(reader.byte()) % subjects.count]
+      let configuration = subject.configuration
       let selector = Int(reader.byte())
       let high = Int(reader.byte())
       let low = Int(reader.byte())
@@ -94,29 +283,39 @@ struct FuzzRESTAnswers {
       let response = HTTPResponse(status: status, headerBytes: headers, body: Array(reader.remaining))
       _ = response.headers
       _ = response.retryAfter
+      defer { subject.backend.capturedValues = CapturedValues() }
 
-      let kind = configuration.kinds[kinds[selector % kinds.count]]!
+      let kindName = subject.kinds[selector % subject.kinds.count]
+      let kind = configuration.kinds[kindName]!
       let choice = (selector >> 2) % 4
       let endpoint = [kind.follow, kind.unfollow, kind.state.endpoint, kind.detail ?? kind.follow][choice]
-      let named = endpoint.statusMeanings[status] != nil
-      let result: Result<FollowAnswer, FollowFailure> = RESTBackend.outcome(
-        .success(response), endpoint, meaning: { .success(FollowAnswer($0 == .following)) }
-      ) { response in
-        if let batch = kind.state.batch, choice == 2 {
-          return RESTBackend.followedIDs(in: response, batch).map { FollowAnswer(!$0.isEmpty) }
-        }
-        if choice < 2 { return RESTBackend.mutationAnswer(response, endpoint, following: choice == 0) }
-        return RESTBackend.stateAnswer(response, kind.state)
+      if let wait = subject.backend.rateLimitWait(response, endpoint), wait > ResetTime.longest {
+        fuzzFailure("a rate limit wait of \(wait) is above \(ResetTime.longest)")
       }
-      checkMapping(result, status: status, named: named, response)
+      let named = endpoint.meaning(of: response) != nil
+      if choice == 2, let batch = kind.state.batch {
+        readBatch(subject, kind: kindName, endpoint, batch, response)
+      } else {
+        let result: Result<FollowAnswer, FollowFailure>
+        switch choice {
+        case 0, 1: result = readChange(subject, endpoint, following: choice == 0, response)
+        case 2: result = readState(subject, kind.state, response)
+        default:
+          result = RESTBackend.outcome(.success(response), endpoint) { _ in .success(.following) }
+        }
+        checkMapping(result, status: status, named: named, refusable: endpoint.errors != nil, response)
+      }
 
-      let list = configuration.lists[lists[(selector >> 4) % lists.count]]!
+      guard !subject.lists.isEmpty else { return }
+      let list = configuration.lists[subject.lists[(selector >> 4) % subject.lists.count]]!
       let base = bases[selector % bases.count]
       let tokens: [PageToken?] = [nil, .number(7), .offset(3), .cursor("c"), .url(base)]
-      let page = RESTBackend.outcome(.success(response), list.endpoint) { response in
+      let page = subject.backend.answer(.success(response), list.endpoint) { response in
         RESTBackend.readPage(response, list, tokens[(selector >> 1) % tokens.count], url: base)
       }
-      checkMapping(page, status: status, named: false, response)
+      checkMapping(
+        page, status: status, named: list.endpoint.meaning(of: response) != nil, refusable: list.endpoint.errors != nil,
+        response)
       if let link = response.header("Link"), let next = RESTBackend.nextLink(link, base: base),
         base.hasPrefix("http"), !(next.hasPrefix("http://") || next.hasPrefix("https://"))
       {

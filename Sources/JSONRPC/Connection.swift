@@ -44,6 +44,8 @@ public final class Connection {
   private let loop: EventLoop
   private let input: FileDescriptor
   private let output: FileDescriptor
+  /// A peer in this process: bytes go through it, not through the descriptors.
+  private let memory: MemoryPeer?
   private weak var owner: ConnectionOwner?
   private let statistics: RPCStatistics
   private let readBuffer: ReadBuffer
@@ -84,7 +86,7 @@ public final class Connection {
     maxMessageBytes: Int, maxUnreadBytes: Int = Connection.defaultMaxUnreadBytes,
     maxBatchElements: Int = Connection.defaultMaxBatchElements,
     maxPendingRequests: Int = Connection.defaultMaxPendingRequests, owner: ConnectionOwner,
-    statistics: RPCStatistics, readBuffer: ReadBuffer
+    statistics: RPCStatistics, readBuffer: ReadBuffer, memory: MemoryPeer? = nil
   ) {
     self.id = id
     self.maxUnreadBytes = maxUnreadBytes
@@ -98,6 +100,11 @@ public final class Connection {
     self.statistics = statistics
     self.readBuffer = readBuffer
     self.splitter = FrameSplitter(maxMessageBytes: maxMessageBytes)
+    self.memory = memory
+    if memory != nil {
+      inputMayBlock = false
+      return
+    }
     let inputKind = input.kind
     if inputKind == .stream { try? input.setNonBlocking() }
     if output != input && output.kind == .stream { try? output.setNonBlocking() }
@@ -106,6 +113,7 @@ public final class Connection {
 
   /// Starts reading. A regular file on stdin cannot be polled; it is read in tasks.
   func start() throws(Errno) {
+    if let memory { return memory.attach(self, loop: loop) }
     do {
       inputRegistration = try loop.register(input, events: .readable) { [unowned self] events in
         self.handle(events)
@@ -183,7 +191,10 @@ public final class Connection {
       do {
         let offset = outOffset
         let written = try outBuffer.withUnsafeBytes { bytes in
-          Result { () throws(Errno) in try output.write(bytes.baseAddress! + offset, count: bytes.count - offset) }
+          Result { () throws(Errno) in
+            if let memory { return try memory.take(bytes.baseAddress! + offset, count: bytes.count - offset) }
+            return try output.write(bytes.baseAddress! + offset, count: bytes.count - offset)
+          }
         }.get()
         outOffset += written
         statistics.bytesOut += written
@@ -230,7 +241,11 @@ public final class Connection {
     for responder in pendingRequests.values { responder.connectionClosed() }
     pendingRequests.removeAll()
     onDrained = nil
-    if transport == .socket { input.close() }
+    if let memory {
+      memory.connectionClosed()
+    } else if transport == .socket {
+      input.close()
+    }
     outBuffer = []
     outOffset = 0
     heldReplyBytes = 0
@@ -267,7 +282,11 @@ public final class Connection {
       reads -= 1
       let count: Int
       do {
-        count = try input.read(into: readBuffer.pointer, count: readBuffer.capacity)
+        if let memory {
+          count = try memory.read(into: readBuffer.pointer, count: readBuffer.capacity)
+        } else {
+          count = try input.read(into: readBuffer.pointer, count: readBuffer.capacity)
+        }
       } catch  where error.isWouldBlock {
         return
       } catch {
@@ -282,6 +301,21 @@ public final class Connection {
       statistics.bytesIn += count
       splitter.append(UnsafeRawBufferPointer(start: readBuffer.pointer, count: count))
       deliverFrames()
+    }
+  }
+
+  /// What `handle` does for a socket's readable (or hang-up) event, for a `MemoryPeer`.
+  func memoryPeerReadable() {
+    guard let memory, !isClosed else { return }
+    if readPaused {
+      // A socket peer gone both ways while its replies wait: nobody will read them.
+      if memory.isClosed { close() }
+      return
+    }
+    readAvailable()
+    // Level-triggered, like epoll: what is left after a few reads is read next time.
+    if !isClosed && !inputEnded && !readPaused && memory.hasUnread {
+      loop.execute { [weak self] in self?.memoryPeerReadable() }
     }
   }
 

@@ -29,6 +29,9 @@ public final class Dispatcher {
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
+    // A service registers a few dozen methods: room for them at once, not grown by doubling.
+    requestMethods.reserveCapacity(32)
+    descriptions.reserveCapacity(32)
     register(CancelRequest.self) { params, connection in
       connection.pendingRequests[params.id]?.cancel()
     }

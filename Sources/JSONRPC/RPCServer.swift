@@ -37,15 +37,16 @@ public final class RPCServer {
   private var preFlushHooks: [() -> Void] = []
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
-  private let readBuffer = ReadBuffer()
+  private let readBuffer: ReadBuffer
 
   public init(
     loop: EventLoop, dispatcher: Dispatcher = Dispatcher(), maxMessageBytes: Int = 16 << 20,
     maxUnreadBytes: Int = Connection.defaultMaxUnreadBytes,
     maxBatchElements: Int = Connection.defaultMaxBatchElements,
-    maxPendingRequests: Int = Connection.defaultMaxPendingRequests
+    maxPendingRequests: Int = Connection.defaultMaxPendingRequests, readBufferBytes: Int = 64 << 10
   ) {
     self.loop = loop
+    readBuffer = ReadBuffer(capacity: readBufferBytes)
     self.dispatcher = dispatcher
     self.maxMessageBytes = maxMessageBytes
     self.maxUnreadBytes = maxUnreadBytes
@@ -66,10 +67,25 @@ public final class RPCServer {
   public func attach(input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport) throws(Errno)
     -> Connection
   {
+    try attach(input: input, output: output, transport: transport, memory: nil)
+  }
+
+  /// Serves a peer in this process, as a socket peer (see `MemoryPeer`).
+  @discardableResult
+  public func attach(_ peer: MemoryPeer) -> Connection {
+    let none = FileDescriptor(rawValue: -1)
+    // Attaching a memory peer makes no system call, so it cannot fail.
+    return try! attach(input: none, output: none, transport: .socket, memory: peer)
+  }
+
+  private func attach(
+    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, memory: MemoryPeer?
+  ) throws(Errno) -> Connection {
     let connection = Connection(
       id: nextConnectionID, loop: loop, input: input, output: output, transport: transport,
       maxMessageBytes: maxMessageBytes, maxUnreadBytes: maxUnreadBytes, maxBatchElements: maxBatchElements,
-      maxPendingRequests: maxPendingRequests, owner: self, statistics: statistics, readBuffer: readBuffer)
+      maxPendingRequests: maxPendingRequests, owner: self, statistics: statistics, readBuffer: readBuffer,
+      memory: memory)
     nextConnectionID += 1
     try connection.start()
     connections[connection.id] = connection

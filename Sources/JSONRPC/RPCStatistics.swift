@@ -23,6 +23,7 @@ public final class RPCStatistics {
 
   public init(startedAt: LoopInstant = MonotonicClock().now) {
     self.startedAt = startedAt
+    methodCounters.reserveCapacity(32)
   }
 
   final class MethodCounter {

@@ -120,6 +120,17 @@ let artsyLikeConfiguration = #"""
     #expect(refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s/{id}"}}"#) == nil)
   }
 
+  /// Paths are JSON Pointers: a key with `/` or `~` is escaped (`child` skips the
+  /// escaping for the common key, so both kinds of key are checked).
+  @Test func keysWithSlashOrTildeAreEscapedInErrorPaths() throws {
+    let follow =
+      #""follow": {"method": "POST", "path": "/f/{id}"}, "unfollow": {"method": "DELETE", "path": "/f/{id}"}"#
+    let escaped = refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s", "query": {"a/b~c": "{uid}"}}}"#)
+    #expect(escaped?.path == "/kinds/artist/state/query/a~1b~0c")
+    let plain = refusal(#"{\#(follow), "state": {"method": "GET", "path": "/s", "query": {"abc": "{uid}"}}}"#)
+    #expect(plain?.path == "/kinds/artist/state/query/abc")
+  }
+
   /// A meaning the endpoint cannot honour is refused at start, never met at run time:
   /// a contradiction would resend the change forever, "done" says nothing of a state,
   /// and a detail answer is an object no status can stand for.

@@ -207,7 +207,12 @@ struct Field {
   func error(_ reason: String) -> RESTConfigurationError { RESTConfigurationError(path: path, reason: reason) }
 
   func child(_ key: String) -> String {
-    path + "/" + key.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
+    // Every field looked up makes its path: the common key needs no escaping, and
+    // checking its bytes is much cheaper than the generic substring search.
+    guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+      return path + "/" + key
+    }
+    return path + "/" + key.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
   }
 
   func optional(_ key: String) -> Field? { json[key].map { Field($0, child(key)) } }
