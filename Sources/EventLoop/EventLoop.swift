@@ -72,11 +72,27 @@ public final class EventLoop {
   /// Runs `body` after `delay`, then again after each delay it returns.
   @discardableResult
   public func scheduleRepeating(after delay: Duration, _ body: @escaping TimerBody) -> TimerID {
+    scheduleRepeating(at: clock.now + delay, body)
+  }
+
+  /// Runs `body` at `deadline` (at once when it has passed), then again after each
+  /// delay it returns.
+  @discardableResult
+  public func scheduleRepeating(at deadline: LoopInstant, _ body: @escaping TimerBody) -> TimerID {
     let id = nextToken
     nextToken += 1
     timerBodies[id] = body
-    timers.insert(deadline: clock.now + delay, id: id)
+    timers.insert(deadline: deadline, id: id)
     return TimerID(value: id)
+  }
+
+  /// Runs `body` once, at `deadline`.
+  @discardableResult
+  public func schedule(at deadline: LoopInstant, _ body: @escaping () -> Void) -> TimerID {
+    scheduleRepeating(at: deadline) {
+      body()
+      return nil
+    }
   }
 
   /// Runs `body` once, after `delay`.

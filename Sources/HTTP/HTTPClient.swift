@@ -81,8 +81,7 @@ public final class HTTPClient {
     }
     _ = nm_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
     _ = nm_multi_setopt_timer_callback(multi) { _, timeoutMs, context in
-      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().wake(
-        after: timeoutMs >= 0 ? .milliseconds(timeoutMs) : nil)
+      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().wake(afterMilliseconds: timeoutMs)
       return 0
     }
     _ = nm_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
@@ -208,11 +207,15 @@ public final class HTTPClient {
   /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
   /// after `delay` (nil: no timer). It must not be called from inside this callback,
   /// so even zero goes through the loop.
-  private func wake(after delay: Duration?) {
+  /// libcurl asks about twice a request: its deadline is made in whole nanoseconds,
+  /// where a `Duration` (`.milliseconds`, then the loop's `+`) multiplies in 128 bits.
+  private func wake(afterMilliseconds delay: Int) {
     if let timer { loop.cancel(timer) }
     timer = nil
-    guard let delay else { return }
-    timer = loop.schedule(after: delay) { [unowned self] in
+    guard delay >= 0 else { return }
+    let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
+    let (deadline, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
+    timer = loop.schedule(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline)) { [unowned self] in
       self.timer = nil
       self.act(on: nm_curl_socket_timeout(), mask: 0)
     }
@@ -244,7 +247,9 @@ public final class HTTPClient {
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
       curl_multi_remove_handle(multi, handle)
       recycle(handle)
-      let elapsedUs = Int((loop.clock.now - transfer.startedAt) / .microseconds(1))
+      // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
+      // division goes through floating point, for every answer.
+      var elapsedUs: String { String((loop.clock.now.nanoseconds &- transfer.startedAt.nanoseconds) / 1000) }
       switch result {
       case .success(let response):
         counters.responses += 1

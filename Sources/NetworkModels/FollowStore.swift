@@ -629,13 +629,23 @@ public final class FollowStore {
   // MARK: Bookkeeping
 
   private func activity(_ key: EntityKey) -> Activity {
-    if let existing = activities[key] { return existing }
-    let created = Activity()
-    activities[key] = created
-    if records[key] == nil { records[key] = freshRecord }
+    // Through the subscripts with a default, which insert what they make: one hash of
+    // the key per table for a new entity, where a lookup and then an insertion took two.
+    var created = false
+    func make() -> Activity {
+      created = true
+      return Activity()
+    }
+    let work = Self.inserted(&activities[key, default: make()])
+    guard created else { return work }
+    _ = Self.inserted(&records[key, default: freshRecord])
     keepBounded()
-    return created
+    return work
   }
+
+  /// What a default subscript holds once accessed for change (inserted when missing).
+  @inline(__always)
+  private static func inserted<T>(_ value: inout T) -> T { value }
 
   /// Drops the entity's `error`; true when it had one. The side tables are empty in
   /// the common case, and asking an empty one is cheaper than hashing the key.

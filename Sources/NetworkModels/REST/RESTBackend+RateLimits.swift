@@ -13,10 +13,27 @@ extension RESTBackend {
     completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
   ) -> HTTPTicket {
     http.send(request, priority: priority) { [weak self] result in
-      if let self, case .success(let response) = result, let wait = self.rateLimitWait(response, endpoint) {
-        self.http.hold(until: self.loop.clock.now + wait)
-      }
+      self?.holdIfRateLimited(result, endpoint)
       completion(result)
+    }
+  }
+
+  /// `send` for a kind's single state read: the answer's closure holds the boxed read,
+  /// not a copy of its endpoint (every string and table of it retained, per read).
+  @discardableResult
+  func send(
+    _ request: HTTPRequest, _ read: StateRead, priority: HTTPPriority,
+    completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
+  ) -> HTTPTicket {
+    http.send(request, priority: priority) { [weak self] result in
+      self?.holdIfRateLimited(result, read.state.endpoint)
+      completion(result)
+    }
+  }
+
+  private func holdIfRateLimited(_ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint) {
+    if case .success(let response) = result, let wait = rateLimitWait(response, endpoint) {
+      http.hold(until: loop.clock.now + wait)
     }
   }
 
