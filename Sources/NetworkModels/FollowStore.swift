@@ -88,6 +88,34 @@ public final class FollowStore {
     }
   }
 
+  /// The callers waiting for one read, in order: nearly always one, kept inline, where
+  /// an array was allocated, grown and freed for every read.
+  struct Waiters: Sequence {
+    private var first: Completion?
+    private var rest: [Completion] = []
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ waiter: @escaping Completion) {
+      if first == nil { first = waiter } else { rest.append(waiter) }
+    }
+
+    func makeIterator() -> Iterator { Iterator(first: first, rest: rest.makeIterator()) }
+
+    struct Iterator: IteratorProtocol {
+      var first: Completion?
+      var rest: IndexingIterator<[Completion]>
+
+      mutating func next() -> Completion? {
+        if let waiter = first {
+          first = nil
+          return waiter
+        }
+        return rest.next()
+      }
+    }
+  }
+
   /// What only an entity with work under way needs; dropped when it goes idle.
   final class Activity {
     var wanted: Bool?
@@ -97,7 +125,7 @@ public final class FollowStore {
     var settleWaiters: [Completion] = []
     var readInFlight = false
     var readStartedAt: UInt64 = 0
-    var readWaiters: [Completion] = []
+    var readWaiters = Waiters()
     /// Bumped by every accepted mutation: a read that started before it is stale.
     var mutationSerial: UInt64 = 0
     /// A call failed in a way that says nothing of whether the backend did it (a
@@ -561,7 +589,7 @@ public final class FollowStore {
     guard let work = activities[key] else { return }
     work.readInFlight = false
     let waiters = work.readWaiters
-    work.readWaiters = []
+    work.readWaiters = Waiters()
     switch result {
     case .success(let answer):
       if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
