@@ -18,6 +18,7 @@ public final class EventLoop {
 
   public struct TimerID: Hashable, Sendable {
     fileprivate let value: UInt64
+    fileprivate let slot: Int
   }
 
   public let clock: LoopClock
@@ -26,7 +27,12 @@ public final class EventLoop {
   private var handlers: [UInt64: (fd: FileDescriptor, handler: IOHandler)] = [:]
   private var nextToken: UInt64 = 1
   private var timers = TimerHeap()
-  private var timerBodies: [UInt64: TimerBody] = [:]
+  /// Timers' bodies, each in a slot its id names with its serial: finding one is an
+  /// array read, where a table keyed by the id hashed it (a REST round trip schedules
+  /// and cancels libcurl's timer about twice). A slot is reused once its timer is
+  /// cancelled or done; an old id's serial no longer matches it, so it finds nothing.
+  private var timerSlots: [(serial: UInt64, body: TimerBody?)] = []
+  private var freeTimerSlots: [Int] = []
   private var beforeSleepHooks: [() -> Void] = []
   private var pendingTasks: [() -> Void] = []
   private var stopRequested = false
@@ -72,11 +78,46 @@ public final class EventLoop {
   /// Runs `body` after `delay`, then again after each delay it returns.
   @discardableResult
   public func scheduleRepeating(after delay: Duration, _ body: @escaping TimerBody) -> TimerID {
+    scheduleRepeating(at: clock.now + delay, body)
+  }
+
+  /// Runs `body` at `deadline` (at once when it has passed), then again after each
+  /// delay it returns.
+  @discardableResult
+  public func scheduleRepeating(at deadline: LoopInstant, _ body: @escaping TimerBody) -> TimerID {
     let id = nextToken
     nextToken += 1
-    timerBodies[id] = body
-    timers.insert(deadline: clock.now + delay, id: id)
-    return TimerID(value: id)
+    let slot: Int
+    if let free = freeTimerSlots.popLast() {
+      slot = free
+      timerSlots[slot] = (id, body)
+    } else {
+      slot = timerSlots.count
+      timerSlots.append((id, body))
+    }
+    timers.insert(deadline: deadline, id: id, slot: slot)
+    return TimerID(value: id, slot: slot)
+  }
+
+  /// The body of the live timer `id` in `slot`; nil once it is cancelled or done.
+  private func timerBody(_ id: UInt64, _ slot: Int) -> TimerBody? {
+    timerSlots[slot].serial == id ? timerSlots[slot].body : nil
+  }
+
+  /// Forgets the timer `id` (nothing when its slot already holds another).
+  private func freeTimer(_ id: UInt64, _ slot: Int) {
+    guard timerSlots[slot].serial == id else { return }
+    timerSlots[slot] = (0, nil)  // no timer's id is 0: tokens start at 1
+    freeTimerSlots.append(slot)
+  }
+
+  /// Runs `body` once, at `deadline`.
+  @discardableResult
+  public func schedule(at deadline: LoopInstant, _ body: @escaping () -> Void) -> TimerID {
+    scheduleRepeating(at: deadline) {
+      body()
+      return nil
+    }
   }
 
   /// Runs `body` once, after `delay`.
@@ -89,13 +130,13 @@ public final class EventLoop {
   }
 
   public func cancel(_ timer: TimerID) {
-    timerBodies.removeValue(forKey: timer.value)
+    freeTimer(timer.value, timer.slot)
   }
 
   /// The time until the earliest live timer, or nil when none is scheduled.
   public var nextTimerDelay: Duration? {
     while let top = timers.peek() {
-      if timerBodies[top.id] == nil {
+      if timerBody(top.id, top.slot) == nil {
         _ = timers.pop()
         continue
       }
@@ -171,14 +212,14 @@ public final class EventLoop {
     let now = clock.now
     while let top = timers.peek(), top.deadline <= now {
       _ = timers.pop()
-      guard let body = timerBodies[top.id] else { continue }
+      guard let body = timerBody(top.id, top.slot) else { continue }
       if let again = body() {
         // The body may have cancelled itself while running.
-        if timerBodies[top.id] != nil {
-          timers.insert(deadline: now + max(again, .nanoseconds(1)), id: top.id)
+        if timerBody(top.id, top.slot) != nil {
+          timers.insert(deadline: now + max(again, .nanoseconds(1)), id: top.id, slot: top.slot)
         }
       } else {
-        timerBodies.removeValue(forKey: top.id)
+        freeTimer(top.id, top.slot)
       }
     }
   }

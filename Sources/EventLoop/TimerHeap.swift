@@ -1,9 +1,10 @@
-/// A binary min-heap of (deadline, id). Cancelled timers are dropped lazily by the loop,
-/// which keeps cancel O(1).
+/// A binary min-heap of (deadline, id, slot). Cancelled timers are dropped lazily by the
+/// loop, which keeps cancel O(1); `slot` is where the loop keeps the timer's body.
 struct TimerHeap {
   struct Entry {
     var deadline: LoopInstant
     var id: UInt64
+    var slot: Int
   }
 
   private var entries: [Entry] = []
@@ -12,8 +13,8 @@ struct TimerHeap {
 
   func peek() -> Entry? { entries.first }
 
-  mutating func insert(deadline: LoopInstant, id: UInt64) {
-    entries.append(Entry(deadline: deadline, id: id))
+  mutating func insert(deadline: LoopInstant, id: UInt64, slot: Int) {
+    entries.append(Entry(deadline: deadline, id: id, slot: slot))
     var child = entries.count - 1
     while child > 0 {
       let parent = (child - 1) / 2

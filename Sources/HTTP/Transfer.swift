@@ -66,7 +66,7 @@ final class Transfer {
   /// Sets the options of this request on a handle `prepare` set up: every option a
   /// request may set is set by each one, so nothing of the handle's last request stays.
   /// nil when libcurl took them all.
-  func configure() -> HTTPError? {
+  func configure(timeoutsMs: (total: Int, connect: Int)) -> HTTPError? {
     let easy = handle
     let context = Unmanaged.passUnretained(self).toOpaque()
     var failed: CURLcode = CURLE_OK
@@ -80,8 +80,8 @@ final class Transfer {
     // Compression saves nothing on loopback, and asking for it costs libcurl a header
     // built per request.
     check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, Transfer.isLoopback(request.url) ? nil : ""))
-    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(request.timeout.roundedUpMilliseconds)))
-    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout.roundedUpMilliseconds)))
+    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutsMs.total))
+    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeoutsMs.connect))
 
     switch (request.method, request.body) {
     case ("GET", nil):

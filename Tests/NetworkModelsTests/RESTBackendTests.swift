@@ -69,6 +69,21 @@ extension Result {
       f.server.requests.map(\.path) == ["/api/v1/me/follow/profile/gagosian", "/api/v1/me/follow/profile/gagosian"])
   }
 
+  /// `stats.backend.http.endpoints` (what `netmodel top` shows) counts single state
+  /// reads, which are kept apart from the other calls' figures, and batched ones.
+  @Test func endpointFiguresCountSingleAndBatchedReads() throws {
+    let f = try RESTFixture()
+    f.server.handler = { request in
+      request.path.hasPrefix("/api/v1/me/follow/profile/")
+        ? .respond(status: 200, body: #"{"profile":{"id":"gagosian"}}"#) : .respond(status: 404)
+    }
+    _ = try f.read(profile)
+    _ = try f.read(banksy)
+    let endpoints = f.backend.httpStatistics.endpoints
+    #expect(endpoints["profile.state"]?.finished == 1 && endpoints["profile.state"]?.inFlight == 0)
+    #expect(endpoints["artist.state"]?.finished == 1 && endpoints["artist.state"]?.inFlight == 0)
+  }
+
   @Test func anUnfollowWhose404MeansAlreadyDone() throws {
     let f = try RESTFixture()
     f.server.handler = { _ in .respond(status: 404) }

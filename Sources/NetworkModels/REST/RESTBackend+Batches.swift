@@ -61,7 +61,8 @@ extension RESTBackend {
   /// cannot be read is not followed either). In a query or form each id is
   /// percent-encoded, so the separator inside one is escaped.
   func joinProblem(kind: String, id: String) -> PlaceholderProblem? {
-    guard let read = stateReads[kind], let join = read.state.batch?.join, case .json = read.state.endpoint.body,
+    guard joinsIDsInJSON, let read = stateRead(kind), let join = read.state.batch?.join,
+      case .json = read.state.endpoint.body,
       id.contains(join)
     else { return nil }
     return PlaceholderProblem(

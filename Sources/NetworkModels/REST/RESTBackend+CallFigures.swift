@@ -23,13 +23,34 @@ extension RESTBackend {
     guard let key = call.key else { return }
     let took = loop.clock.now - call.at
     // One lookup: this runs for every call, on the path bench/ measures.
-    Self.finish(&endpointFigures[key, default: EndpointFigures()], took)
+    endpointFigures[key, default: EndpointFigures()].finish(took: took)
   }
 
-  private static func finish(_ figures: inout EndpointFigures, _ took: Duration) {
-    figures.inFlight -= 1
-    figures.finished += 1
-    figures.latencyTotal += took
-    figures.latencyLast = took
+  /// Every endpoint's figures by `kind.endpoint`: single state reads keep theirs on
+  /// the kind's boxed read (RESTBackend.StateRead), batched ones here.
+  var figuresByEndpoint: [String: EndpointFigures] {
+    var all = Dictionary(
+      uniqueKeysWithValues: endpointFigures.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
+    for (kind, read) in stateReads where read.figures.finished > 0 || read.figures.inFlight > 0 {
+      all["\(kind).state", default: EndpointFigures()].add(read.figures)
+    }
+    return all
+  }
+}
+
+extension EndpointFigures {
+  mutating func finish(took: Duration) {
+    inFlight -= 1
+    finished += 1
+    latencyTotal += took
+    latencyLast = took
+  }
+
+  /// Another part of the same endpoint's calls (its single and batched reads).
+  mutating func add(_ other: EndpointFigures) {
+    inFlight += other.inFlight
+    finished += other.finished
+    latencyTotal += other.latencyTotal
+    if other.finished > 0 { latencyLast = other.latencyLast }
   }
 }

@@ -3,8 +3,7 @@ extension RESTBackend: PlaceholderValidating {
     if let problem = joinProblem(kind: kind, id: id) { return problem }
     // Runs before every call: only an id made of dots alone can fill a dot segment,
     // or one with a "/" split into segments (`{id*}`).
-    guard id.utf8.allSatisfy({ $0 == UInt8(ascii: ".") }) || id.utf8.contains(UInt8(ascii: "/")),
-      let endpoints = configuration.kinds[kind]
+    guard Self.mayChangeSegments(id), let endpoints = configuration.kinds[kind]
     else {
       return nil
     }
@@ -17,6 +16,20 @@ extension RESTBackend: PlaceholderValidating {
       }
     }
     return nil
+  }
+
+  /// Dots alone, or a "/": one pass over the bytes, borrowed where the string has
+  /// them contiguous; the UTF-8 view's iterator cost ~40 instructions a byte, twice a read.
+  static func mayChangeSegments(_ id: String) -> Bool {
+    func scan<S: Sequence<UInt8>>(_ bytes: S) -> Bool {
+      var onlyDots = true
+      for byte in bytes {
+        if byte == UInt8(ascii: "/") { return true }
+        if byte != UInt8(ascii: ".") { onlyDots = false }
+      }
+      return onlyDots
+    }
+    return id.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(id.utf8)
   }
 
   public func validatePlaceholders(list: String, params: [String: String]) -> PlaceholderProblem? {

@@ -23,7 +23,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public var wallClock: () -> Double = ResetTime.wallClockNow
   /// Calls made per kind and endpoint (`artist.state`), for `stats` and tests.
   public var calls: [String: Int] {
-    Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
+    var calls = Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
+    for (kind, read) in stateReads where read.calls > 0 { calls["\(kind).state", default: 0] += read.calls }
+    return calls
   }
   private var callCounts: [CallKey: Int] = [:]
   /// In flight and latency per endpoint (RESTBackend+CallFigures).
@@ -40,10 +42,28 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// `KindEndpoints` out of the configuration retained every string and table of
   /// its endpoints, for every read.
   let stateReads: [String: StateRead]
+  /// Whether a kind's batched read joins ids into one JSON string (`joinProblem`):
+  /// when none does, an id is not looked at for that, in every read's checks.
+  let joinsIDsInJSON: Bool
+  /// The last kind read and its state read: a kind's name is looked up three times a
+  /// read (the service's check, the placeholders', the read's), each hashing it.
+  private var lastRead: (kind: String, read: StateRead)?
   var loop: EventLoop { http.loop }
+
+  func stateRead(_ kind: String) -> StateRead? {
+    if let lastRead, lastRead.kind == kind { return lastRead.read }
+    guard let read = stateReads[kind] else { return nil }
+    lastRead = (kind, read)
+    return read
+  }
 
   final class StateRead {
     let state: RESTConfiguration.StateEndpoint
+    /// Single reads sent (`calls`): counted here, where the `callCounts` table hashed
+    /// the kind's and the endpoint's names for every read.
+    var calls = 0
+    /// In flight and latency of those reads, for `stats` (RESTBackend+CallFigures).
+    var figures = EndpointFigures()
     init(_ state: RESTConfiguration.StateEndpoint) { self.state = state }
   }
 
@@ -62,6 +82,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   ) {
     self.configuration = configuration
     stateReads = configuration.kinds.mapValues { StateRead($0.state) }
+    joinsIDsInJSON = configuration.kinds.values.contains {
+      guard $0.state.batch?.join != nil, case .json = $0.state.endpoint.body else { return false }
+      return true
+    }
     self.environment = environment ?? configuration.defaultEnvironment
     http = HTTPClient(loop: loop, maxConnections: configuration.maxInFlight)
     if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
@@ -138,15 +162,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
-    guard let read = stateReads[key.kind] else { return unknownKind(key.kind, completion) }
+    guard let read = stateRead(key.kind) else { return unknownKind(key.kind, completion) }
     if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
-    if let unset = unsetValue(read.state.endpoint) { return unsendable(unset, completion) }
+    // Checked only when values are configured: passing the endpoint copies it (every
+    // string and table of it retained), for every read.
+    if !configuration.values.isEmpty, let unset = unsetValue(read.state.endpoint) {
+      return unsendable(unset, completion)
+    }
     if let batch = read.state.batch {
       enqueue(key, batch, completion)
       return
     }
-    count(key.kind, "state")
-    send(request(read.state.endpoint, kind: key.kind, id: key.id), read.state.endpoint, priority: readPriority) {
+    read.calls += 1
+    send(request(read.state.endpoint, kind: key.kind, id: key.id), read, priority: readPriority) {
       [weak self] result in
       guard let self else { return }
       let answer = self.answer(
@@ -172,8 +200,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public var httpStatistics: HTTPStatistics {
     HTTPStatistics(
       counters: http.counters, inFlight: http.inFlight, callsByEndpoint: calls,
-      endpoints: Dictionary(
-        uniqueKeysWithValues: endpointFigures.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) }))
+      endpoints: figuresByEndpoint)
   }
 
   // MARK: Batching
@@ -222,11 +249,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   public func request(_ endpoint: RESTConfiguration.Endpoint, kind: String, id: String? = nil, ids: [String] = [])
     -> HTTPRequest
   {
+    // A path alone, with no configured values: filled without a dictionary of the
+    // two (the common single read).
+    if let id, !fillsValues, endpoint.query.isEmpty, endpoint.body == nil {
+      let path = Template.fill(endpoint.path, kind: kind, id: id, encode: { Template.percentEncode($0) })
+      return request(endpoint, url: baseURL + path, headers: configuration.headers + endpoint.headers)
+    }
     // Made whole: adding "id" to a one-entry dictionary would grow and rehash it, for
     // every request.
     let values = id.map { ["kind": kind, "id": $0] } ?? ["kind": kind]
     return request(endpoint, values: values, ids: ids)
   }
+
+  private var baseURL: String { configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL }
 
   /// The HTTP request of `endpoint` with its placeholders filled from `values`.
   func request(
@@ -234,8 +269,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     join: String? = nil
   ) -> HTTPRequest {
     let values = fillsValues ? withConfiguredValues(requestValues) : requestValues
-    let base = configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL
-    var url = base + Template.fill(endpoint.path, values, encode: { Template.percentEncode($0) })
+    var url = baseURL + Template.fill(endpoint.path, values, encode: { Template.percentEncode($0) })
     let query = Template.encodeParameters(endpoint.query, values, ids: ids, join: join)
     if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query }
     var headers = configuration.headers + endpoint.headers
@@ -254,6 +288,15 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     case nil:
       break
     }
+    return request(endpoint, url: url, headers: headers, body: body)
+  }
+
+  /// The request with the credentials added to `headers`.
+  private func request(
+    _ endpoint: RESTConfiguration.Endpoint, url: String, headers: [(name: String, value: String)],
+    body: [UInt8]? = nil
+  ) -> HTTPRequest {
+    var headers = headers
     if let auth = configuration.auth, let authToken {
       headers.append((auth.header, auth.scheme.map { "\($0) \(authToken)" } ?? authToken))
     }
@@ -271,7 +314,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   public func kindProblem(_ kind: String) -> String? {
-    guard configuration.kinds[kind] == nil else { return nil }
+    guard stateRead(kind) == nil else { return nil }
     return "no kind \"\(kind)\" (configured: \(configuration.kinds.keys.sorted().joined(separator: ", ")))"
   }
 

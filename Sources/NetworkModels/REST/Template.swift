@@ -28,17 +28,28 @@ enum Template {
   /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay;
   /// `{{` and `}}` become `{` and `}`. Works on UTF-8 bytes: it runs for every request.
   static func fill(_ text: String, _ values: [String: String], encode: (String) -> String) -> String {
+    fill(text, value: { values[$0] }, encode: encode)
+  }
+
+  /// `fill` with a single read's own values, `{kind}` and `{id}`, without a dictionary
+  /// made for them (hashing both names, for every read).
+  static func fill(_ text: String, kind: String, id: String, encode: (String) -> String) -> String {
+    fill(text, value: { $0 == "id" ? id : $0 == "kind" ? kind : nil }, encode: encode)
+  }
+
+  /// `text` filled with `value(name)` for each `{name}` (nil: the placeholder stays).
+  static func fill(_ text: String, value: (String) -> String?, encode: (String) -> String) -> String {
     // A native string's bytes are borrowed rather than copied into an array: every
     // request fills its endpoint's path.
-    if let filled = text.utf8.withContiguousStorageIfAvailable({ fill(text, bytes: $0, values, encode: encode) }) {
+    if let filled = text.utf8.withContiguousStorageIfAvailable({ fill(text, bytes: $0, value, encode: encode) }) {
       return filled
     }
-    return Array(text.utf8).withUnsafeBufferPointer { fill(text, bytes: $0, values, encode: encode) }
+    return Array(text.utf8).withUnsafeBufferPointer { fill(text, bytes: $0, value, encode: encode) }
   }
 
   /// `bytes` are `text`'s.
   private static func fill(
-    _ text: String, bytes: UnsafeBufferPointer<UInt8>, _ values: [String: String], encode: (String) -> String
+    _ text: String, bytes: UnsafeBufferPointer<UInt8>, _ values: (String) -> String?, encode: (String) -> String
   ) -> String {
     let open = UInt8(ascii: "{")
     let close = UInt8(ascii: "}")
@@ -54,9 +65,9 @@ enum Template {
         index += 2
       } else if byte == open, let end = bytes[index...].firstIndex(of: close) {
         let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
-        if let value = values[name] {
+        if let value = values(name) {
           result.append(contentsOf: encode(value).utf8)
-        } else if name.hasSuffix("*"), let value = values[String(name.dropLast())] {
+        } else if name.hasSuffix("*"), let value = values(String(name.dropLast())) {
           // RFC 6570's explode: the value's "/"-separated parts are path segments,
           // each encoded (a GitHub repository id `owner/repo`).
           let parts = value.split(separator: "/", omittingEmptySubsequences: false)

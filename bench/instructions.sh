@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Instructions per request, counted by callgrind (issue 13, part 6): the cached
+# `getFollowState`, the unknown method, and the REST round trip through netmodel,
+# and the bare libcurl-multi loop's round trip (the floor).
+#
+#   bash bench/instructions.sh BIN [TAG]
+#
+# BIN is a release build (`swift build -c release --scratch-path DIR --product netmodel`
+# puts it in DIR/release/netmodel). Each figure is (the N-request run − the 1-request
+# run) ÷ (N − 1): start-up cancels out. Counts are deterministic enough on a loaded
+# machine, except the REST figure: how many requests one loop iteration handles
+# depends on timing (compare binaries run one after the other, several times).
+# Needs valgrind, gcc, libcurl's headers, python3. Writes its callgrind files to
+# $OUT (default /tmp/nm-instructions); `callgrind_annotate --auto=no FILE` shows where.
+set -euo pipefail
+BIN=$(realpath "$1")
+TAG=${2:-run}
+OUT=${OUT:-/tmp/nm-instructions}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$OUT"
+
+summary() { grep -m1 '^summary' "$1" | awk '{print $2}'; }
+per() { echo $((($(summary "$2") - $(summary "$1")) / $3)); }
+
+python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+for n in (1, 10001):
+    for name, method, params in (("gfs", "getFollowState", {"kind": "artist", "id": "banksy"}),
+                                 ("ping", "netmodel/ping", None)):
+        with open(f"{out}/{name}{n}.ndjson", "w") as f:
+            for i in range(n):
+                m = {"jsonrpc": "2.0", "id": i + 1, "method": method}
+                if params: m["params"] = params
+                f.write(json.dumps(m, separators=(",", ":")) + "\n")
+PY
+
+for name in gfs ping; do
+  for n in 1 10001; do
+    state=$(mktemp -d)
+    valgrind --tool=callgrind --callgrind-out-file="$OUT/$name-$TAG-$n.out" "$BIN" serve --state-dir "$state" \
+      <"$OUT/$name$n.ndjson" >"$OUT/$name-$TAG-$n.reply" 2>/dev/null
+    rm -rf "$state"
+  done
+  echo "$name: $(per "$OUT/$name-$TAG-1.out" "$OUT/$name-$TAG-10001.out" 10000) instructions a request"
+done
+
+gcc -O2 -o "$OUT/httpserver" "$REPO/bench/httpserver.c"
+gcc -O2 -o "$OUT/curlmulti" "$REPO/bench/curlmulti.c" -lcurl
+rm -f "$OUT/port"
+"$OUT/httpserver" --port-file "$OUT/port" >/dev/null 2>&1 &
+server=$!
+trap 'kill $server' EXIT
+for _ in $(seq 50); do [ -s "$OUT/port" ] && break; sleep 0.1; done
+url="http://127.0.0.1:$(cat "$OUT/port")/v1/me"
+printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file="$CGOUT" %s "$@" 2>/dev/null\n' "$BIN" \
+  >"$OUT/under-callgrind"
+chmod +x "$OUT/under-callgrind"
+for n in 1 3001; do
+  CGOUT="$OUT/rest-$TAG-$n.out" python3 "$REPO/bench/http_netmodel.py" --url "$url" --in-flight 16 --requests $n \
+    --bin "$OUT/under-callgrind" >/dev/null
+  valgrind --tool=callgrind --callgrind-out-file="$OUT/curl-$TAG-$n.out" "$OUT/curlmulti" --url "$url" \
+    --requests $n --in-flight 16 >/dev/null 2>&1
+done
+echo "REST round trip: $(per "$OUT/rest-$TAG-1.out" "$OUT/rest-$TAG-3001.out" 3000) instructions a request"
+echo "curlmulti (the floor): $(per "$OUT/curl-$TAG-1.out" "$OUT/curl-$TAG-3001.out" 3000) instructions a request"
