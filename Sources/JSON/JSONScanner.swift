@@ -113,7 +113,41 @@ public struct JSONScanner {
 
     public func member(_ key: String) -> Member? { member(Key(key)) }
 
+    /// The same member as `member(_:)`, as plain data: handing it out and dropping it
+    /// costs no reference counting (a `Member` retains the spills, and its `Optional`
+    /// is destroyed through a generic value witness). For the per-request readers.
+    public func entry(_ key: Key) -> Entry? {
+      records.withUnsafeBufferPointer { records in
+        var index = records.count
+        while index > 0 {
+          index -= 1
+          if records[index].key.equals(key, spills) { return Entry(record: records[index]) }
+        }
+        return nil
+      }
+    }
+
+    /// The decoded value of a string entry of this object; nil for any other kind.
+    public func stringValue(_ entry: Entry) -> String? {
+      entry.record.kind == .string ? entry.record.value.string(spills) : nil
+    }
+
+    /// Whether `entry` of this object is a string whose decoded value is `value`.
+    public func hasStringValue(_ entry: Entry, _ value: Key) -> Bool {
+      entry.record.kind == .string && entry.record.value.equals(value, spills)
+    }
+
     public subscript(key: Key) -> Member? { member(key) }
+  }
+
+  /// A member found by `ScannedObject.entry(_:)`: its string value is read through the
+  /// object (`stringValue(_:)`), which holds the spills.
+  public struct Entry: Sendable {
+    let record: Record
+    public var range: Range<Int> { record.range }
+    public var kind: Kind { record.kind }
+    public var integerValue: Int64? { record.kind == .integer ? record.integer : nil }
+    public var isEmptyContainer: Bool { record.isEmpty }
   }
 
   /// A member's name, packed once: the hot paths keep theirs in `static let`s, so a

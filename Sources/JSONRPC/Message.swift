@@ -65,10 +65,10 @@ extension IncomingMessage {
   init(scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer)
   {
     var id: RequestID?
-    if let idMember = object[MemberName.id] {
+    if let idMember = object.entry(MemberName.id) {
       switch idMember.kind {
       case .integer: id = .integer(idMember.integerValue!)
-      case .string: id = .string(idMember.stringValue!)
+      case .string: id = .string(object.stringValue(idMember)!)
       case .null: id = .null
       case .real:
         let value = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[idMember.range]))
@@ -78,24 +78,24 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = object[MemberName.jsonrpc], version.hasStringValue(MemberName.version) else {
+    guard let version = object.entry(MemberName.jsonrpc), object.hasStringValue(version, MemberName.version) else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
-    guard let methodMember = object[MemberName.method] else {
-      if object[MemberName.result] != nil || object[MemberName.error] != nil {
+    guard let methodMember = object.entry(MemberName.method) else {
+      if object.entry(MemberName.result) != nil || object.entry(MemberName.error) != nil {
         self = .response
       } else {
         self = .invalid(id: id ?? .null, .invalidRequest("method is missing"))
       }
       return
     }
-    guard methodMember.kind == .string, let method = methodMember.stringValue else {
+    guard let method = object.stringValue(methodMember) else {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
     var reader = ParamsReader(nil)
-    if let member = object[MemberName.params] {
+    if let member = object.entry(MemberName.params) {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
       case .null: break

@@ -104,9 +104,9 @@ public struct ParamsReader {
       if let integer = value.integer { return .integer(integer) }
       return .tree(value)
     case .scanned:
-      guard let member = scanned?[key], member.kind != .null else { return .absent }
+      guard let scanned, let member = scanned.entry(key), member.kind != .null else { return .absent }
       switch member.kind {
-      case .string: return .string(member.stringValue ?? "")
+      case .string: return .string(scanned.stringValue(member) ?? "")
       case .true: return .bool(true)
       case .false: return .bool(false)
       case .integer: return .integer(member.integerValue ?? 0)
@@ -171,7 +171,7 @@ public struct ParamsReader {
     switch source {
     case .none, .array: return false
     case .object(let object): return object[key.name] != nil
-    case .scanned: return scanned?[key] != nil
+    case .scanned: return scanned?.entry(key) != nil
     }
   }
 
