@@ -279,7 +279,7 @@ public struct JSONScanner {
   /// Validates `bytes` as exactly one JSON text. Returns nil when it is valid but its
   /// top-level value is not an object; otherwise that object's members.
   public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> ScannedObject? {
-    try scanObjectMembers(bytes, nested: nil)?.object
+    try scanObjectMembers(bytes, nested: nil, workspace: nil)?.object
   }
 
   /// The same, and the members of the top-level member named `nestedKey` when it is a
@@ -288,19 +288,36 @@ public struct JSONScanner {
   public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, withMembersOf nestedKey: String)
     throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)?
   {
-    var key = nestedKey
-    return try key.withUTF8 { wanted in
-      Result { () throws(JSONError) in try scanObjectMembers(bytes, nested: InlineText.Packed(wanted)) }
-    }.get()
+    try scanObjectMembers(bytes, nested: Key(nestedKey), workspace: nil)
   }
 
-  private static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, nested nestedKey: InlineText.Packed?)
+  /// The same, with the name packed once by the caller, and the record arrays taken from
+  /// `workspace` (see `Workspace`).
+  public static func scanObjectMembers(
+    _ bytes: UnsafeRawBufferPointer, withMembersOf nestedKey: Key, reusing workspace: Workspace
+  ) throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)? {
+    try scanObjectMembers(bytes, nested: nestedKey, workspace: workspace)
+  }
+
+  /// Record arrays kept from one scan to the next by a caller that scans message after
+  /// message (the dispatcher): once the previous scan's objects are gone, their storage
+  /// is unique again and is refilled in place, instead of two arrays being allocated and
+  /// freed a message. Copy-on-write keeps it safe when an object is still held: the scan
+  /// then allocates, as without a workspace. Use on one thread.
+  public final class Workspace {
+    var top: [Record] = []
+    var nested: [Record] = []
+
+    public init() {}
+  }
+
+  private static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, nested nestedKey: Key?, workspace: Workspace?)
     throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)?
   {
     guard let start = bytes.baseAddress, !bytes.isEmpty else {
       throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
     }
-    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count)
+    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count, workspace: workspace)
     return try scanner.scanTopLevel(nestedKey: nestedKey)
   }
 
@@ -309,10 +326,12 @@ public struct JSONScanner {
   private let base: UnsafePointer<UInt8>
   private let end: Int
   private var pos = 0
+  private let workspace: Workspace?
 
-  private init(base: UnsafePointer<UInt8>, end: Int) {
+  private init(base: UnsafePointer<UInt8>, end: Int, workspace: Workspace?) {
     self.base = base
     self.end = end
+    self.workspace = workspace
   }
 
   /// What `scanValue` learned about one value besides its kind.
@@ -325,7 +344,7 @@ public struct JSONScanner {
 
   // MARK: - Top level
 
-  private mutating func scanTopLevel(nestedKey: InlineText.Packed?) throws(JSONError) -> (
+  private mutating func scanTopLevel(nestedKey: Key?) throws(JSONError) -> (
     object: ScannedObject, nested: ScannedObject?
   )? {
     skipWhitespace()
@@ -346,19 +365,28 @@ public struct JSONScanner {
   /// Scans the object at `pos` that `enclosing` containers enclose, recording its
   /// members; with `nestedKey`, also those of that member's object (the last one of
   /// that name, which is the one `member(_:)` finds).
-  private mutating func scanObject(enclosing: Int, nestedKey: InlineText.Packed?) throws(JSONError) -> (
+  private mutating func scanObject(enclosing: Int, nestedKey: Key?) throws(JSONError) -> (
     object: ScannedObject, nested: ScannedObject?
   ) {
     let objectStart = pos
     pos += 1
     skipWhitespace()
     var records: [Record] = []
+    if let workspace {
+      if enclosing == 0 { swap(&records, &workspace.top) } else { swap(&records, &workspace.nested) }
+      records.removeAll(keepingCapacity: true)
+    }
+    defer {
+      if let workspace {
+        if enclosing == 0 { workspace.top = records } else { workspace.nested = records }
+      }
+    }
     var spills: [String] = []
     var nested: ScannedObject?
     if pos < end && base[pos] == UInt8(ascii: "}") {
       pos += 1
     } else {
-      records.reserveCapacity(6)
+      if records.capacity < 6 { records.reserveCapacity(6) }
       while true {
         guard pos < end && base[pos] == UInt8(ascii: "\"") else {
           throw failure("string or '}' expected", at: pos)

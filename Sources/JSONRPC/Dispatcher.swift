@@ -30,6 +30,9 @@ public final class Dispatcher {
   /// While set, every request is answered with it instead of being run (the service's
   /// refusal after `shutdown`).
   public var refusal: ResponseError?
+  /// The scanner's record arrays, refilled message after message.
+  private let scanWorkspace = JSONScanner.Workspace()
+  private static let paramsName: JSONScanner.Key = "params"
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
@@ -113,7 +116,9 @@ public final class Dispatcher {
   /// else go through jansson.
   private func handleMessage(_ bytes: UnsafeRawBufferPointer, from connection: Connection) {
     do throws(JSONError) {
-      if let (object, params) = try JSONScanner.scanObjectMembers(bytes, withMembersOf: "params") {
+      if let (object, params) = try JSONScanner.scanObjectMembers(
+        bytes, withMembersOf: Dispatcher.paramsName, reusing: scanWorkspace)
+      {
         let message = IncomingMessage(scanned: object, params: params, in: bytes)
         return dispatch(message, connection: connection, batch: nil, slot: 0)
       }
