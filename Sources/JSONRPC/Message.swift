@@ -62,8 +62,13 @@ extension IncomingMessage {
   /// Decodes a message from a scan of its top-level members: the common case of one
   /// request object needs no jansson tree (see `JSONScanner`). Its params are read from
   /// `bytes`, so it must be run before they go.
-  init(scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer)
-  {
+  ///
+  /// `knownMethod` is a method name seen before, packed: when the message names it, its
+  /// `String` is reused instead of being made from the bytes again.
+  init(
+    scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer,
+    knownMethod: JSONScanner.Key? = nil
+  ) {
     var id: RequestID?
     if let idMember = object.entry(MemberName.id) {
       switch idMember.kind {
@@ -90,7 +95,12 @@ extension IncomingMessage {
       }
       return
     }
-    guard let method = object.stringValue(methodMember) else {
+    let method: String
+    if let knownMethod, object.hasStringValue(methodMember, knownMethod) {
+      method = knownMethod.name
+    } else if let value = object.stringValue(methodMember) {
+      method = value
+    } else {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
