@@ -69,8 +69,10 @@ extension IncomingMessage {
     scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer,
     knownMethod: JSONScanner.Key? = nil
   ) {
+    let (idEntry, versionEntry, methodEntry, paramsEntry) = object.entries(
+      (MemberName.id, MemberName.jsonrpc, MemberName.method, MemberName.params))
     var id: RequestID?
-    if let idMember = object.entry(MemberName.id) {
+    if let idMember = idEntry {
       switch idMember.kind {
       case .integer: id = .integer(idMember.integerValue!)
       case .string: id = .string(object.stringValue(idMember)!)
@@ -83,11 +85,11 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = object.entry(MemberName.jsonrpc), object.hasStringValue(version, MemberName.version) else {
+    guard let version = versionEntry, object.hasStringValue(version, MemberName.version) else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
-    guard let methodMember = object.entry(MemberName.method) else {
+    guard let methodMember = methodEntry else {
       if object.entry(MemberName.result) != nil || object.entry(MemberName.error) != nil {
         self = .response
       } else {
@@ -105,7 +107,7 @@ extension IncomingMessage {
       return
     }
     var reader = ParamsReader(nil)
-    if let member = object.entry(MemberName.params) {
+    if let member = paramsEntry {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
       case .null: break
