@@ -79,11 +79,7 @@ extension JSON: EncodableResult {
 public struct Request<Method: RequestMethod> {
   public let params: Method.Params
   public let reply: Reply<Method.Result>
-  /// Valid while the handler runs (the dispatcher holds the connection meanwhile): to
-  /// use it later, keep it in a variable of its own, a strong reference. Not retained
-  /// here: a connection is also referenced weakly, so its retain and release go through
-  /// its side table (~130 instructions a request).
-  public unowned(unsafe) let connection: Connection
+  public let connection: Connection
 
   @usableFromInline init(params: Method.Params, reply: Reply<Method.Result>, connection: Connection) {
     self.params = params
