@@ -45,7 +45,7 @@ public final class HTTPClient {
 
   private let multi: UnsafeMutableRawPointer
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-  private var idleHandles: [UnsafeMutableRawPointer] = []
+  private var idleHandles: [(handle: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>)] = []
   private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
   private var timer: EventLoop.TimerID?
   /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
@@ -95,11 +95,15 @@ public final class HTTPClient {
   deinit {
     // In-flight transfers are dropped without their completions: the process is
     // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    for (handle, _) in transfers {
+    for (handle, transfer) in transfers {
       curl_multi_remove_handle(multi, handle)
       curl_easy_cleanup(handle)
+      transfer.errorBuffer.deallocate()
     }
-    for handle in idleHandles { curl_easy_cleanup(handle) }
+    for (handle, errorBuffer) in idleHandles {
+      curl_easy_cleanup(handle)
+      errorBuffer.deallocate()
+    }
     for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
@@ -152,21 +156,22 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
-    guard let handle = idleHandles.popLast() ?? newHandle() else {
+    guard let (handle, errorBuffer) = idleHandles.popLast() ?? newHandle() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
     let transfer = Transfer(
-      handle: handle, request: request, maxBodyBytes: maxBodyBytes, startedAt: loop.clock.now, completion: completion)
+      handle: handle, errorBuffer: errorBuffer, request: request, maxBodyBytes: maxBodyBytes,
+      startedAt: loop.clock.now, completion: completion)
     if let error = transfer.configure(timeoutsMs: timeoutsMs(request)) {
-      recycle(handle)
+      recycle(handle, errorBuffer)
       counters.transportErrors += 1
       loop.execute { completion(.failure(error)) }
       return
     }
     let code = curl_multi_add_handle(multi, handle)
     guard code == CURLM_OK else {
-      recycle(handle)
+      recycle(handle, errorBuffer)
       counters.transportErrors += 1
       let message = "\(request.summary): \(String(cString: curl_multi_strerror(code)))"
       loop.execute { completion(.failure(HTTPError(.other, message))) }
@@ -228,10 +233,15 @@ public final class HTTPClient {
     guard delay >= 0 else { return }
     let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
     let (deadline, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
-    timer = loop.schedule(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline)) { [unowned self] in
-      self.timer = nil
-      self.act(on: nm_curl_socket_timeout(), mask: 0)
-    }
+    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline), timerBody)
+  }
+
+  /// What libcurl's timer runs, made once: a closure made per `wake` (and the loop's
+  /// wrapper of a one-shot body) cost two allocations and two frees, about once a request.
+  private lazy var timerBody: EventLoop.TimerBody = { [unowned self] in
+    self.timer = nil
+    self.act(on: nm_curl_socket_timeout(), mask: 0)
+    return nil
   }
 
   private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
@@ -259,7 +269,7 @@ public final class HTTPClient {
       let result = transfer.result(code: code)
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
       curl_multi_remove_handle(multi, handle)
-      recycle(handle)
+      recycle(handle, transfer.errorBuffer)
       // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
       // division goes through floating point, for every answer.
       var elapsedUs: String { String((loop.clock.now.nanoseconds &- transfer.startedAt.nanoseconds) / 1000) }
@@ -323,25 +333,28 @@ public final class HTTPClient {
   }
 
   /// A handle with the options every request shares (see `Transfer.prepare`).
-  private func newHandle() -> UnsafeMutableRawPointer? {
+  private func newHandle() -> (UnsafeMutableRawPointer, UnsafeMutablePointer<CChar>)? {
     guard let handle = curl_easy_init() else { return nil }
-    if let code = Transfer.prepare(handle) {
+    let errorBuffer = Transfer.makeErrorBuffer()
+    if let code = Transfer.prepare(handle, errorBuffer: errorBuffer) {
       Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
       curl_easy_cleanup(handle)
+      errorBuffer.deallocate()
       return nil
     }
-    return handle
+    return (handle, errorBuffer)
   }
 
-  private func recycle(_ handle: UnsafeMutableRawPointer) {
-    // Kept as configured: the next request sets every option a request sets. What
-    // pointed into the finished transfer's memory goes, so nothing can reach it.
+  private func recycle(_ handle: UnsafeMutableRawPointer, _ errorBuffer: UnsafeMutablePointer<CChar>) {
+    // Kept as configured, with its error buffer: the next request sets every option a
+    // request sets. The header list was the finished transfer's: it goes, so nothing
+    // can reach it.
     if idleHandles.count < 4 * maxConnections {
-      _ = nm_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
       _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
-      idleHandles.append(handle)
+      idleHandles.append((handle, errorBuffer))
     } else {
       curl_easy_cleanup(handle)
+      errorBuffer.deallocate()
     }
   }
 }
