@@ -280,7 +280,9 @@ public final class FollowStore {
     state(key, record, pending: activities.isEmpty ? false : activities[key]?.wanted != nil)
   }
 
-  /// `pending` given by a caller that holds the entity's activity.
+  /// `pending` given by a caller that holds the entity's activity. Inlined: the cached
+  /// read comes through here too.
+  @inline(__always)
   private func state(_ key: EntityKey, _ record: Record, pending: Bool) -> EntityState {
     EntityState(
       key: key, following: record.following, confirmed: record.confirmed, pending: pending,
