@@ -47,6 +47,11 @@ static inline long nm_easy_getinfo_long(CURL *easy, CURLINFO info) {
   curl_easy_getinfo(easy, info, &value);
   return value;
 }
+static inline void *nm_easy_getinfo_pointer(CURL *easy, CURLINFO info) {
+  char *value = NULL;
+  curl_easy_getinfo(easy, info, &value);
+  return value;
+}
 
 // CURLMsg.data is a union: Swift cannot read its members directly.
 static inline CURLcode nm_msg_result(const CURLMsg *message) { return message->data.result; }

@@ -36,7 +36,7 @@ public final class HTTPClient {
   public let maxBodyBytes: Int
   public private(set) var counters = Counters()
   /// Transfers handed to libcurl and not yet completed.
-  public var inFlight: Int { transfers.count }
+  public var inFlight: Int { inFlightCount }
   /// Requests waiting for a free connection.
   public var waiting: Int { queue.count }
   /// Called as each request goes out (is handed to libcurl), after any wait: what
@@ -44,8 +44,13 @@ public final class HTTPClient {
   public var onStart: ((HTTPRequest) -> Void)?
 
   private let multi: UnsafeMutableRawPointer
-  private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-  private var idleHandles: [UnsafeMutableRawPointer] = []
+  /// Each handle's transfer under way, at the slot the handle carries (its
+  /// CURLOPT_PRIVATE, set once, when it is made): a table keyed by the handle hashed
+  /// it twice a request.
+  private var transfers: [Transfer?] = []
+  private var freeSlots: [Int] = []
+  private var inFlightCount = 0
+  private var idleHandles: [PooledHandle] = []
   private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
   private var timer: EventLoop.TimerID?
   /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
@@ -95,11 +100,15 @@ public final class HTTPClient {
   deinit {
     // In-flight transfers are dropped without their completions: the process is
     // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    for (handle, _) in transfers {
-      curl_multi_remove_handle(multi, handle)
-      curl_easy_cleanup(handle)
+    for case let transfer? in transfers {
+      curl_multi_remove_handle(multi, transfer.handle)
+      curl_easy_cleanup(transfer.handle)
+      transfer.errorBuffer.deallocate()
     }
-    for handle in idleHandles { curl_easy_cleanup(handle) }
+    for pooled in idleHandles {
+      curl_easy_cleanup(pooled.handle)
+      pooled.errorBuffer.deallocate()
+    }
     for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
@@ -121,13 +130,13 @@ public final class HTTPClient {
     let ticket = HTTPTicket(raw: lastTicket)
     // A connection is free while others wait only inside `collectFinished`, whose
     // completions may send: a new request must not overtake waiting ones it ranks below.
-    if transfers.count < maxConnections && !queue.hasWaiting(atLeast: priority) && !isHeld
+    if inFlightCount < maxConnections && !queue.hasWaiting(atLeast: priority) && !isHeld
       && rate.take(now: loop.clock.now)
     {
       start(request, completion: completion)
     } else {
       queue.append(ticket, request, priority, completion)
-      if transfers.count < maxConnections { waitForRate() }
+      if inFlightCount < maxConnections { waitForRate() }
     }
     return ticket
   }
@@ -152,27 +161,29 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
-    guard let handle = idleHandles.popLast() ?? newHandle() else {
+    guard let pooled = idleHandles.popLast() ?? newHandle() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
     let transfer = Transfer(
-      handle: handle, request: request, maxBodyBytes: maxBodyBytes, startedAt: loop.clock.now, completion: completion)
+      handle: pooled.handle, errorBuffer: pooled.errorBuffer, request: request, maxBodyBytes: maxBodyBytes,
+      startedAt: loop.clock.now, completion: completion)
     if let error = transfer.configure(timeoutsMs: timeoutsMs(request)) {
-      recycle(handle)
+      recycle(pooled)
       counters.transportErrors += 1
       loop.execute { completion(.failure(error)) }
       return
     }
-    let code = curl_multi_add_handle(multi, handle)
+    let code = curl_multi_add_handle(multi, pooled.handle)
     guard code == CURLM_OK else {
-      recycle(handle)
+      recycle(pooled)
       counters.transportErrors += 1
       let message = "\(request.summary): \(String(cString: curl_multi_strerror(code)))"
       loop.execute { completion(.failure(HTTPError(.other, message))) }
       return
     }
-    transfers[handle] = transfer
+    transfers[pooled.slot] = transfer
+    inFlightCount += 1
     onStart?(request)
   }
 
@@ -228,10 +239,15 @@ public final class HTTPClient {
     guard delay >= 0 else { return }
     let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
     let (deadline, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
-    timer = loop.schedule(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline)) { [unowned self] in
-      self.timer = nil
-      self.act(on: nm_curl_socket_timeout(), mask: 0)
-    }
+    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline), timerBody)
+  }
+
+  /// What libcurl's timer runs, made once: a closure made per `wake` (and the loop's
+  /// wrapper of a one-shot body) cost two allocations and two frees, about once a request.
+  private lazy var timerBody: EventLoop.TimerBody = { [unowned self] in
+    self.timer = nil
+    self.act(on: nm_curl_socket_timeout(), mask: 0)
+    return nil
   }
 
   private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
@@ -255,11 +271,16 @@ public final class HTTPClient {
     while let message = curl_multi_info_read(multi, &remaining) {
       guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
       let code = nm_msg_result(message)
-      guard let transfer = transfers.removeValue(forKey: handle) else { continue }
+      let slot = Int(bitPattern: nm_easy_getinfo_pointer(handle, CURLINFO_PRIVATE)) &- 1
+      guard transfers.indices.contains(slot), let transfer = transfers[slot], transfer.handle == handle else {
+        continue
+      }
+      transfers[slot] = nil
+      inFlightCount -= 1
       let result = transfer.result(code: code)
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
       curl_multi_remove_handle(multi, handle)
-      recycle(handle)
+      recycle(PooledHandle(handle: handle, errorBuffer: transfer.errorBuffer, slot: slot))
       // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
       // division goes through floating point, for every answer.
       var elapsedUs: String { String((loop.clock.now.nanoseconds &- transfer.startedAt.nanoseconds) / 1000) }
@@ -279,7 +300,7 @@ public final class HTTPClient {
 
   /// Hands waiting requests to libcurl, highest priority first, while connections are free.
   private func startWaiting() {
-    while transfers.count < maxConnections, queue.count > 0, !isHeld {
+    while inFlightCount < maxConnections, queue.count > 0, !isHeld {
       guard rate.take(now: loop.clock.now) else { return waitForRate() }
       guard let waiting = queue.popFirst() else { return }
       start(waiting.request, completion: waiting.completion)
@@ -323,25 +344,48 @@ public final class HTTPClient {
   }
 
   /// A handle with the options every request shares (see `Transfer.prepare`).
-  private func newHandle() -> UnsafeMutableRawPointer? {
+  private func newHandle() -> PooledHandle? {
     guard let handle = curl_easy_init() else { return nil }
-    if let code = Transfer.prepare(handle) {
+    let errorBuffer = Transfer.makeErrorBuffer()
+    let slot: Int
+    if let free = freeSlots.popLast() {
+      slot = free
+    } else {
+      slot = transfers.count
+      transfers.append(nil)
+    }
+    // The slot + 1, so that no handle carries a null pointer.
+    var code = nm_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeMutableRawPointer(bitPattern: slot + 1))
+    if code == CURLE_OK { code = Transfer.prepare(handle, errorBuffer: errorBuffer) ?? CURLE_OK }
+    guard code == CURLE_OK else {
       Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
       curl_easy_cleanup(handle)
+      errorBuffer.deallocate()
+      freeSlots.append(slot)
       return nil
     }
-    return handle
+    return PooledHandle(handle: handle, errorBuffer: errorBuffer, slot: slot)
   }
 
-  private func recycle(_ handle: UnsafeMutableRawPointer) {
-    // Kept as configured: the next request sets every option a request sets. What
-    // pointed into the finished transfer's memory goes, so nothing can reach it.
+  private func recycle(_ pooled: PooledHandle) {
+    // Kept as configured, with its error buffer: the next request sets every option a
+    // request sets. The header list was the finished transfer's: it goes, so nothing
+    // can reach it.
     if idleHandles.count < 4 * maxConnections {
-      _ = nm_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
-      _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
-      idleHandles.append(handle)
+      _ = nm_easy_setopt_slist(pooled.handle, CURLOPT_HTTPHEADER, nil)
+      idleHandles.append(pooled)
     } else {
-      curl_easy_cleanup(handle)
+      curl_easy_cleanup(pooled.handle)
+      pooled.errorBuffer.deallocate()
+      freeSlots.append(pooled.slot)
     }
+  }
+
+  /// A libcurl handle with what lives as long as it: its error buffer, and its slot
+  /// in `transfers`.
+  private struct PooledHandle {
+    let handle: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+    let slot: Int
   }
 }

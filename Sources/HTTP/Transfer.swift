@@ -3,7 +3,8 @@ import EventLoop
 import Posix
 
 /// One request on one libcurl easy handle: owns the header list and collects the
-/// answer. The handle itself is pooled by `HTTPClient` and outlives the transfer.
+/// answer. The handle itself, and its error buffer, are pooled by `HTTPClient` and
+/// outlive the transfer.
 final class Transfer {
   typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
 
@@ -12,35 +13,53 @@ final class Transfer {
   let completion: Completion
   let startedAt: LoopInstant
   private var headerList: UnsafeMutablePointer<curl_slist>?
-  private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+  /// The handle's (see `prepare`): libcurl writes why a transfer failed there.
+  let errorBuffer: UnsafeMutablePointer<CChar>
   private var headerBytes: [UInt8] = []
   private(set) var body: [UInt8] = []
   private(set) var exceededBodyLimit = false
   private let maxBodyBytes: Int
 
   init(
-    handle: UnsafeMutableRawPointer, request: HTTPRequest, maxBodyBytes: Int, startedAt: LoopInstant,
-    completion: @escaping Completion
+    handle: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>, request: HTTPRequest,
+    maxBodyBytes: Int, startedAt: LoopInstant, completion: @escaping Completion
   ) {
     self.handle = handle
+    self.errorBuffer = errorBuffer
     self.request = request
     self.maxBodyBytes = maxBodyBytes
     self.startedAt = startedAt
     self.completion = completion
-    errorBuffer.initialize(to: 0)
+    errorBuffer.pointee = 0  // no message of the handle's last transfer stays
   }
 
   deinit {
     curl_slist_free_all(headerList)
-    errorBuffer.deallocate()
+  }
+
+  /// A buffer as large as libcurl's messages, for `prepare`; freed after its handle.
+  static func makeErrorBuffer() -> UnsafeMutablePointer<CChar> {
+    let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    return buffer
   }
 
   /// Sets the options every request shares, once per handle: the pool keeps its
   /// handles as configured (no `curl_easy_reset`), so `configure` sets only what differs
   /// between requests. nil when libcurl took them all.
-  static func prepare(_ easy: UnsafeMutableRawPointer) -> CURLcode? {
+  static func prepare(_ easy: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>) -> CURLcode? {
     var failed: CURLcode = CURLE_OK
     func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
+    // One buffer per handle, for its whole life: one per transfer was an allocation,
+    // a free and two options a request.
+    check(nm_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
+    if environmentNamesNoProxy {
+      // What libcurl would find in the environment, said once: it otherwise reads
+      // five variables a request (no_proxy, NO_PROXY, http_proxy, all_proxy,
+      // ALL_PROXY), each a scan of the whole environment, ~1.6k instructions.
+      check(nm_easy_setopt_string(easy, CURLOPT_PROXY, ""))
+      check(nm_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
+    }
     check(nm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
     // Only what an API speaks: no file://, no redirects to another scheme.
     check(nm_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
@@ -72,9 +91,9 @@ final class Transfer {
     var failed: CURLcode = CURLE_OK
     func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
 
-    check(nm_easy_setopt_string(easy, CURLOPT_URL, request.url))
-    check(nm_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context))
-    check(nm_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
+    // Through `withCString`: a `String` passed as a C string is copied into a new
+    // array first, where `withCString` lends a native string's own bytes.
+    check(request.url.withCString { nm_easy_setopt_string(easy, CURLOPT_URL, $0) })
     check(nm_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
     check(nm_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
     // Compression saves nothing on loopback, and asking for it costs libcurl a header
@@ -118,6 +137,12 @@ final class Transfer {
     return nil
   }
 
+  /// Whether no variable names a proxy libcurl would use for http or https (it takes
+  /// an empty one as unset). The process never changes its environment after start, so
+  /// this is read once; when one is set, libcurl reads them itself, as it always did.
+  static let environmentNamesNoProxy: Bool = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+    .allSatisfy { (Process.environment($0) ?? "").isEmpty }
+
   /// Whether `url` names this machine by its loopback address or `localhost`. Reads
   /// bytes: it runs for every request, and `String` prefix tests cost more than the
   /// header it saves.
@@ -158,6 +183,9 @@ final class Transfer {
       headerBytes.removeAll(keepingCapacity: true)
       return
     }
+    // Room for a usual header block at once: grown line by line, it was copied
+    // into a new buffer about every other line.
+    if headerBytes.capacity == 0 { headerBytes.reserveCapacity(256) }
     headerBytes.append(contentsOf: bytes)
   }
 

@@ -74,8 +74,12 @@ struct WaitingQueue {
       while heads[index] < fifos[index].count {
         let (ticket, serial) = fifos[index][heads[index]]
         heads[index] += 1
-        if let entry = entries[ticket], entry.serial == serial {
-          _ = remove(ticket)
+        // Found and taken out with one hash of the ticket, and moved, not copied
+        // (a copy retains and releases each of the request's strings and arrays).
+        if let found = entries.index(forKey: ticket), entries.values[found].serial == serial {
+          let entry = entries.remove(at: found).value
+          counts[entry.priority.rawValue] -= 1
+          if entries.isEmpty { clear() }
           compact(index)
           return entry
         }

@@ -277,9 +277,16 @@ public final class FollowStore {
   /// Hashing a key costs more than the rest of a cached read: the side tables, empty
   /// in the common case, are only asked when they hold something.
   private func state(_ key: EntityKey, _ record: Record) -> EntityState {
+    state(key, record, pending: activities.isEmpty ? false : activities[key]?.wanted != nil)
+  }
+
+  /// `pending` given by a caller that holds the entity's activity. Inlined: the cached
+  /// read comes through here too.
+  @inline(__always)
+  private func state(_ key: EntityKey, _ record: Record, pending: Bool) -> EntityState {
     EntityState(
-      key: key, following: record.following, confirmed: record.confirmed,
-      pending: activities.isEmpty ? false : activities[key]?.wanted != nil, requested: record.requested,
+      key: key, following: record.following, confirmed: record.confirmed, pending: pending,
+      requested: record.requested,
       error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
       version: versions.base &+ UInt64(record.version))
   }
@@ -602,6 +609,9 @@ public final class FollowStore {
     work.readWaiters = Waiters()
     switch result {
     case .success(let answer):
+      // The state the change notified is the one the waiters get: made once, where
+      // making it again took two more lookups of the key.
+      var shown: EntityState?
       if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
       // A read that started before the latest mutation, or overlaps one in flight,
       // may describe the backend before that mutation: it must not become `confirmed`.
@@ -619,11 +629,11 @@ public final class FollowStore {
         records.values[index] = record
         let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
         let hadError = !keepsReason && forgetError(key)
-        if before.bits != record.bits || hadError { changed(key, at: index) }
+        if before.bits != record.bits || hadError { shown = changed(key, at: index, pending: work.wanted != nil) }
       }
       work.readChecksRollback = false
       work.checkAttempt = 0
-      let current = state(key)
+      let current = shown ?? state(key)
       for waiter in waiters { waiter(.success(current)) }
     case .failure(let failure):
       let wasCheck = work.readChecksRollback
@@ -708,14 +718,21 @@ public final class FollowStore {
   }
 
   /// Every change of state goes through here: one version step, one notification.
-  private func changed(_ key: EntityKey) { changed(key, at: recordIndex(key)) }
+  private func changed(_ key: EntityKey) {
+    changed(key, at: recordIndex(key), pending: activities.isEmpty ? false : activities[key]?.wanted != nil)
+  }
 
   /// `index` is where `key`'s record is, found by the caller with no record added or
   /// removed since: a read's answer changes the record it just looked up.
-  private func changed(_ key: EntityKey, at index: [EntityKey: Record].Index) {
+  /// `pending` is whether the entity's activity wants a value. Returns the state notified.
+  @discardableResult
+  private func changed(_ key: EntityKey, at index: [EntityKey: Record].Index, pending: Bool) -> EntityState {
     records.values[index].version &+= 1
     versions.ensure(UInt64(records.values[index].version))
-    keepBounded()
-    onChange?(state(key))
+    keepBounded()  // only queues an eviction: `index` still holds
+    records.values[index].touched = tick
+    let current = state(key, records.values[index], pending: pending)
+    onChange?(current)
+    return current
   }
 }

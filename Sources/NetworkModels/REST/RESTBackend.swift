@@ -252,8 +252,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     // A path alone, with no configured values: filled without a dictionary of the
     // two (the common single read).
     if let id, !fillsValues, endpoint.query.isEmpty, endpoint.body == nil {
-      let path = Template.fill(endpoint.path, kind: kind, id: id, encode: { Template.percentEncode($0) })
-      return request(endpoint, url: baseURL + path, headers: configuration.headers + endpoint.headers)
+      let url = Template.fill(
+        endpoint.path, prefix: baseURL, kind: kind, id: id, encode: { Template.percentEncode($0) })
+      return request(endpoint, url: url, headers: configuration.headers + endpoint.headers)
     }
     // Made whole: adding "id" to a one-entry dictionary would grow and rehash it, for
     // every request.

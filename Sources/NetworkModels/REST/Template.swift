@@ -28,34 +28,44 @@ enum Template {
   /// `text` with each `{name}` replaced by `encode(values[name])`; unknown names stay;
   /// `{{` and `}}` become `{` and `}`. Works on UTF-8 bytes: it runs for every request.
   static func fill(_ text: String, _ values: [String: String], encode: (String) -> String) -> String {
-    fill(text, value: { values[$0] }, encode: encode)
+    fill(text, prefix: "", value: { values[$0] }, encode: encode)
   }
 
-  /// `fill` with a single read's own values, `{kind}` and `{id}`, without a dictionary
-  /// made for them (hashing both names, for every read).
-  static func fill(_ text: String, kind: String, id: String, encode: (String) -> String) -> String {
-    fill(text, value: { $0 == "id" ? id : $0 == "kind" ? kind : nil }, encode: encode)
+  /// `prefix` + `fill` with a single read's own values, `{kind}` and `{id}`, without a
+  /// dictionary made for them (hashing both names, for every read). The prefix (the base
+  /// URL) goes into the same buffer: adding it after took another string a request.
+  static func fill(_ text: String, prefix: String = "", kind: String, id: String, encode: (String) -> String)
+    -> String
+  {
+    fill(text, prefix: prefix, value: { $0 == "id" ? id : $0 == "kind" ? kind : nil }, encode: encode)
   }
 
-  /// `text` filled with `value(name)` for each `{name}` (nil: the placeholder stays).
-  static func fill(_ text: String, value: (String) -> String?, encode: (String) -> String) -> String {
+  /// `prefix` + `text` filled with `value(name)` for each `{name}` (nil: the
+  /// placeholder stays).
+  static func fill(_ text: String, prefix: String = "", value: (String) -> String?, encode: (String) -> String)
+    -> String
+  {
     // A native string's bytes are borrowed rather than copied into an array: every
     // request fills its endpoint's path.
-    if let filled = text.utf8.withContiguousStorageIfAvailable({ fill(text, bytes: $0, value, encode: encode) }) {
+    if let filled = text.utf8.withContiguousStorageIfAvailable({
+      fill(text, prefix: prefix, bytes: $0, value, encode: encode)
+    }) {
       return filled
     }
-    return Array(text.utf8).withUnsafeBufferPointer { fill(text, bytes: $0, value, encode: encode) }
+    return Array(text.utf8).withUnsafeBufferPointer { fill(text, prefix: prefix, bytes: $0, value, encode: encode) }
   }
 
   /// `bytes` are `text`'s.
   private static func fill(
-    _ text: String, bytes: UnsafeBufferPointer<UInt8>, _ values: (String) -> String?, encode: (String) -> String
+    _ text: String, prefix: String, bytes: UnsafeBufferPointer<UInt8>, _ values: (String) -> String?,
+    encode: (String) -> String
   ) -> String {
     let open = UInt8(ascii: "{")
     let close = UInt8(ascii: "}")
-    guard let first = bytes.firstIndex(where: { $0 == open || $0 == close }) else { return text }
+    guard let first = bytes.firstIndex(where: { $0 == open || $0 == close }) else { return prefix + text }
     var result: [UInt8] = []
-    result.reserveCapacity(bytes.count + 32)
+    result.reserveCapacity(prefix.utf8.count + bytes.count + 32)
+    result.append(contentsOf: prefix.utf8)
     result.append(contentsOf: bytes[..<first])
     var index = first
     while index < bytes.count {
