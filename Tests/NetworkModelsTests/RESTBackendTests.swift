@@ -9,7 +9,7 @@ import Testing
 /// The REST backend under the follow store, against a real HTTP server on loopback
 /// (same loop): every quirk of the configuration, batching, and the failures a real
 /// API has. Call counts are read from the server.
-final class RESTFixture {
+final class RESTFixture: StoreDriving {
   let loop: EventLoop
   let server: LoopbackHTTPServer
   let backend: RESTBackend
@@ -26,25 +26,6 @@ final class RESTFixture {
     store.kindPolicies = configuration.kinds.compactMapValues(\.retry)
   }
 
-  func run(until done: () -> Bool) throws {
-    let deadline = Process.monotonicNanoseconds() + 10_000_000_000
-    while !done() && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
-  }
-
-  /// Follows or unfollows and waits until the backend settled.
-  func set(_ key: EntityKey, _ following: Bool) throws -> Result<EntityState, FollowStore.SettleFailure> {
-    var result: Result<EntityState, FollowStore.SettleFailure>?
-    store.setFollowing(key, following) { result = $0 }
-    try run { result != nil }
-    return try #require(result)
-  }
-
-  func read(_ key: EntityKey) throws -> Result<EntityState, FollowStore.SettleFailure> {
-    var result: Result<EntityState, FollowStore.SettleFailure>?
-    store.read(key, refresh: true, maxAgeMs: 0) { result = $0 }
-    try run { result != nil }
-    return try #require(result)
-  }
 }
 
 extension Result {

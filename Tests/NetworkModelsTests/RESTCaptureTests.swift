@@ -38,7 +38,7 @@ let captureConfiguration = #"""
   }
   """#
 
-final class CaptureFixture {
+final class CaptureFixture: LoopDriving {
   let loop: EventLoop
   let server: LoopbackHTTPServer
   var backend: RESTBackend
@@ -55,11 +55,6 @@ final class CaptureFixture {
     let backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in nil })
     backend.capturedValues = values
     return backend
-  }
-
-  func run(until done: () -> Bool) throws {
-    let deadline = Process.monotonicNanoseconds() + 10_000_000_000
-    while !done() && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
   }
 
   func set(_ key: EntityKey, _ following: Bool) throws -> Result<FollowAnswer, FollowFailure> {

@@ -9,7 +9,7 @@ import Testing
 
 /// The GraphQL body form, errors inside a 200, connection paging and lists that do not
 /// advance, against a loopback server that answers like a GraphQL endpoint.
-final class GraphQLFixture {
+final class GraphQLFixture: StoreDriving {
   static let configuration = #"""
     {
       "environments": {"test": "BASE"},
@@ -57,25 +57,6 @@ final class GraphQLFixture {
     backend = RESTBackend(configuration: configuration, loop: loop)
     store = FollowStore(loop: loop, backend: backend, policy: RetryPolicy(maxRetries: 0))
     lists = ListStore(store: store)
-  }
-
-  func run(until done: () -> Bool) throws {
-    let deadline = Process.monotonicNanoseconds() + 10_000_000_000
-    while !done() && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
-  }
-
-  func set(_ key: EntityKey, _ following: Bool) throws -> Result<EntityState, FollowStore.SettleFailure> {
-    var result: Result<EntityState, FollowStore.SettleFailure>?
-    store.setFollowing(key, following) { result = $0 }
-    try run { result != nil }
-    return try #require(result)
-  }
-
-  func read(_ key: EntityKey) throws -> Result<EntityState, FollowStore.SettleFailure> {
-    var result: Result<EntityState, FollowStore.SettleFailure>?
-    store.read(key, refresh: true, maxAgeMs: 0) { result = $0 }
-    try run { result != nil }
-    return try #require(result)
   }
 
   func fetch(_ name: String, _ page: PageRequest) throws -> ListStore.Snapshot {

@@ -8,7 +8,7 @@ import Testing
 
 /// Lists of the REST backend, one per paging style, against a loopback server that
 /// serves 45 artists named so that sections show.
-final class RESTListFixture {
+final class RESTListFixture: LoopDriving {
   let loop: EventLoop
   let server: LoopbackHTTPServer
   let backend: RESTBackend
@@ -82,11 +82,6 @@ final class RESTListFixture {
         return .respond(status: 404)
       }
     }
-  }
-
-  func run(until done: () -> Bool) throws {
-    let deadline = Process.monotonicNanoseconds() + 10_000_000_000
-    while !done() && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
   }
 
   func fetch(_ name: String, _ page: PageRequest, params: [String: String] = [:]) throws -> ListStore.Snapshot {
