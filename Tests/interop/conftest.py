@@ -194,17 +194,17 @@ def demo(runtime, request):
 
 @pytest.fixture
 def serve_rest(spawn, runtime):
-    """serve_rest(config, *args, state="state-rest", env=None) -> rpcio.ServerProc running
+    """serve_rest(config, *args, state="state-rest", env=None, framing="ndjson") -> rpcio.ServerProc running
     `netmodel serve --backend rest --config <config, written to a file> --state-dir
     runtime.root/<state> *args` (the same state folder across restarts)."""
     count = [0]
 
-    def _start(config: dict, *args, state: str = "state-rest", env: dict | None = None):
+    def _start(config: dict, *args, state: str = "state-rest", env: dict | None = None, framing: str = rpcio.NDJSON):
         count[0] += 1
         path = runtime.root / f"rest-config-{count[0]}.json"
         path.write_text(json.dumps(config))
         folder = runtime.root / state
         folder.mkdir(exist_ok=True)
-        return spawn("--backend", "rest", "--config", path, "--state-dir", folder, *args, env=env)
+        return spawn("--backend", "rest", "--config", path, "--state-dir", folder, *args, env=env, framing=framing)
 
     return _start

@@ -236,3 +236,30 @@ def test_a_429_holds_every_request_until_its_iso_8601_reset_then_the_follow_is_c
     assert got[2]["result"]["confirmed"] is False and got[3]["result"]["state"] == "loaded", got
     assert mastodon.route("POST /api/v1/accounts/:id/follow") == 2
     assert "6" in mastodon.state()["following"]
+
+
+@pytest.mark.parametrize("framing", ["ndjson", "lsp"])
+def test_a_request_reaches_a_silent_socket_subscriber_in_either_framing(mastodon, serve_rest, connect, runtime, framing):
+    """The same promise on the other transport and framings: a follow made over stdio in
+    one framing, pushed to a socket subscriber in the other that sends nothing after
+    `subscribe`; every state it is shown says requested, none says confirmed."""
+    from rpcio import wait_for_socket
+
+    other = "lsp" if framing == "ndjson" else "ndjson"
+    sock = runtime.run / "m.sock"
+    server = serve_rest(
+        mastodon.config(), f"--socket={sock}", state="state-mastodon", framing=framing,
+        env={"MASTODON_TOKEN": TOKEN, "MASTODON_ACCOUNT_ID": "1"})
+    wait_for_socket(server, sock)
+    watcher = connect(sock, other)
+    watcher.result("subscribe", {"topics": [{"type": "entity", **account("7")}]})
+    state = server.conn.result("follow", {**account("7"), "await": True})
+    assert state["requested"] is True and state["confirmed"] is False, state
+    seen = []
+    # Up to the version the follow settled in (a read the subscription started may come first).
+    while not seen or seen[-1]["version"] < state["version"]:
+        message = watcher.recv(timeout=5, what="stateChanged on the silent subscriber")
+        if message.get("method") == "stateChanged":
+            seen.append(message["params"]["state"])
+    assert all(s["confirmed"] is not True for s in seen), seen
+    assert seen[-1]["requested"] is True and seen[-1]["following"] is False, seen
