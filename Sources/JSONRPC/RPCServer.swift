@@ -84,7 +84,8 @@ public final class RPCServer {
     let connection = Connection(
       id: nextConnectionID, loop: loop, input: input, output: output, transport: transport,
       maxMessageBytes: maxMessageBytes, maxUnreadBytes: maxUnreadBytes, maxBatchElements: maxBatchElements,
-      maxPendingRequests: maxPendingRequests, owner: self, statistics: statistics, readBuffer: readBuffer,
+      maxPendingRequests: maxPendingRequests, owner: self, dispatcher: dispatcher, statistics: statistics,
+      readBuffer: readBuffer,
       memory: memory)
     nextConnectionID += 1
     try connection.start()
@@ -190,10 +191,6 @@ public final class RPCServer {
 }
 
 extension RPCServer: ConnectionOwner {
-  func connection(_ connection: Connection, didReceive frame: Frame) {
-    dispatcher.handle(frame, from: connection)
-  }
-
   func connectionNeedsFlush(_ connection: Connection) {
     needsFlush.append(connection)
     // Output queued by a hook that runs after this iteration's flush (or from another
