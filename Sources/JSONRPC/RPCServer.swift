@@ -34,7 +34,10 @@ public final class RPCServer {
   private var needsFlush: [Connection] = []
   private var lastFlushIteration: UInt64 = 0
   private var flushing = false
-  private var preFlushHooks: [() -> Void] = []
+  /// Runs once per loop iteration just before replies are written: where the outbox
+  /// makes the iteration's mutations durable (group commit), so no reply promises what
+  /// a crash could lose.
+  public var preFlushHook: (() -> Void)?
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
   private let readBuffer: ReadBuffer
@@ -121,19 +124,12 @@ public final class RPCServer {
     }
   }
 
-  /// Runs `hook` once per loop iteration just before replies are written: where the
-  /// outbox makes the iteration's mutations durable (group commit), so no reply
-  /// promises what a crash could lose.
-  public func addPreFlushHook(_ hook: @escaping () -> Void) {
-    preFlushHooks.append(hook)
-  }
-
   /// Writes whatever each connection has queued, without waiting.
   public func flushAll() {
     lastFlushIteration = loop.iteration
     flushing = true
     defer { flushing = false }
-    for hook in preFlushHooks { hook() }
+    preFlushHook?()
     while !needsFlush.isEmpty {
       let batch = needsFlush
       needsFlush.removeAll(keepingCapacity: true)
