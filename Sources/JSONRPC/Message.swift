@@ -158,6 +158,24 @@ public enum MessageEncoder {
     buffer.append(UInt8(ascii: "}"))
   }
 
+  /// With an integer id and a result that fits on the stack, one append.
+  public static func result<Result: EncodableResult>(id: RequestID, _ result: Result, into buffer: inout [UInt8]) {
+    if case .integer(let value) = id,
+      StackText.append(
+        to: &buffer, capacity: 768,
+        { text in
+          text.put(#"{"jsonrpc":"2.0","id":"#)
+          text.putDecimal(value)
+          text.put(#","result":"#)
+          result.encode(into: &text)
+          text.put(UInt8(ascii: "}"))
+        })
+    {
+      return
+    }
+    self.result(id: id, into: &buffer) { result.encode(into: &$0) }
+  }
+
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
     if case .integer(let value) = id {
       appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","result":"#, to: &buffer)
@@ -171,6 +189,19 @@ public enum MessageEncoder {
   }
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
+    if case .integer(let value) = id,
+      StackText.append(
+        to: &buffer, capacity: 256,
+        { text in
+          text.put(#"{"jsonrpc":"2.0","id":"#)
+          text.putDecimal(value)
+          text.put(#","error":"#)
+          error.encode(into: &text)
+          text.put(UInt8(ascii: "}"))
+        })
+    {
+      return
+    }
     if case .integer(let value) = id {
       appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","error":"#, to: &buffer)
     } else {

@@ -65,8 +65,16 @@ public final class Responder {
     succeed { result.encode(into: &$0) }
   }
 
+  /// Succeeds with `result`, written with its envelope in one go when it fits on the
+  /// stack (`EncodableResult.encode(into:)`).
+  public func succeed<Result: EncodableResult>(_ result: Result) {
+    guard finish() else { return }
+    let id = self.id
+    deliver { MessageEncoder.result(id: id, result, into: &$0) }
+  }
+
   /// Succeeds with a result whose JSON text `encodeResult` writes straight into the
-  /// output: the fast path for hot methods.
+  /// output.
   public func succeed(encodingResult encodeResult: (inout [UInt8]) -> Void) {
     guard finish() else { return }
     let id = self.id

@@ -49,12 +49,6 @@ extension NetmodelService {
 
 extension EntityState: EncodableResult {}
 
-extension Responder {
-  func succeed(_ state: EntityState) {
-    succeed { state.encode(into: &$0) }
-  }
-}
-
 extension NetmodelService {
   /// A follow, unfollow or setFollowState of a checked key, answered through `responder`.
   func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder) {
