@@ -38,7 +38,6 @@ public final class Dispatcher {
   private var spareResponder: Responder?
   /// The scanner's record arrays, refilled message after message.
   private let scanWorkspace = JSONScanner.Workspace()
-  private static let paramsName: JSONScanner.Key = "params"
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
@@ -122,10 +121,8 @@ public final class Dispatcher {
   /// else go through jansson.
   private func handleMessage(_ bytes: UnsafeRawBufferPointer, from connection: Connection) {
     do throws(JSONError) {
-      if let (object, params) = try JSONScanner.scanObjectMembers(
-        bytes, withMembersOf: Dispatcher.paramsName, reusing: scanWorkspace)
-      {
-        let message = IncomingMessage(scanned: object, params: params, in: bytes, knownMethod: lastMethodKey)
+      if let envelope = try JSONScanner.scanEnvelope(bytes, reusing: scanWorkspace) {
+        let message = IncomingMessage(envelope: envelope, in: bytes, knownMethod: lastMethodKey)
         return dispatch(message, connection: connection, batch: nil, slot: 0)
       }
       // Valid JSON, not an object: a batch is counted before its tree is built,
