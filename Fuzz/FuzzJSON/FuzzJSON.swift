@@ -91,4 +91,5 @@ struct FuzzJSON {
   }
 }
 
-private let workspace = JSONScanner.Workspace()
+// libFuzzer runs inputs one at a time, on one thread.
+nonisolated(unsafe) private let workspace = JSONScanner.Workspace()
