@@ -39,7 +39,7 @@ extension NetmodelService {
 
   /// `path` is the kind's parent: the error's path is made only for an error.
   func checkKind(_ kind: String, under path: String) throws(ResponseError) {
-    guard let problem = models.kindProblem(kind) else { return }
+    guard let problem = backend.kindProblem(kind) else { return }
     let path = path + "/kind"
     throw ResponseError(
       .unknownKindOrList, problem,

@@ -28,6 +28,10 @@ public final class NetmodelService {
 
   public let server: RPCServer
   public let models: Models
+  /// The store's backend, held here too: asking the store for it on every request
+  /// retained the store, which other objects refer to weakly, so each retain and
+  /// release of it costs ~10 times as much.
+  let backend: ModelBackend
   public var store: FollowStore { models.store }
   public var lists: ListStore { models.lists }
   public var preloader: Preloader { models.preloader }
@@ -64,6 +68,7 @@ public final class NetmodelService {
     self.models = Models(
       store: store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)), outbox: outbox,
       observer: subscriptions)
+    self.backend = self.models.store.backend
     self.models.lists.eviction = configuration.listEviction
     self.configuration = configuration
     if let environment = self.models.environments?.environment {
