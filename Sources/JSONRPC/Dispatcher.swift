@@ -248,8 +248,8 @@ public final class Dispatcher {
 
   // MARK: Dispatch
 
-  private func dispatch(_ message: IncomingMessage, connection: Connection, batch: BatchReply?, slot: Int) {
-    switch message {
+  private func dispatch(_ message: consuming IncomingMessage, connection: Connection, batch: BatchReply?, slot: Int) {
+    switch consume message {
     case .request(let id, let method, let params):
       var responder: Responder
       if batch == nil, let spare = spareResponder {
