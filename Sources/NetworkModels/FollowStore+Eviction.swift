@@ -18,8 +18,8 @@ extension FollowStore {
     guard records.count > max(eviction.maxCount, nextCountCheck), !countCheckQueued else { return }
     // Not now: the caller is in the middle of a change and holds keys it will read.
     countCheckQueued = true
-    loop.execute { [weak self] in
-      guard let self else { return }
+    loop.execute { [lifetime, unowned self] in
+      guard !lifetime.ended else { return }
       self.countCheckQueued = false
       self.evictOverCount()
     }

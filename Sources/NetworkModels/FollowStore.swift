@@ -31,6 +31,15 @@ public final class FollowStore {
   }
 
   public let loop: EventLoop
+  /// Ended when the store goes. Its callbacks (backend answers, timers, tasks) hold it
+  /// and the store `unowned`, never weak: one weak reference gives an object a side
+  /// table, and then each retain of it, a few every request, costs ~10 times as much.
+  /// An `unowned` reference keeps the store's memory until the callback goes, and the
+  /// callback reads `ended` before it touches the store.
+  let lifetime = Lifetime()
+  final class Lifetime {
+    var ended = false
+  }
   public let backend: ModelBackend
   /// What the backend does beyond follows, as it said when the store was made.
   public let capabilities: BackendCapabilities
@@ -210,10 +219,13 @@ public final class FollowStore {
     self.policy = policy
     self.intentLog = intentLog
     random = SplitMix64(seed: seed)
-    capabilities.attributes?.onAttributes = { [weak self] key, text in
-      self?.setAttributes(key, text)
+    capabilities.attributes?.onAttributes = { [lifetime, unowned self] key, text in
+      guard !lifetime.ended else { return }
+      self.setAttributes(key, text)
     }
   }
+
+  deinit { lifetime.ended = true }
 
   /// News of `key`'s follow state from elsewhere (a list's answer): taken as confirmed
   /// when no mutation or read of it is under way, which could be newer.
@@ -354,8 +366,8 @@ public final class FollowStore {
     counters.backendCalls += 1
     counters.backendMutations += 1
     let epoch = environmentEpoch
-    backend.setFollowing(key, wanted) { [weak self] result in
-      guard let self, self.environmentEpoch == epoch else { return }
+    backend.setFollowing(key, wanted) { [lifetime, unowned self] result in
+      guard !lifetime.ended, self.environmentEpoch == epoch else { return }
       self.mutationReturned(key, sent: wanted, result)
     }
   }
@@ -394,8 +406,8 @@ public final class FollowStore {
         counters.retries += 1
         let delay = policy.delay(attempt: work.attempt, retryAfter: failure.retryAfter, random: &random)
         Log.debug("\(key): \(failure.message); retry \(work.attempt) in \(delay)")
-        work.retryTimer = loop.schedule(after: delay) { [weak self, weak work] in
-          guard let self, let work else { return }
+        work.retryTimer = loop.schedule(after: delay) { [lifetime, unowned self, weak work] in
+          guard !lifetime.ended, let work else { return }
           work.retryTimer = nil
           if let wanted = work.wanted, self.backendHas(key, wanted) {
             self.settle(key, work)
@@ -605,8 +617,8 @@ public final class FollowStore {
     counters.backendCalls += 1
     counters.backendReads += 1
     let epoch = environmentEpoch
-    backend.fetchFollowing(key) { [weak self] result in
-      guard let self, self.environmentEpoch == epoch else { return }
+    backend.fetchFollowing(key) { [lifetime, unowned self] result in
+      guard !lifetime.ended, self.environmentEpoch == epoch else { return }
       self.readReturned(key, result)
     }
   }
@@ -675,8 +687,8 @@ public final class FollowStore {
     }
     work.checkAttempt += 1
     let delay = policy.delay(attempt: work.checkAttempt, retryAfter: failure.retryAfter, random: &random)
-    work.checkTimer = loop.schedule(after: delay) { [weak self, weak work] in
-      guard let self, let work else { return }
+    work.checkTimer = loop.schedule(after: delay) { [lifetime, unowned self, weak work] in
+      guard !lifetime.ended, let work else { return }
       work.checkTimer = nil
       work.readChecksRollback = self.records[key]?.confirmed != nil
       self.fetch(key)
