@@ -263,7 +263,10 @@ public final class Dispatcher {
       defer {
         // Answered, and kept by nobody (no handler's closure, no pending table): the next
         // request may use it.
-        if batch == nil, responder.isDone, isKnownUniquelyReferenced(&responder) { spareResponder = responder }
+        if batch == nil, responder.isDone, isKnownUniquelyReferenced(&responder) {
+          responder.park()
+          spareResponder = responder
+        }
       }
       let known = resolve(method)
       guard let run = known.run else {

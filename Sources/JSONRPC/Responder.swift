@@ -16,7 +16,8 @@ public final class Responder {
   /// and is dropped. A weak reference here gave every connection a side table, which
   /// made each retain and release of it ~10 times as costly. The cycle through
   /// `pendingRequests` ends when the request is answered or the connection closes.
-  private var connection: Connection
+  /// Nil only while parked for reuse (see `park`).
+  private var connection: Connection?
   private var batch: BatchReply?
   private var slot: Int
   private let statistics: RPCStatistics
@@ -48,6 +49,12 @@ public final class Responder {
     self.batch = nil
     self.slot = 0
     isDone = false
+  }
+
+  /// Lets go of the connection while the responder waits to be reused: the dispatcher
+  /// keeping it would otherwise keep the connection, which keeps the dispatcher.
+  func park() {
+    connection = nil
   }
 
   /// For a request method called as a notification: answers go to the log only.
@@ -85,7 +92,7 @@ public final class Responder {
     guard finish() else { return }
     statistics.countError(error.code)
     if isNotification {
-      return Log.warn("notification \(method) from connection \(connection.id) failed: \(error.message)")
+      return Log.warn("notification \(method) from connection \(connection?.id ?? 0) failed: \(error.message)")
     }
     let id = self.id
     deliver { MessageEncoder.error(id: id, error, into: &$0) }
@@ -112,7 +119,7 @@ public final class Responder {
   /// The handler returned without answering: the request counts against the peer's
   /// `maxPendingRequests` until it is answered.
   func markPending() {
-    guard !isDone, !countedAsPending else { return }
+    guard !isDone, !countedAsPending, let connection else { return }
     countedAsPending = true
     connection.requestBecamePending()
   }
@@ -120,7 +127,7 @@ public final class Responder {
   private func uncountPending() {
     guard countedAsPending else { return }
     countedAsPending = false
-    connection.pendingRequestFinished()
+    connection?.pendingRequestFinished()
   }
 
   private func finish() -> Bool {
@@ -130,14 +137,14 @@ public final class Responder {
     defer { uncountPending() }
     // Only a request left pending is in the table (the dispatcher adds it when its
     // handler returns unanswered): an answer given at once skips the lookup.
-    if countedAsPending, batch == nil, connection.pendingRequests[id] === self {
+    if countedAsPending, batch == nil, let connection, connection.pendingRequests[id] === self {
       connection.pendingRequests[id] = nil
     }
     return true
   }
 
   private func deliver(_ encode: (inout [UInt8]) -> Void) {
-    guard !isNotification else { return }
+    guard let connection, !isNotification else { return }
     if let batch {
       batch.fill(slot: slot, encode: encode)
     } else {
