@@ -36,6 +36,27 @@ import Testing
     #expect(fixture.server.connections.isEmpty)
   }
 
+  /// Nothing the dispatcher keeps between requests (its reused responder) may keep a
+  /// connection, which keeps the dispatcher: a server dropped after serving would
+  /// never be freed (FuzzDispatch makes and drops one per input).
+  @Test func aServerDroppedAfterAnsweringIsFreedWithItsConnectionAndDispatcher() throws {
+    weak var dispatcher: Dispatcher?
+    weak var connection: Connection?
+    try {
+      let fixture = try Fixture()
+      let peer = MemoryPeer()
+      connection = fixture.server.attach(peer)
+      dispatcher = fixture.server.dispatcher
+      send(#"{"jsonrpc":"2.0","id":1,"method":"echo","params":[7]}"# + "\n", to: peer)
+      try run(fixture.loop) { !peer.received.isEmpty }
+      #expect(!peer.received.isEmpty)
+      peer.close()
+      try run(fixture.loop) { connection?.isClosed ?? true }
+    }()
+    #expect(dispatcher == nil)
+    #expect(connection == nil)
+  }
+
   @Test func repliesToAPeerThatClosedAreDroppedAndTheConnectionCloses() throws {
     let fixture = try Fixture()
     let peer = MemoryPeer()
