@@ -48,11 +48,20 @@ public final class HTTPClient {
   /// CURLOPT_PRIVATE, set once, when it is made): a table keyed by the handle hashed
   /// it twice a request.
   private var transfers: [Transfer?] = []
+  /// What each handle's per-request options were last set to, at its slot: a request
+  /// sets only those that differ (see `Transfer.configure`).
+  private var appliedOptions: [Transfer.Options?] = []
   private var freeSlots: [Int] = []
   private var inFlightCount = 0
   private var idleHandles: [PooledHandle] = []
   private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
+  /// libcurl's timer (see `wake`): when it fires, which may be before libcurl's deadline.
   private var timer: EventLoop.TimerID?
+  private var timerDeadline: UInt64 = 0
+  /// When libcurl last asked to be called with CURL_SOCKET_TIMEOUT, in the loop clock's
+  /// nanoseconds; nil once it was, or when it asks for nothing.
+  private var curlDeadline: UInt64?
+  private var timeoutTaskQueued = false
   /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
   /// count the wait, its queue of pending transfers is slow when long, and only here
   /// can a waiting request be reordered or given up.
@@ -168,7 +177,7 @@ public final class HTTPClient {
     let transfer = Transfer(
       handle: pooled.handle, errorBuffer: pooled.errorBuffer, request: request, maxBodyBytes: maxBodyBytes,
       startedAt: loop.clock.now, completion: completion)
-    if let error = transfer.configure(timeoutsMs: timeoutsMs(request)) {
+    if let error = transfer.configure(timeoutsMs: timeoutsMs(request), applied: &appliedOptions[pooled.slot]) {
       recycle(pooled)
       counters.transportErrors += 1
       loop.execute { completion(.failure(error)) }
@@ -229,25 +238,66 @@ public final class HTTPClient {
   }
 
   /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
-  /// after `delay` (nil: no timer). It must not be called from inside this callback,
+  /// after `delay` (-1: no timer). It must not be called from inside this callback,
   /// so even zero goes through the loop.
-  /// libcurl asks about twice a request: its deadline is made in whole nanoseconds,
-  /// where a `Duration` (`.milliseconds`, then the loop's `+`) multiplies in 128 bits.
+  ///
+  /// libcurl asks about twice a request: zero when a transfer is added, then its earliest
+  /// deadline again (the oldest transfer's timeout, which only moves later). Zero is a
+  /// task on the loop's next turn, and a later deadline keeps the timer that is due
+  /// first (it fires early, finds the deadline ahead, and waits on for it): a timer
+  /// cancelled and scheduled each time cost ~1.7k instructions a request. The deadline
+  /// is in whole nanoseconds, where a `Duration` multiplies in 128 bits.
   private func wake(afterMilliseconds delay: Int) {
-    if let timer { loop.cancel(timer) }
-    timer = nil
-    guard delay >= 0 else { return }
+    guard delay >= 0 else {
+      curlDeadline = nil
+      if let timer { loop.cancel(timer) }
+      timer = nil
+      return
+    }
     let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
-    let (deadline, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
-    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline), timerBody)
+    let (sum, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
+    let deadline = overflow || later ? UInt64.max : sum
+    curlDeadline = deadline
+    if delay == 0 {
+      if !timeoutTaskQueued {
+        timeoutTaskQueued = true
+        loop.execute(timeoutTask)
+      }
+      return
+    }
+    if timer != nil, timerDeadline <= deadline { return }
+    if let timer { loop.cancel(timer) }
+    timerDeadline = deadline
+    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: deadline), timerBody)
   }
 
-  /// What libcurl's timer runs, made once: a closure made per `wake` (and the loop's
-  /// wrapper of a one-shot body) cost two allocations and two frees, about once a request.
+  /// Calls libcurl when its deadline has come (not before: it may have moved it later).
+  private func timeoutDue() {
+    guard let deadline = curlDeadline, deadline <= loop.clock.now.nanoseconds else { return }
+    curlDeadline = nil
+    act(on: nm_curl_socket_timeout(), mask: 0)
+  }
+
+  /// What libcurl's timer runs, made once (a closure made per `wake` was an allocation
+  /// and a free): it serves whatever deadline libcurl holds when it fires, also one set
+  /// while it ran, and stops when there is none.
   private lazy var timerBody: EventLoop.TimerBody = { [unowned self] in
-    self.timer = nil
-    self.act(on: nm_curl_socket_timeout(), mask: 0)
-    return nil
+    self.timeoutDue()
+    guard let next = self.curlDeadline else {
+      self.timer = nil
+      return nil
+    }
+    let now = self.loop.clock.now.nanoseconds
+    self.timerDeadline = max(next, now)
+    return .nanoseconds(next > now ? next - now : 0)
+  }
+
+  /// `wake(afterMilliseconds: 0)`'s task, made once. Weak: a queued task cannot be
+  /// cancelled when the client goes.
+  private lazy var timeoutTask: () -> Void = { [weak self] in
+    guard let self else { return }
+    self.timeoutTaskQueued = false
+    self.timeoutDue()
   }
 
   private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
@@ -350,9 +400,11 @@ public final class HTTPClient {
     let slot: Int
     if let free = freeSlots.popLast() {
       slot = free
+      appliedOptions[slot] = nil
     } else {
       slot = transfers.count
       transfers.append(nil)
+      appliedOptions.append(nil)
     }
     // The slot + 1, so that no handle carries a null pointer.
     var code = nm_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeMutableRawPointer(bitPattern: slot + 1))

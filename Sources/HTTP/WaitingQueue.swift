@@ -26,12 +26,21 @@ struct WaitingQueue {
   struct Entry {
     let request: HTTPRequest
     let completion: (Result<HTTPResponse, HTTPError>) -> Void
-    var priority: HTTPPriority
-    var serial: UInt64
   }
 
-  /// By ticket; nil where a request left before those issued ahead of it.
-  private var slots: [(ticket: HTTPTicket, entry: Entry?)] = []
+  /// A request's place among those waiting. The bookkeeping is scalars beside the entry:
+  /// asking whether an `Entry?` is nil copied it (every string of its request retained
+  /// and released).
+  private struct Slot {
+    let ticket: HTTPTicket
+    var priority: HTTPPriority
+    /// Its place in its priority's FIFO; 0: a gap (the request left out of order).
+    var serial: UInt64
+    var entry: Entry?
+  }
+
+  /// By ticket.
+  private var slots: [Slot] = []
   /// The slots before it are all gaps.
   private var head = 0
   private var live = 0
@@ -54,7 +63,8 @@ struct WaitingQueue {
   ) {
     precondition(slots.last.map { $0.ticket.raw < ticket.raw } ?? true, "tickets only grow")
     serial += 1
-    slots.append((ticket, Entry(request: request, completion: completion, priority: priority, serial: serial)))
+    slots.append(
+      Slot(ticket: ticket, priority: priority, serial: serial, entry: Entry(request: request, completion: completion)))
     live += 1
     fifos[priority.rawValue].append((ticket, serial))
     counts[priority.rawValue] += 1
@@ -67,12 +77,13 @@ struct WaitingQueue {
 
   /// To the back of `priority`'s FIFO (also when it is already there: a no-op then).
   mutating func move(_ ticket: HTTPTicket, to priority: HTTPPriority) -> Bool {
-    guard let index = slot(of: ticket), let old = slots[index].entry?.priority else { return false }
+    guard let index = slot(of: ticket) else { return false }
+    let old = slots[index].priority
     guard old != priority else { return true }
     counts[old.rawValue] -= 1
     serial += 1
-    slots[index].entry!.priority = priority
-    slots[index].entry!.serial = serial
+    slots[index].priority = priority
+    slots[index].serial = serial
     fifos[priority.rawValue].append((ticket, serial))
     counts[priority.rawValue] += 1
     return true
@@ -84,7 +95,7 @@ struct WaitingQueue {
       while heads[index] < fifos[index].count {
         let (ticket, serial) = fifos[index][heads[index]]
         heads[index] += 1
-        if let found = slot(of: ticket), slots[found].entry?.serial == serial {
+        if let found = slot(of: ticket), slots[found].serial == serial {
           compact(index)
           return take(found)
         }
@@ -98,12 +109,12 @@ struct WaitingQueue {
     var low = head
     var high = slots.count
     // Nearly always the first: checked before the search.
-    if low < high, slots[low].ticket == ticket { return slots[low].entry == nil ? nil : low }
+    if low < high, slots[low].ticket == ticket { return slots[low].serial == 0 ? nil : low }
     while low < high {
       let middle = low + (high - low) / 2
       if slots[middle].ticket.raw < ticket.raw { low = middle + 1 } else { high = middle }
     }
-    guard low < slots.count, slots[low].ticket == ticket, slots[low].entry != nil else { return nil }
+    guard low < slots.count, slots[low].ticket == ticket, slots[low].serial != 0 else { return nil }
     return low
   }
 
@@ -112,16 +123,17 @@ struct WaitingQueue {
   private mutating func take(_ index: Int) -> Entry {
     var entry: Entry?
     swap(&entry, &slots[index].entry)
+    slots[index].serial = 0
     live -= 1
-    counts[entry!.priority.rawValue] -= 1
+    counts[slots[index].priority.rawValue] -= 1
     if live == 0 {
       clear()
     } else {
-      while slots[head].entry == nil { head += 1 }
+      while slots[head].serial == 0 { head += 1 }
       // Gaps go once they are most of the slots: each request is moved at most a few
       // times, however long another waits ahead of it.
       if slots.count - live > max(1024, 2 * live) {
-        slots.removeAll { $0.entry == nil }
+        slots.removeAll { $0.serial == 0 }
         head = 0
       }
     }
