@@ -287,9 +287,11 @@ public final class HTTPClient {
       self.timer = nil
       return nil
     }
-    let now = self.loop.clock.now.nanoseconds
-    self.timerDeadline = max(next, now)
-    return .nanoseconds(next > now ? next - now : 0)
+    let now = self.loop.clock.now
+    self.timerDeadline = max(next, now.nanoseconds)
+    // Through `LoopInstant`'s difference: `.nanoseconds(_:)` traps beyond `Int64`, and
+    // an overflowing delay is a deadline of `UInt64.max`.
+    return LoopInstant(nanoseconds: self.timerDeadline) - now
   }
 
   /// `wake(afterMilliseconds: 0)`'s task, made once. Weak: a queued task cannot be
