@@ -48,12 +48,10 @@ public final class HTTPClient {
   /// CURLOPT_PRIVATE, set once, when it is made): a table keyed by the handle hashed
   /// it twice a request.
   private var transfers: [Transfer?] = []
-  /// What each handle's per-request options were last set to, at its slot: a request
-  /// sets only those that differ (see `Transfer.configure`).
-  private var appliedOptions: [Transfer.Options?] = []
   private var freeSlots: [Int] = []
   private var inFlightCount = 0
-  private var idleHandles: [PooledHandle] = []
+  /// Handles kept with their transfer objects and options for the next requests.
+  private var idleTransfers: [Transfer] = []
   private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
   /// libcurl's timer (see `wake`): when it fires, which may be before libcurl's deadline.
   private var timer: EventLoop.TimerID?
@@ -109,15 +107,10 @@ public final class HTTPClient {
   deinit {
     // In-flight transfers are dropped without their completions: the process is
     // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    for case let transfer? in transfers {
-      curl_multi_remove_handle(multi, transfer.handle)
-      curl_easy_cleanup(transfer.handle)
-      transfer.errorBuffer.deallocate()
-    }
-    for pooled in idleHandles {
-      curl_easy_cleanup(pooled.handle)
-      pooled.errorBuffer.deallocate()
-    }
+    for case let transfer? in transfers { curl_multi_remove_handle(multi, transfer.handle) }
+    // Each transfer cleans up its handle, before the multi handle goes.
+    transfers.removeAll()
+    idleTransfers.removeAll()
     for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
@@ -170,28 +163,26 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
-    guard let pooled = idleHandles.popLast() ?? newHandle() else {
+    guard let transfer = idleTransfers.popLast() ?? newTransfer() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
-    let transfer = Transfer(
-      handle: pooled.handle, errorBuffer: pooled.errorBuffer, request: request, maxBodyBytes: maxBodyBytes,
-      startedAt: loop.clock.now, completion: completion)
-    if let error = transfer.configure(timeoutsMs: timeoutsMs(request), applied: &appliedOptions[pooled.slot]) {
-      recycle(pooled)
+    transfer.begin(request, startedAt: loop.clock.now, completion: completion)
+    if let error = transfer.configure(timeoutsMs: timeoutsMs(request)) {
+      recycle(transfer)
       counters.transportErrors += 1
       loop.execute { completion(.failure(error)) }
       return
     }
-    let code = curl_multi_add_handle(multi, pooled.handle)
+    let code = curl_multi_add_handle(multi, transfer.handle)
     guard code == CURLM_OK else {
-      recycle(pooled)
+      recycle(transfer)
       counters.transportErrors += 1
       let message = "\(request.summary): \(String(cString: curl_multi_strerror(code)))"
       loop.execute { completion(.failure(HTTPError(.other, message))) }
       return
     }
-    transfers[pooled.slot] = transfer
+    transfers[transfer.slot] = transfer
     inFlightCount += 1
     onStart?(request)
   }
@@ -332,20 +323,25 @@ public final class HTTPClient {
       let result = transfer.result(code: code)
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
       curl_multi_remove_handle(multi, handle)
-      recycle(PooledHandle(handle: handle, errorBuffer: transfer.errorBuffer, slot: slot))
+      // Taken out before the transfer is reset: a completion may start the next request
+      // on this very handle.
+      let request = transfer.request
+      let startedAt = transfer.startedAt
+      let completion = transfer.completion
+      recycle(transfer)
       // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
       // division goes through floating point, for every answer.
-      var elapsedUs: String { String((loop.clock.now.nanoseconds &- transfer.startedAt.nanoseconds) / 1000) }
+      var elapsedUs: String { String((loop.clock.now.nanoseconds &- startedAt.nanoseconds) / 1000) }
       switch result {
       case .success(let response):
         counters.responses += 1
         counters.bytesReceived += response.body.count
-        Log.debug("HTTP \(transfer.request.summary) → \(response.status) in \(elapsedUs) µs")
+        Log.debug("HTTP \(request.summary) → \(response.status) in \(elapsedUs) µs")
       case .failure(let error):
         counters.transportErrors += 1
         Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
       }
-      transfer.completion(result)
+      completion?(result)
     }
     startWaiting()
   }
@@ -395,51 +391,39 @@ public final class HTTPClient {
     }
   }
 
-  /// A handle with the options every request shares (see `Transfer.prepare`).
-  private func newHandle() -> PooledHandle? {
+  /// A handle with the options every request shares (see `Transfer.prepare`), in its
+  /// transfer object.
+  private func newTransfer() -> Transfer? {
     guard let handle = curl_easy_init() else { return nil }
-    let errorBuffer = Transfer.makeErrorBuffer()
     let slot: Int
     if let free = freeSlots.popLast() {
       slot = free
-      appliedOptions[slot] = nil
     } else {
       slot = transfers.count
       transfers.append(nil)
-      appliedOptions.append(nil)
     }
+    let transfer = Transfer(
+      handle: handle, errorBuffer: Transfer.makeErrorBuffer(), slot: slot, maxBodyBytes: maxBodyBytes)
     // The slot + 1, so that no handle carries a null pointer.
     var code = nm_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeMutableRawPointer(bitPattern: slot + 1))
-    if code == CURLE_OK { code = Transfer.prepare(handle, errorBuffer: errorBuffer) ?? CURLE_OK }
+    if code == CURLE_OK { code = transfer.prepare() ?? CURLE_OK }
     guard code == CURLE_OK else {
       Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
-      curl_easy_cleanup(handle)
-      errorBuffer.deallocate()
       freeSlots.append(slot)
-      return nil
+      return nil  // its handle is cleaned up with it
     }
-    return PooledHandle(handle: handle, errorBuffer: errorBuffer, slot: slot)
+    return transfer
   }
 
-  private func recycle(_ pooled: PooledHandle) {
-    // Kept as configured, with its error buffer: the next request sets every option a
-    // request sets. The header list was the finished transfer's: it goes, so nothing
-    // can reach it.
-    if idleHandles.count < 4 * maxConnections {
-      _ = nm_easy_setopt_slist(pooled.handle, CURLOPT_HTTPHEADER, nil)
-      idleHandles.append(pooled)
+  /// Kept as configured, with its error buffer and options: the next request sets
+  /// every option a request sets that differs. Beyond the pool's size it goes, with its
+  /// handle.
+  private func recycle(_ transfer: Transfer) {
+    transfer.end()
+    if idleTransfers.count < 4 * maxConnections {
+      idleTransfers.append(transfer)
     } else {
-      curl_easy_cleanup(pooled.handle)
-      pooled.errorBuffer.deallocate()
-      freeSlots.append(pooled.slot)
+      freeSlots.append(transfer.slot)
     }
-  }
-
-  /// A libcurl handle with what lives as long as it: its error buffer, and its slot
-  /// in `transfers`.
-  private struct PooledHandle {
-    let handle: UnsafeMutableRawPointer
-    let errorBuffer: UnsafeMutablePointer<CChar>
-    let slot: Int
   }
 }
