@@ -12,10 +12,14 @@
 # depends on timing (compare binaries run one after the other, several times).
 # Needs valgrind, gcc, libcurl's headers, python3. Writes its callgrind files to
 # $OUT (default /tmp/nm-instructions); `callgrind_annotate --auto=no FILE` shows where.
+# REST_ONLY=1 leaves out the cached read and the unknown method; IN_FLIGHT (default
+# 16) is the REST configuration's `maxInFlight` and curlmulti's; NO_FLOOR=1 leaves
+# out curlmulti.
 set -euo pipefail
 BIN=$(realpath "$1")
 TAG=${2:-run}
 OUT=${OUT:-/tmp/nm-instructions}
+IN_FLIGHT=${IN_FLIGHT:-16}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 
@@ -36,6 +40,7 @@ for n in (1, 10001):
 PY
 
 for name in gfs ping; do
+  [ -n "${REST_ONLY:-}" ] && break
   for n in 1 10001; do
     state=$(mktemp -d)
     # The first getFollowState goes to the backend: with one request allowed to wait,
@@ -60,10 +65,11 @@ printf '#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file="$CGOUT" 
   >"$OUT/under-callgrind"
 chmod +x "$OUT/under-callgrind"
 for n in 1 3001; do
-  CGOUT="$OUT/rest-$TAG-$n.out" python3 "$REPO/bench/http_netmodel.py" --url "$url" --in-flight 16 --requests $n \
+  CGOUT="$OUT/rest-$TAG-$n.out" python3 "$REPO/bench/http_netmodel.py" --url "$url" --in-flight "$IN_FLIGHT" --requests $n \
     --bin "$OUT/under-callgrind" >/dev/null
+  [ -n "${NO_FLOOR:-}" ] && continue
   valgrind --tool=callgrind --callgrind-out-file="$OUT/curl-$TAG-$n.out" "$OUT/curlmulti" --url "$url" \
-    --requests $n --in-flight 16 >/dev/null 2>&1
+    --requests $n --in-flight "$IN_FLIGHT" >/dev/null 2>&1
 done
 echo "REST round trip: $(per "$OUT/rest-$TAG-1.out" "$OUT/rest-$TAG-3001.out" 3000) instructions a request"
-echo "curlmulti (the floor): $(per "$OUT/curl-$TAG-1.out" "$OUT/curl-$TAG-3001.out" 3000) instructions a request"
+[ -n "${NO_FLOOR:-}" ] || echo "curlmulti (the floor): $(per "$OUT/curl-$TAG-1.out" "$OUT/curl-$TAG-3001.out" 3000) instructions a request"

@@ -35,6 +35,7 @@ public final class EventLoop {
   private var freeTimerSlots: [Int] = []
   private var beforeSleepHooks: [() -> Void] = []
   private var pendingTasks: [() -> Void] = []
+  private var spareTasks: [() -> Void] = []
   private var stopRequested = false
   /// Counts iterations, so a hook can tell whether it already ran in this one.
   public private(set) var iteration: UInt64 = 0
@@ -203,9 +204,14 @@ public final class EventLoop {
   /// task that re-queues itself cannot starve I/O, timers and the flush hooks.
   private func runPendingTasks() {
     guard !pendingTasks.isEmpty else { return }
-    let tasks = pendingTasks
-    pendingTasks.removeAll(keepingCapacity: true)
+    // The queue is swapped with the spare (empty) array, whose room it takes: copying the
+    // tasks out and emptying the queue in place allocated a new array every turn.
+    var tasks: [() -> Void] = []
+    swap(&tasks, &spareTasks)
+    swap(&tasks, &pendingTasks)
     for task in tasks { task() }
+    tasks.removeAll(keepingCapacity: true)
+    spareTasks = tasks
   }
 
   private func runDueTimers() {

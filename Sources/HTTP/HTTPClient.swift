@@ -50,9 +50,16 @@ public final class HTTPClient {
   private var transfers: [Transfer?] = []
   private var freeSlots: [Int] = []
   private var inFlightCount = 0
-  private var idleHandles: [PooledHandle] = []
+  /// Handles kept with their transfer objects and options for the next requests.
+  private var idleTransfers: [Transfer] = []
   private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
+  /// libcurl's timer (see `wake`): when it fires, which may be before libcurl's deadline.
   private var timer: EventLoop.TimerID?
+  private var timerDeadline: UInt64 = 0
+  /// When libcurl last asked to be called with CURL_SOCKET_TIMEOUT, in the loop clock's
+  /// nanoseconds; nil once it was, or when it asks for nothing.
+  private var curlDeadline: UInt64?
+  private var timeoutTaskQueued = false
   /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
   /// count the wait, its queue of pending transfers is slow when long, and only here
   /// can a waiting request be reordered or given up.
@@ -100,15 +107,10 @@ public final class HTTPClient {
   deinit {
     // In-flight transfers are dropped without their completions: the process is
     // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    for case let transfer? in transfers {
-      curl_multi_remove_handle(multi, transfer.handle)
-      curl_easy_cleanup(transfer.handle)
-      transfer.errorBuffer.deallocate()
-    }
-    for pooled in idleHandles {
-      curl_easy_cleanup(pooled.handle)
-      pooled.errorBuffer.deallocate()
-    }
+    for case let transfer? in transfers { curl_multi_remove_handle(multi, transfer.handle) }
+    // Each transfer cleans up its handle, before the multi handle goes.
+    transfers.removeAll()
+    idleTransfers.removeAll()
     for (_, watched) in sockets { loop.deregister(watched.registration) }
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
@@ -161,28 +163,26 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
-    guard let pooled = idleHandles.popLast() ?? newHandle() else {
+    guard let transfer = idleTransfers.popLast() ?? newTransfer() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
-    let transfer = Transfer(
-      handle: pooled.handle, errorBuffer: pooled.errorBuffer, request: request, maxBodyBytes: maxBodyBytes,
-      startedAt: loop.clock.now, completion: completion)
+    transfer.begin(request, startedAt: loop.clock.now, completion: completion)
     if let error = transfer.configure(timeoutsMs: timeoutsMs(request)) {
-      recycle(pooled)
+      recycle(transfer)
       counters.transportErrors += 1
       loop.execute { completion(.failure(error)) }
       return
     }
-    let code = curl_multi_add_handle(multi, pooled.handle)
+    let code = curl_multi_add_handle(multi, transfer.handle)
     guard code == CURLM_OK else {
-      recycle(pooled)
+      recycle(transfer)
       counters.transportErrors += 1
       let message = "\(request.summary): \(String(cString: curl_multi_strerror(code)))"
       loop.execute { completion(.failure(HTTPError(.other, message))) }
       return
     }
-    transfers[pooled.slot] = transfer
+    transfers[transfer.slot] = transfer
     inFlightCount += 1
     onStart?(request)
   }
@@ -229,25 +229,68 @@ public final class HTTPClient {
   }
 
   /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
-  /// after `delay` (nil: no timer). It must not be called from inside this callback,
+  /// after `delay` (-1: no timer). It must not be called from inside this callback,
   /// so even zero goes through the loop.
-  /// libcurl asks about twice a request: its deadline is made in whole nanoseconds,
-  /// where a `Duration` (`.milliseconds`, then the loop's `+`) multiplies in 128 bits.
+  ///
+  /// libcurl asks about twice a request: zero when a transfer is added, then its earliest
+  /// deadline again (the oldest transfer's timeout, which only moves later). Zero is a
+  /// task on the loop's next turn, and a later deadline keeps the timer that is due
+  /// first (it fires early, finds the deadline ahead, and waits on for it): a timer
+  /// cancelled and scheduled each time cost ~1.7k instructions a request. The deadline
+  /// is in whole nanoseconds, where a `Duration` multiplies in 128 bits.
   private func wake(afterMilliseconds delay: Int) {
-    if let timer { loop.cancel(timer) }
-    timer = nil
-    guard delay >= 0 else { return }
+    guard delay >= 0 else {
+      curlDeadline = nil
+      if let timer { loop.cancel(timer) }
+      timer = nil
+      return
+    }
     let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
-    let (deadline, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
-    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: overflow || later ? .max : deadline), timerBody)
+    let (sum, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
+    let deadline = overflow || later ? UInt64.max : sum
+    curlDeadline = deadline
+    if delay == 0 {
+      if !timeoutTaskQueued {
+        timeoutTaskQueued = true
+        loop.execute(timeoutTask)
+      }
+      return
+    }
+    if timer != nil, timerDeadline <= deadline { return }
+    if let timer { loop.cancel(timer) }
+    timerDeadline = deadline
+    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: deadline), timerBody)
   }
 
-  /// What libcurl's timer runs, made once: a closure made per `wake` (and the loop's
-  /// wrapper of a one-shot body) cost two allocations and two frees, about once a request.
+  /// Calls libcurl when its deadline has come (not before: it may have moved it later).
+  private func timeoutDue() {
+    guard let deadline = curlDeadline, deadline <= loop.clock.now.nanoseconds else { return }
+    curlDeadline = nil
+    act(on: nm_curl_socket_timeout(), mask: 0)
+  }
+
+  /// What libcurl's timer runs, made once (a closure made per `wake` was an allocation
+  /// and a free): it serves whatever deadline libcurl holds when it fires, also one set
+  /// while it ran, and stops when there is none.
   private lazy var timerBody: EventLoop.TimerBody = { [unowned self] in
-    self.timer = nil
-    self.act(on: nm_curl_socket_timeout(), mask: 0)
-    return nil
+    self.timeoutDue()
+    guard let next = self.curlDeadline else {
+      self.timer = nil
+      return nil
+    }
+    let now = self.loop.clock.now
+    self.timerDeadline = max(next, now.nanoseconds)
+    // Through `LoopInstant`'s difference: `.nanoseconds(_:)` traps beyond `Int64`, and
+    // an overflowing delay is a deadline of `UInt64.max`.
+    return LoopInstant(nanoseconds: self.timerDeadline) - now
+  }
+
+  /// `wake(afterMilliseconds: 0)`'s task, made once. Weak: a queued task cannot be
+  /// cancelled when the client goes.
+  private lazy var timeoutTask: () -> Void = { [weak self] in
+    guard let self else { return }
+    self.timeoutTaskQueued = false
+    self.timeoutDue()
   }
 
   private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
@@ -280,20 +323,25 @@ public final class HTTPClient {
       let result = transfer.result(code: code)
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
       curl_multi_remove_handle(multi, handle)
-      recycle(PooledHandle(handle: handle, errorBuffer: transfer.errorBuffer, slot: slot))
+      // Taken out before the transfer is reset: a completion may start the next request
+      // on this very handle.
+      let request = transfer.request
+      let startedAt = transfer.startedAt
+      let completion = transfer.completion
+      recycle(transfer)
       // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
       // division goes through floating point, for every answer.
-      var elapsedUs: String { String((loop.clock.now.nanoseconds &- transfer.startedAt.nanoseconds) / 1000) }
+      var elapsedUs: String { String((loop.clock.now.nanoseconds &- startedAt.nanoseconds) / 1000) }
       switch result {
       case .success(let response):
         counters.responses += 1
         counters.bytesReceived += response.body.count
-        Log.debug("HTTP \(transfer.request.summary) → \(response.status) in \(elapsedUs) µs")
+        Log.debug("HTTP \(request.summary) → \(response.status) in \(elapsedUs) µs")
       case .failure(let error):
         counters.transportErrors += 1
         Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
       }
-      transfer.completion(result)
+      completion?(result)
     }
     startWaiting()
   }
@@ -343,10 +391,10 @@ public final class HTTPClient {
     }
   }
 
-  /// A handle with the options every request shares (see `Transfer.prepare`).
-  private func newHandle() -> PooledHandle? {
+  /// A handle with the options every request shares (see `Transfer.prepare`), in its
+  /// transfer object.
+  private func newTransfer() -> Transfer? {
     guard let handle = curl_easy_init() else { return nil }
-    let errorBuffer = Transfer.makeErrorBuffer()
     let slot: Int
     if let free = freeSlots.popLast() {
       slot = free
@@ -354,38 +402,28 @@ public final class HTTPClient {
       slot = transfers.count
       transfers.append(nil)
     }
+    let transfer = Transfer(
+      handle: handle, errorBuffer: Transfer.makeErrorBuffer(), slot: slot, maxBodyBytes: maxBodyBytes)
     // The slot + 1, so that no handle carries a null pointer.
     var code = nm_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeMutableRawPointer(bitPattern: slot + 1))
-    if code == CURLE_OK { code = Transfer.prepare(handle, errorBuffer: errorBuffer) ?? CURLE_OK }
+    if code == CURLE_OK { code = transfer.prepare() ?? CURLE_OK }
     guard code == CURLE_OK else {
       Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
-      curl_easy_cleanup(handle)
-      errorBuffer.deallocate()
       freeSlots.append(slot)
-      return nil
+      return nil  // its handle is cleaned up with it
     }
-    return PooledHandle(handle: handle, errorBuffer: errorBuffer, slot: slot)
+    return transfer
   }
 
-  private func recycle(_ pooled: PooledHandle) {
-    // Kept as configured, with its error buffer: the next request sets every option a
-    // request sets. The header list was the finished transfer's: it goes, so nothing
-    // can reach it.
-    if idleHandles.count < 4 * maxConnections {
-      _ = nm_easy_setopt_slist(pooled.handle, CURLOPT_HTTPHEADER, nil)
-      idleHandles.append(pooled)
+  /// Kept as configured, with its error buffer and options: the next request sets
+  /// every option a request sets that differs. Beyond the pool's size it goes, with its
+  /// handle.
+  private func recycle(_ transfer: Transfer) {
+    transfer.end()
+    if idleTransfers.count < 4 * maxConnections {
+      idleTransfers.append(transfer)
     } else {
-      curl_easy_cleanup(pooled.handle)
-      pooled.errorBuffer.deallocate()
-      freeSlots.append(pooled.slot)
+      freeSlots.append(transfer.slot)
     }
-  }
-
-  /// A libcurl handle with what lives as long as it: its error buffer, and its slot
-  /// in `transfers`.
-  private struct PooledHandle {
-    let handle: UnsafeMutableRawPointer
-    let errorBuffer: UnsafeMutablePointer<CChar>
-    let slot: Int
   }
 }

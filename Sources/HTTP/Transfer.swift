@@ -2,39 +2,63 @@ import CCurl
 import EventLoop
 import Posix
 
-/// One request on one libcurl easy handle: owns the header list and collects the
-/// answer. The handle itself, and its error buffer, are pooled by `HTTPClient` and
-/// outlive the transfer.
+/// One libcurl easy handle and the request on it. Pooled by `HTTPClient` with its handle
+/// and reset for each request: one object per request was an allocation and a free, and
+/// two options a request to point libcurl's callbacks at it.
 final class Transfer {
   typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
 
   let handle: UnsafeMutableRawPointer
-  let request: HTTPRequest
-  let completion: Completion
-  let startedAt: LoopInstant
-  private var headerList: UnsafeMutablePointer<curl_slist>?
   /// The handle's (see `prepare`): libcurl writes why a transfer failed there.
   let errorBuffer: UnsafeMutablePointer<CChar>
+  /// Where the client keeps it while a request is under way (the handle's CURLOPT_PRIVATE).
+  let slot: Int
+  private let maxBodyBytes: Int
+  /// The per-request options the handle was last given (see `configure`).
+  private var applied: Options?
+  /// The request under way; an empty one between requests.
+  private(set) var request = HTTPRequest(method: "", url: "")
+  private(set) var completion: Completion?
+  private(set) var startedAt = LoopInstant(nanoseconds: 0)
+  private var headerList: UnsafeMutablePointer<curl_slist>?
   private var headerBytes: [UInt8] = []
   private(set) var body: [UInt8] = []
   private(set) var exceededBodyLimit = false
-  private let maxBodyBytes: Int
 
-  init(
-    handle: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>, request: HTTPRequest,
-    maxBodyBytes: Int, startedAt: LoopInstant, completion: @escaping Completion
-  ) {
+  /// Owns `handle` and `errorBuffer` from now on.
+  init(handle: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>, slot: Int, maxBodyBytes: Int) {
     self.handle = handle
     self.errorBuffer = errorBuffer
-    self.request = request
+    self.slot = slot
     self.maxBodyBytes = maxBodyBytes
-    self.startedAt = startedAt
-    self.completion = completion
-    errorBuffer.pointee = 0  // no message of the handle's last transfer stays
   }
 
   deinit {
+    curl_easy_cleanup(handle)
     curl_slist_free_all(headerList)
+    errorBuffer.deallocate()
+  }
+
+  /// Takes `request` on: `configure` sets its options next.
+  func begin(_ request: HTTPRequest, startedAt: LoopInstant, completion: @escaping Completion) {
+    self.request = request
+    self.startedAt = startedAt
+    self.completion = completion
+    exceededBodyLimit = false
+    errorBuffer.pointee = 0  // no message of the handle's last transfer stays
+  }
+
+  /// Forgets the request once it is answered or refused: its strings, its completion,
+  /// the answer's buffers (the response holds its own) and the header list, which the
+  /// handle no longer points at, so nothing can reach it.
+  func end() {
+    request = HTTPRequest(method: "", url: "")
+    completion = nil
+    _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
+    curl_slist_free_all(headerList)
+    headerList = nil
+    headerBytes = []
+    body = []
   }
 
   /// A buffer as large as libcurl's messages, for `prepare`; freed after its handle.
@@ -47,13 +71,14 @@ final class Transfer {
   /// Sets the options every request shares, once per handle: the pool keeps its
   /// handles as configured (no `curl_easy_reset`), so `configure` sets only what differs
   /// between requests. nil when libcurl took them all.
-  static func prepare(_ easy: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>) -> CURLcode? {
+  func prepare() -> CURLcode? {
+    let easy = handle
     var failed: CURLcode = CURLE_OK
     func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
     // One buffer per handle, for its whole life: one per transfer was an allocation,
     // a free and two options a request.
     check(nm_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
-    if environmentNamesNoProxy {
+    if Self.environmentNamesNoProxy {
       // What libcurl would find in the environment, said once: it otherwise reads
       // five variables a request (no_proxy, NO_PROXY, http_proxy, all_proxy,
       // ALL_PROXY), each a scan of the whole environment, ~1.6k instructions.
@@ -68,6 +93,11 @@ final class Transfer {
     check(nm_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
     check(nm_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
     check(nm_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1))
+    // The callbacks' context is this object for the handle's whole life (the client
+    // keeps it as long as the handle).
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    check(nm_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+    check(nm_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
     check(
       nm_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
         let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
@@ -82,30 +112,51 @@ final class Transfer {
     return failed == CURLE_OK ? nil : failed
   }
 
+  /// The per-request options a handle was last given that most requests repeat: a
+  /// request sets only those that differ, where setting all of them each time cost
+  /// ~0.5k instructions a request (libcurl keeps what it was given until told otherwise).
+  struct Options: Equatable {
+    var timeoutMs = 0
+    var connectTimeoutMs = 0
+    var askCompression = false
+    /// HTTPGET 1 and no CUSTOMREQUEST: a plain GET.
+    var plainGET = false
+  }
+
   /// Sets the options of this request on a handle `prepare` set up: every option a
-  /// request may set is set by each one, so nothing of the handle's last request stays.
+  /// request may set is set by each one, or was set to the same value by the handle's
+  /// last (`applied`: nil when unknown), so nothing of the handle's last request stays.
   /// nil when libcurl took them all.
   func configure(timeoutsMs: (total: Int, connect: Int)) -> HTTPError? {
     let easy = handle
-    let context = Unmanaged.passUnretained(self).toOpaque()
     var failed: CURLcode = CURLE_OK
     func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
+    let last = applied
+    var options = Options()
 
     // Through `withCString`: a `String` passed as a C string is copied into a new
     // array first, where `withCString` lends a native string's own bytes.
     check(request.url.withCString { nm_easy_setopt_string(easy, CURLOPT_URL, $0) })
-    check(nm_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
-    check(nm_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
     // Compression saves nothing on loopback, and asking for it costs libcurl a header
     // built per request.
-    check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, Transfer.isLoopback(request.url) ? nil : ""))
-    check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutsMs.total))
-    check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeoutsMs.connect))
+    options.askCompression = !Transfer.isLoopback(request.url)
+    if last?.askCompression != options.askCompression {
+      check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, options.askCompression ? "" : nil))
+    }
+    options.timeoutMs = timeoutsMs.total
+    options.connectTimeoutMs = timeoutsMs.connect
+    if last?.timeoutMs != options.timeoutMs { check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutsMs.total)) }
+    if last?.connectTimeoutMs != options.connectTimeoutMs {
+      check(nm_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeoutsMs.connect))
+    }
 
     switch (request.method, request.body) {
     case ("GET", nil):
-      check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
-      check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil))
+      options.plainGET = true
+      if last?.plainGET != true {
+        check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
+        check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil))
+      }
     case (let method, nil) where method != "POST" && method != "PUT" && method != "PATCH":
       check(nm_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
       check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method))
@@ -122,6 +173,8 @@ final class Transfer {
         })
       check(nm_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method == "POST" ? nil : method))
     }
+    // Unknown after a refusal: the next request sets them all.
+    applied = failed == CURLE_OK ? options : nil
 
     // "Expect:" stops libcurl waiting for a 100-continue before bodies over 1 KiB.
     var list: UnsafeMutablePointer<curl_slist>? = request.body == nil ? nil : curl_slist_append(nil, "Expect:")

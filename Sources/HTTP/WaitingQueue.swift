@@ -14,55 +14,76 @@ public struct HTTPTicket: Hashable, Sendable {
 }
 
 /// Requests waiting for a connection: one FIFO per priority. Cancelling or moving a
-/// request only updates `entries`; its old place in a FIFO is skipped when reached
-/// (an entry is live there while its `serial` matches), so both are O(1).
+/// request only updates its entry; its old place in a FIFO is skipped when reached
+/// (an entry is live there while its `serial` matches), so both are cheap.
+///
+/// The entries are kept in the order their tickets were issued (tickets only grow), so
+/// one is found by its ticket with a binary search, nearly always at once (the first
+/// live one: requests of one priority leave in the order they came). A table keyed by
+/// the ticket hashed it on the way in and again on the way out, and grew and rehashed
+/// with a burst: ~1.7k instructions a queued request.
 struct WaitingQueue {
   struct Entry {
     let request: HTTPRequest
     let completion: (Result<HTTPResponse, HTTPError>) -> Void
-    var priority: HTTPPriority
-    var serial: UInt64
   }
 
-  private var entries: [HTTPTicket: Entry] = [:]
+  /// A request's place among those waiting. The bookkeeping is scalars beside the entry:
+  /// asking whether an `Entry?` is nil copied it (every string of its request retained
+  /// and released).
+  private struct Slot {
+    let ticket: HTTPTicket
+    var priority: HTTPPriority
+    /// Its place in its priority's FIFO; 0: a gap (the request left out of order).
+    var serial: UInt64
+    var entry: Entry?
+  }
+
+  /// By ticket.
+  private var slots: [Slot] = []
+  /// The slots before it are all gaps.
+  private var head = 0
+  private var live = 0
   private var fifos: [[(ticket: HTTPTicket, serial: UInt64)]] = Array(repeating: [], count: HTTPPriority.allCases.count)
   private var heads = Array(repeating: 0, count: HTTPPriority.allCases.count)
   /// Live entries per priority, so `hasWaiting` need not scan.
   private var counts = Array(repeating: 0, count: HTTPPriority.allCases.count)
   private var serial: UInt64 = 0
 
-  var count: Int { entries.count }
+  var count: Int { live }
 
   func hasWaiting(atLeast priority: HTTPPriority) -> Bool {
     counts[priority.rawValue...].contains { $0 > 0 }
   }
 
+  /// `ticket` is newer than every ticket appended before.
   mutating func append(
     _ ticket: HTTPTicket, _ request: HTTPRequest, _ priority: HTTPPriority,
     _ completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
   ) {
+    precondition(slots.last.map { $0.ticket.raw < ticket.raw } ?? true, "tickets only grow")
     serial += 1
-    entries[ticket] = Entry(request: request, completion: completion, priority: priority, serial: serial)
+    slots.append(
+      Slot(ticket: ticket, priority: priority, serial: serial, entry: Entry(request: request, completion: completion)))
+    live += 1
     fifos[priority.rawValue].append((ticket, serial))
     counts[priority.rawValue] += 1
   }
 
   mutating func remove(_ ticket: HTTPTicket) -> Entry? {
-    guard let entry = entries.removeValue(forKey: ticket) else { return nil }
-    counts[entry.priority.rawValue] -= 1
-    if entries.isEmpty { clear() }
-    return entry
+    guard let index = slot(of: ticket) else { return nil }
+    return take(index)
   }
 
   /// To the back of `priority`'s FIFO (also when it is already there: a no-op then).
   mutating func move(_ ticket: HTTPTicket, to priority: HTTPPriority) -> Bool {
-    guard var entry = entries[ticket] else { return false }
-    guard entry.priority != priority else { return true }
-    counts[entry.priority.rawValue] -= 1
+    guard let index = slot(of: ticket) else { return false }
+    let old = slots[index].priority
+    guard old != priority else { return true }
+    counts[old.rawValue] -= 1
     serial += 1
-    entry.priority = priority
-    entry.serial = serial
-    entries[ticket] = entry
+    slots[index].priority = priority
+    slots[index].serial = serial
     fifos[priority.rawValue].append((ticket, serial))
     counts[priority.rawValue] += 1
     return true
@@ -74,18 +95,49 @@ struct WaitingQueue {
       while heads[index] < fifos[index].count {
         let (ticket, serial) = fifos[index][heads[index]]
         heads[index] += 1
-        // Found and taken out with one hash of the ticket, and moved, not copied
-        // (a copy retains and releases each of the request's strings and arrays).
-        if let found = entries.index(forKey: ticket), entries.values[found].serial == serial {
-          let entry = entries.remove(at: found).value
-          counts[entry.priority.rawValue] -= 1
-          if entries.isEmpty { clear() }
+        if let found = slot(of: ticket), slots[found].serial == serial {
           compact(index)
-          return entry
+          return take(found)
         }
       }
     }
     return nil
+  }
+
+  /// Where the live entry of `ticket` is.
+  private func slot(of ticket: HTTPTicket) -> Int? {
+    var low = head
+    var high = slots.count
+    // Nearly always the first: checked before the search.
+    if low < high, slots[low].ticket == ticket { return slots[low].serial == 0 ? nil : low }
+    while low < high {
+      let middle = low + (high - low) / 2
+      if slots[middle].ticket.raw < ticket.raw { low = middle + 1 } else { high = middle }
+    }
+    guard low < slots.count, slots[low].ticket == ticket, slots[low].serial != 0 else { return nil }
+    return low
+  }
+
+  /// Takes the entry out of its slot (moved, not copied: a copy retains and releases
+  /// each of the request's strings and arrays), leaving a gap.
+  private mutating func take(_ index: Int) -> Entry {
+    var entry: Entry?
+    swap(&entry, &slots[index].entry)
+    slots[index].serial = 0
+    live -= 1
+    counts[slots[index].priority.rawValue] -= 1
+    if live == 0 {
+      clear()
+    } else {
+      while slots[head].serial == 0 { head += 1 }
+      // Gaps go once they are most of the slots: each request is moved at most a few
+      // times, however long another waits ahead of it.
+      if slots.count - live > max(1024, 2 * live) {
+        slots.removeAll { $0.serial == 0 }
+        head = 0
+      }
+    }
+    return entry!
   }
 
   private mutating func compact(_ index: Int) {
@@ -95,8 +147,10 @@ struct WaitingQueue {
     }
   }
 
-  /// Nothing waits: the skipped places go too.
+  /// Nothing waits: the gaps and the skipped places go too.
   private mutating func clear() {
+    slots.removeAll(keepingCapacity: true)
+    head = 0
     for index in fifos.indices {
       fifos[index].removeAll(keepingCapacity: true)
       heads[index] = 0

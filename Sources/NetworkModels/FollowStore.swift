@@ -617,14 +617,16 @@ public final class FollowStore {
     counters.backendCalls += 1
     counters.backendReads += 1
     let epoch = environmentEpoch
+    // The answer comes back to `work` itself: an activity with a read under way is never
+    // dropped (it is not idle), and only another environment (a new epoch) replaces the
+    // table, so looking it up again by the key (a hash) would find this one.
     backend.fetchFollowing(key) { [lifetime, unowned self] result in
       guard !lifetime.ended, self.environmentEpoch == epoch else { return }
-      self.readReturned(key, result)
+      self.readReturned(key, work, result)
     }
   }
 
-  private func readReturned(_ key: EntityKey, _ result: Result<FollowAnswer, FollowFailure>) {
-    guard let work = activities[key] else { return }
+  private func readReturned(_ key: EntityKey, _ work: Activity, _ result: Result<FollowAnswer, FollowFailure>) {
     work.readInFlight = false
     let waiters = work.readWaiters
     work.readWaiters = Waiters()

@@ -20,23 +20,7 @@ extension RESTBackend {
     }
   }
 
-  /// `send` for a kind's single state read: the answer's closure holds the boxed read,
-  /// not a copy of its endpoint (every string and table of it retained, per read).
-  @discardableResult
-  func send(
-    _ request: HTTPRequest, _ read: StateRead, priority: HTTPPriority,
-    completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
-  ) -> HTTPTicket {
-    read.figures.inFlight += 1
-    let startedAt = loop.clock.now
-    return http.send(request, priority: priority) { [weak self] result in
-      self?.holdIfRateLimited(result, read.state.endpoint)
-      if let self { read.figures.finish(took: self.loop.clock.now - startedAt) }
-      completion(result)
-    }
-  }
-
-  private func holdIfRateLimited(_ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint) {
+  func holdIfRateLimited(_ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint) {
     if case .success(let response) = result, let wait = rateLimitWait(response, endpoint) {
       http.hold(until: loop.clock.now + wait)
     }

@@ -59,12 +59,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
 
   final class StateRead {
     let state: RESTConfiguration.StateEndpoint
+    /// The single read's path, cut once (RESTBackend+SingleRead), and its headers.
+    let path: SingleReadPath?
+    let headers: [(name: String, value: String)]
     /// Single reads sent (`calls`): counted here, where the `callCounts` table hashed
     /// the kind's and the endpoint's names for every read.
     var calls = 0
     /// In flight and latency of those reads, for `stats` (RESTBackend+CallFigures).
     var figures = EndpointFigures()
-    init(_ state: RESTConfiguration.StateEndpoint) { self.state = state }
+    init(_ state: RESTConfiguration.StateEndpoint, kind: String, headers: [(name: String, value: String)]) {
+      self.state = state
+      path = SingleReadPath(state.endpoint, kind: kind)
+      self.headers = headers + state.endpoint.headers
+    }
   }
 
   /// Reads of one kind waiting to go out as one call.
@@ -81,7 +88,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     environmentVariables: (String) -> String? = Process.environment
   ) {
     self.configuration = configuration
-    stateReads = configuration.kinds.mapValues { StateRead($0.state) }
+    stateReads = Dictionary(
+      uniqueKeysWithValues: configuration.kinds.map {
+        ($0.key, StateRead($0.value.state, kind: $0.key, headers: configuration.headers))
+      })
     joinsIDsInJSON = configuration.kinds.values.contains {
       guard $0.state.batch?.join != nil, case .json = $0.state.endpoint.body else { return false }
       return true
@@ -174,21 +184,24 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       return
     }
     read.calls += 1
-    send(request(read.state.endpoint, kind: key.kind, id: key.id), read, priority: readPriority) {
-      [weak self] result in
-      guard let self else { return }
-      let answer = self.answer(
-        result, read.state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) }
-      ) { response in
-        let answer = Self.stateAnswer(response, read.state)
-        if case .success(.following) = answer, !read.state.endpoint.capture.isEmpty {
-          self.captureFromState(key, read.state.endpoint.capture, response)
-        }
-        return answer
+    sendSingleRead(key, read, completion)
+  }
+
+  /// How a single read's answer reads (see `sendSingleRead`).
+  func singleReadAnswer(_ result: Result<HTTPResponse, HTTPError>, _ key: EntityKey, _ read: StateRead)
+    -> Result<FollowAnswer, FollowFailure>
+  {
+    let answer = self.answer(
+      result, read.state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) }
+    ) { response in
+      let answer = Self.stateAnswer(response, read.state)
+      if case .success(.following) = answer, !read.state.endpoint.capture.isEmpty {
+        self.captureFromState(key, read.state.endpoint.capture, response)
       }
-      if case .success(.notFollowing) = answer { self.forgetCaptures(key) }
-      completion(answer)
+      return answer
     }
+    if case .success(.notFollowing) = answer { self.forgetCaptures(key) }
+    return answer
   }
 
   public var capabilities: BackendCapabilities {
@@ -262,7 +275,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     return request(endpoint, values: values, ids: ids)
   }
 
-  private var baseURL: String { configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL }
+  var baseURL: String { configuration.baseURL(of: environment) ?? configuration.environments[0].baseURL }
 
   /// The HTTP request of `endpoint` with its placeholders filled from `values`.
   func request(
@@ -293,7 +306,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   /// The request with the credentials added to `headers`.
-  private func request(
+  func request(
     _ endpoint: RESTConfiguration.Endpoint, url: String, headers: [(name: String, value: String)],
     body: [UInt8]? = nil
   ) -> HTTPRequest {
