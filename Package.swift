@@ -42,7 +42,7 @@ var package = Package(
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
-    .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+    .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
     .testTarget(
       name: "NetworkModelsTests", dependencies: ["NetworkModels", "HTTP", "EventLoop", "JSON", "Posix", "TestSupport"]),
     .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
@@ -62,7 +62,7 @@ if ProcessInfo.processInfo.environment["NETMODEL_FUZZ"] != nil {
     .executableTarget(
       name: "FuzzDispatch", dependencies: ["FuzzSupport", "JSONRPC", "JSON", "Service", "EventLoop", "Posix"],
       path: "Fuzz/FuzzDispatch"),
-    .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "JSON"], path: "Fuzz/FuzzJSON"),
+    .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "JSON", "TestSupport"], path: "Fuzz/FuzzJSON"),
     .executableTarget(name: "FuzzFrames", dependencies: ["FuzzSupport", "JSONRPC"], path: "Fuzz/FuzzFrames"),
     .executableTarget(
       name: "FuzzRESTConfig", dependencies: ["FuzzSupport", "NetworkModels", "HTTP", "JSON"],

@@ -1,10 +1,12 @@
 // Differential target: JSONScanner (the request fast path) against jansson, on the
 // whole input as one JSON text. They must accept and reject the same texts, and for a
 // top-level object the scanner's members (keys, kinds, ranges, decoded scalars) must be
-// jansson's. An accepted text must also survive encode → parse unchanged.
+// jansson's. An accepted text must also survive encode → parse unchanged. The
+// dispatcher's envelope scan must agree with the general scan.
 
 import FuzzSupport
 import JSON
+import TestSupport
 
 private func sameBytes(_ a: String?, _ b: String?) -> Bool {
   switch (a, b) {
@@ -80,7 +82,13 @@ struct FuzzJSON {
           if !(again == value) { problem = "encode → parse changed the value: \(escaped(encoded))" }
         }
       }
+      // The dispatcher's envelope scan gives the general scan's verdict and members.
+      if problem == nil, let envelopeProblem = EnvelopeCheck.disagreement(bytes, workspace: workspace) {
+        problem = "envelope scan: \(envelopeProblem)"
+      }
       if let problem { fuzzFailure(problem, input: bytes) }
     }
   }
 }
+
+private let workspace = JSONScanner.Workspace()

@@ -42,8 +42,25 @@ public func appendJSONString(_ value: String, to buffer: inout [UInt8]) {
   copy.withUTF8 { appendJSONString(utf8: $0, to: &buffer) }
 }
 
+/// Appends `prefix` then `value` as one JSON string literal.
+public func appendJSONString(_ value: String, after prefix: StaticString, to buffer: inout [UInt8]) {
+  buffer.append(UInt8(ascii: "\""))
+  prefix.withUTF8Buffer { appendEscaped(utf8: $0, to: &buffer) }
+  if value.utf8.withContiguousStorageIfAvailable({ appendEscaped(utf8: $0, to: &buffer) }) == nil {
+    var copy = value
+    copy.withUTF8 { appendEscaped(utf8: $0, to: &buffer) }
+  }
+  buffer.append(UInt8(ascii: "\""))
+}
+
 private func appendJSONString(utf8: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
   buffer.append(UInt8(ascii: "\""))
+  appendEscaped(utf8: utf8, to: &buffer)
+  buffer.append(UInt8(ascii: "\""))
+}
+
+/// The text of a JSON string literal, without its quotes.
+private func appendEscaped(utf8: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
   // Most strings need no escaping: copy runs of plain bytes in one go.
   var runStart = 0
   var index = 0
@@ -57,7 +74,6 @@ private func appendJSONString(utf8: UnsafeBufferPointer<UInt8>, to buffer: inout
     index += 1
   }
   if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
-  buffer.append(UInt8(ascii: "\""))
 }
 
 /// Appends the bytes of a literal. Unlike a static array's, they need no retain and no

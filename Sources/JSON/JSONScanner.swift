@@ -329,6 +329,7 @@ public struct JSONScanner {
   public final class Workspace {
     var top: [Record] = []
     var nested: [Record] = []
+    let envelope = Envelope()
 
     public init() {}
   }
@@ -345,19 +346,19 @@ public struct JSONScanner {
 
   // MARK: - State
 
-  private let base: UnsafePointer<UInt8>
-  private let end: Int
-  private var pos = 0
-  private let workspace: Workspace?
+  let base: UnsafePointer<UInt8>
+  let end: Int
+  var pos = 0
+  let workspace: Workspace?
 
-  private init(base: UnsafePointer<UInt8>, end: Int, workspace: Workspace?) {
+  init(base: UnsafePointer<UInt8>, end: Int, workspace: Workspace?) {
     self.base = base
     self.end = end
     self.workspace = workspace
   }
 
   /// What `scanValue` learned about one value besides its kind.
-  private struct ValueInfo {
+  struct ValueInfo {
     var kind: Kind
     var integer: Int64 = 0
     /// Strings: had escapes. Containers: empty.
@@ -387,7 +388,7 @@ public struct JSONScanner {
   /// Scans the object at `pos` that `enclosing` containers enclose, recording its
   /// members; with `nestedKey`, also those of that member's object (the last one of
   /// that name, which is the one `member(_:)` finds).
-  private mutating func scanObject(enclosing: Int, nestedKey: Key?) throws(JSONError) -> (
+  mutating func scanObject(enclosing: Int, nestedKey: Key?) throws(JSONError) -> (
     object: ScannedObject, nested: ScannedObject?
   ) {
     let objectStart = pos
@@ -464,7 +465,7 @@ public struct JSONScanner {
   /// Scans the value at `pos` (whitespace already skipped) that `enclosing` containers
   /// enclose, and everything inside it. Leaves `pos` right after it.
   @inline(__always)
-  private mutating func scanValue(enclosing: Int) throws(JSONError) -> ValueInfo {
+  mutating func scanValue(enclosing: Int) throws(JSONError) -> ValueInfo {
     if enclosing >= Self.maximumDepth { throw failure("maximum parsing depth reached", at: pos) }
     guard pos < end else { throw failure("unexpected end of input", at: pos) }
     let c = base[pos]
@@ -572,7 +573,7 @@ public struct JSONScanner {
   }
 
   @inline(__always)
-  private mutating func scanColon() throws(JSONError) {
+  mutating func scanColon() throws(JSONError) {
     skipWhitespace()
     guard pos < end && base[pos] == UInt8(ascii: ":") else { throw failure("':' expected", at: pos) }
     pos += 1
@@ -580,7 +581,7 @@ public struct JSONScanner {
   }
 
   @inline(__always)
-  private mutating func skipWhitespace() {
+  mutating func skipWhitespace() {
     while pos < end {
       let c = base[pos]
       guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
@@ -595,7 +596,7 @@ public struct JSONScanner {
   }
 
   @inline(__always)
-  private mutating func skipNULAfterToken(_ kind: Kind) {
+  mutating func skipNULAfterToken(_ kind: Kind) {
     switch kind {
     case .integer, .real, .true, .false, .null: skipNUL()
     case .object, .array, .string: break
@@ -711,13 +712,13 @@ public struct JSONScanner {
 
   // MARK: - Strings
 
-  private static let sawEscape: UInt8 = 1
-  private static let sawNULEscape: UInt8 = 2
+  static let sawEscape: UInt8 = 1
+  static let sawNULEscape: UInt8 = 2
 
   /// Scans a string whose opening quote is at `pos - 1`, leaving `pos` after its closing
   /// quote. Returns `sawEscape` and `sawNULEscape` flags.
   @inline(__always)
-  private mutating func scanString() throws(JSONError) -> UInt8 {
+  mutating func scanString() throws(JSONError) -> UInt8 {
     var flags: UInt8 = 0
     while true {
       // Skip plain bytes eight at a time, stopping at the first that needs a look.
@@ -850,7 +851,7 @@ public struct JSONScanner {
   /// The contents of a validated string, `from..<to` (between its quotes): inline when
   /// short and free of escapes, else decoded.
   @inline(__always)
-  private func text(from start: Int, to stop: Int, hasEscapes: Bool, spills: inout [String]) -> InlineText {
+  func text(from start: Int, to stop: Int, hasEscapes: Bool, spills: inout [String]) -> InlineText {
     if !hasEscapes && stop - start <= InlineText.capacity {
       let bytes = UnsafeBufferPointer(start: base + start, count: stop - start)
       return InlineText(packed: InlineText.Packed(bytes, readable: end - start))
@@ -934,7 +935,7 @@ public struct JSONScanner {
   /// An error at byte `position`, with jansson-style 1-based line and column (the column
   /// counts characters, not bytes). Worked out only now, so scanning tracks no lines.
   @inline(never)
-  private func failure(_ message: String, at position: Int) -> JSONError {
+  func failure(_ message: String, at position: Int) -> JSONError {
     let position = min(position, end)
     var line = 1
     var column = 1

@@ -34,9 +34,10 @@ public final class Dispatcher {
   /// While set, every request is answered with it instead of being run (the service's
   /// refusal after `shutdown`).
   public var refusal: ResponseError?
+  /// An answered responder nothing else holds, for the next request (`Responder.reuse`).
+  private var spareResponder: Responder?
   /// The scanner's record arrays, refilled message after message.
   private let scanWorkspace = JSONScanner.Workspace()
-  private static let paramsName: JSONScanner.Key = "params"
 
   public init(statistics: RPCStatistics = RPCStatistics()) {
     self.statistics = statistics
@@ -120,10 +121,8 @@ public final class Dispatcher {
   /// else go through jansson.
   private func handleMessage(_ bytes: UnsafeRawBufferPointer, from connection: Connection) {
     do throws(JSONError) {
-      if let (object, params) = try JSONScanner.scanObjectMembers(
-        bytes, withMembersOf: Dispatcher.paramsName, reusing: scanWorkspace)
-      {
-        let message = IncomingMessage(scanned: object, params: params, in: bytes, knownMethod: lastMethodKey)
+      if let envelope = try JSONScanner.scanEnvelope(bytes, reusing: scanWorkspace) {
+        let message = IncomingMessage(envelope: envelope, in: bytes, knownMethod: lastMethodKey)
         return dispatch(message, connection: connection, batch: nil, slot: 0)
       }
       // Valid JSON, not an object: a batch is counted before its tree is built,
@@ -252,8 +251,20 @@ public final class Dispatcher {
   private func dispatch(_ message: IncomingMessage, connection: Connection, batch: BatchReply?, slot: Int) {
     switch message {
     case .request(let id, let method, let params):
-      let responder = Responder(
-        id: id, method: method, connection: connection, batch: batch, slot: slot, statistics: statistics)
+      var responder: Responder
+      if batch == nil, let spare = spareResponder {
+        spareResponder = nil
+        spare.reuse(id: id, method: method, connection: connection)
+        responder = spare
+      } else {
+        responder = Responder(
+          id: id, method: method, connection: connection, batch: batch, slot: slot, statistics: statistics)
+      }
+      defer {
+        // Answered, and kept by nobody (no handler's closure, no pending table): the next
+        // request may use it.
+        if batch == nil, responder.isDone, isKnownUniquelyReferenced(&responder) { spareResponder = responder }
+      }
       let known = resolve(method)
       guard let run = known.run else {
         statistics.requestsTotal += 1

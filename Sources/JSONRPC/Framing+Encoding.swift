@@ -11,12 +11,8 @@ extension Framing {
     case .contentLength:
       scratch.removeAll(keepingCapacity: true)
       encodeBody(&scratch)
-      output.append(contentsOf: Framing.contentLengthPrefix)
-      appendDecimal(Int64(scratch.count), to: &output)
-      output.append(contentsOf: [0x0D, 0x0A, 0x0D, 0x0A])
+      appendDecimal(Int64(scratch.count), between: "Content-Length: ", and: "\r\n\r\n", to: &output)
       output.append(contentsOf: scratch)
     }
   }
-
-  private static let contentLengthPrefix = Array("Content-Length: ".utf8)
 }

@@ -59,23 +59,18 @@ public enum IncomingMessage {
 }
 
 extension IncomingMessage {
-  /// Decodes a message from a scan of its top-level members: the common case of one
-  /// request object needs no jansson tree (see `JSONScanner`). Its params are read from
-  /// `bytes`, so it must be run before they go.
+  /// Decodes a message from the scan of its envelope: the common case of one request
+  /// object needs no jansson tree (see `JSONScanner.scanEnvelope`). Its params are read
+  /// from `bytes`, so it must be run before they go.
   ///
   /// `knownMethod` is a method name seen before, packed: when the message names it, its
   /// `String` is reused instead of being made from the bytes again.
-  init(
-    scanned object: JSONScanner.ScannedObject, params: JSONScanner.ScannedObject?, in bytes: UnsafeRawBufferPointer,
-    knownMethod: JSONScanner.Key? = nil
-  ) {
-    let (idEntry, versionEntry, methodEntry, paramsEntry) = object.entries(
-      (MemberName.id, MemberName.jsonrpc, MemberName.method, MemberName.params))
+  init(envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer, knownMethod: JSONScanner.Key? = nil) {
     var id: RequestID?
-    if let idMember = idEntry {
+    if let idMember = envelope.id {
       switch idMember.kind {
       case .integer: id = .integer(idMember.integerValue!)
-      case .string: id = .string(object.stringValue(idMember)!)
+      case .string: id = .string(envelope.stringValue(idMember)!)
       case .null: id = .null
       case .real:
         let value = try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[idMember.range]))
@@ -85,12 +80,12 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = versionEntry, object.hasStringValue(version, MemberName.version) else {
+    guard let version = envelope.version, envelope.hasStringValue(version, MemberName.version) else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
-    guard let methodMember = methodEntry else {
-      if object.entry(MemberName.result) != nil || object.entry(MemberName.error) != nil {
+    guard let methodMember = envelope.method else {
+      if envelope.hasResult || envelope.hasError {
         self = .response
       } else {
         self = .invalid(id: id ?? .null, .invalidRequest("method is missing"))
@@ -98,24 +93,26 @@ extension IncomingMessage {
       return
     }
     let method: String
-    if let knownMethod, object.hasStringValue(methodMember, knownMethod) {
+    if let knownMethod, envelope.hasStringValue(methodMember, knownMethod) {
       method = knownMethod.name
-    } else if let value = object.stringValue(methodMember) {
+    } else if let value = envelope.stringValue(methodMember) {
       method = value
     } else {
       self = .invalid(id: id ?? .null, .invalidRequest("method must be a string"))
       return
     }
     var reader = ParamsReader(nil)
-    if let member = paramsEntry {
+    if let member = envelope.params {
       let memberBytes = UnsafeRawBufferPointer(rebasing: bytes[member.range])
       switch member.kind {
       case .null: break
       case .object where member.isEmptyContainer: reader = ParamsReader(JSON.object())
       case .array where member.isEmptyContainer: reader = ParamsReader(JSON.array())
       case .object:
-        // Its members were scanned with the message's (`withMembersOf`).
-        reader = params.map { ParamsReader(scanned: $0, in: bytes) } ?? ParamsReader(try? JSON.parse(memberBytes))
+        // Its members were scanned with the envelope's.
+        reader =
+          envelope.paramsMembers.map { ParamsReader(scanned: $0, in: bytes) }
+          ?? ParamsReader(try? JSON.parse(memberBytes))
       case .array:
         reader = ParamsReader(try? JSON.parse(memberBytes))
       default:
@@ -131,15 +128,8 @@ extension IncomingMessage {
   }
 }
 
-/// The envelope's member names, packed once.
+/// The one value `jsonrpc` may have, packed once.
 private enum MemberName {
-  static let id: JSONScanner.Key = "id"
-  static let jsonrpc: JSONScanner.Key = "jsonrpc"
-  static let method: JSONScanner.Key = "method"
-  static let result: JSONScanner.Key = "result"
-  static let error: JSONScanner.Key = "error"
-  static let params: JSONScanner.Key = "params"
-  /// The one value `jsonrpc` may have.
   static let version: JSONScanner.Key = "2.0"
 }
 
@@ -158,6 +148,24 @@ public enum MessageEncoder {
     buffer.append(UInt8(ascii: "}"))
   }
 
+  /// With an integer id and a result that fits on the stack, one append.
+  public static func result<Result: EncodableResult>(id: RequestID, _ result: Result, into buffer: inout [UInt8]) {
+    if case .integer(let value) = id,
+      StackText.append(
+        to: &buffer, capacity: 768,
+        { text in
+          text.put(#"{"jsonrpc":"2.0","id":"#)
+          text.putDecimal(value)
+          text.put(#","result":"#)
+          result.encode(into: &text)
+          text.put(UInt8(ascii: "}"))
+        })
+    {
+      return
+    }
+    self.result(id: id, into: &buffer) { result.encode(into: &$0) }
+  }
+
   public static func result(id: RequestID, into buffer: inout [UInt8], encodeResult: (inout [UInt8]) -> Void) {
     if case .integer(let value) = id {
       appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","result":"#, to: &buffer)
@@ -171,6 +179,19 @@ public enum MessageEncoder {
   }
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
+    if case .integer(let value) = id,
+      StackText.append(
+        to: &buffer, capacity: 256,
+        { text in
+          text.put(#"{"jsonrpc":"2.0","id":"#)
+          text.putDecimal(value)
+          text.put(#","error":"#)
+          error.encode(into: &text)
+          text.put(UInt8(ascii: "}"))
+        })
+    {
+      return
+    }
     if case .integer(let value) = id {
       appendDecimal(value, between: #"{"jsonrpc":"2.0","id":"#, and: #","error":"#, to: &buffer)
     } else {

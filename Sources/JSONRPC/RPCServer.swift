@@ -34,7 +34,10 @@ public final class RPCServer {
   private var needsFlush: [Connection] = []
   private var lastFlushIteration: UInt64 = 0
   private var flushing = false
-  private var preFlushHooks: [() -> Void] = []
+  /// Runs once per loop iteration just before replies are written: where the outbox
+  /// makes the iteration's mutations durable (group commit), so no reply promises what
+  /// a crash could lose.
+  public var preFlushHook: (() -> Void)?
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
   private let readBuffer: ReadBuffer
@@ -84,7 +87,8 @@ public final class RPCServer {
     let connection = Connection(
       id: nextConnectionID, loop: loop, input: input, output: output, transport: transport,
       maxMessageBytes: maxMessageBytes, maxUnreadBytes: maxUnreadBytes, maxBatchElements: maxBatchElements,
-      maxPendingRequests: maxPendingRequests, owner: self, statistics: statistics, readBuffer: readBuffer,
+      maxPendingRequests: maxPendingRequests, owner: self, dispatcher: dispatcher, statistics: statistics,
+      readBuffer: readBuffer,
       memory: memory)
     nextConnectionID += 1
     try connection.start()
@@ -120,19 +124,12 @@ public final class RPCServer {
     }
   }
 
-  /// Runs `hook` once per loop iteration just before replies are written: where the
-  /// outbox makes the iteration's mutations durable (group commit), so no reply
-  /// promises what a crash could lose.
-  public func addPreFlushHook(_ hook: @escaping () -> Void) {
-    preFlushHooks.append(hook)
-  }
-
   /// Writes whatever each connection has queued, without waiting.
   public func flushAll() {
     lastFlushIteration = loop.iteration
     flushing = true
     defer { flushing = false }
-    for hook in preFlushHooks { hook() }
+    preFlushHook?()
     while !needsFlush.isEmpty {
       let batch = needsFlush
       needsFlush.removeAll(keepingCapacity: true)
@@ -190,10 +187,6 @@ public final class RPCServer {
 }
 
 extension RPCServer: ConnectionOwner {
-  func connection(_ connection: Connection, didReceive frame: Frame) {
-    dispatcher.handle(frame, from: connection)
-  }
-
   func connectionNeedsFlush(_ connection: Connection) {
     needsFlush.append(connection)
     // Output queued by a hook that runs after this iteration's flush (or from another

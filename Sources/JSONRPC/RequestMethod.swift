@@ -69,6 +69,13 @@ public struct NoParams: MethodParams {
 /// What a method answers with, written straight into the reply.
 public protocol EncodableResult {
   func encode(into buffer: inout [UInt8])
+  /// The same text on the stack, when the result is short and common enough to be
+  /// worth it; the default gives up, and `encode(into:)` writes it.
+  func encode(into text: inout StackText)
+}
+
+extension EncodableResult {
+  public func encode(into text: inout StackText) { text.giveUp() }
 }
 
 extension JSON: EncodableResult {
@@ -96,7 +103,7 @@ public struct Reply<Result: EncodableResult> {
   @usableFromInline init(responder: Responder) { self.responder = responder }
 
   public func succeed(_ result: Result) {
-    responder.succeed { result.encode(into: &$0) }
+    responder.succeed(result)
   }
 
   public func fail(_ error: ResponseError) {

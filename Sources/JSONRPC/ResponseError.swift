@@ -3,13 +3,30 @@ import JSON
 /// The `error` member of a response.
 public struct ResponseError: Error {
   public var code: ErrorCode
-  public var message: String
+  public var message: String {
+    get { prefix.map { "\($0)\(text)" } ?? text }
+    set {
+      prefix = nil
+      text = newValue
+    }
+  }
   public var data: JSON?
+  /// The message is `prefix` then `text`, kept apart so a common error (an unknown
+  /// method) is written without making its message: building the `String` cost more
+  /// than the rest of the answer.
+  private var prefix: StaticString?
+  private var text: String
 
   public init(_ code: ErrorCode, _ message: String, data: JSON? = nil) {
     self.code = code
-    self.message = message
+    self.text = message
     self.data = data
+  }
+
+  private init(_ code: ErrorCode, _ prefix: StaticString, _ text: String) {
+    self.code = code
+    self.prefix = prefix
+    self.text = text
   }
 
   /// `-32602` with `data.path`, a JSON Pointer to the offending field of `params`.
@@ -18,7 +35,7 @@ public struct ResponseError: Error {
   }
 
   public static func methodNotFound(_ method: String) -> ResponseError {
-    ResponseError(.methodNotFound, "method not found: \(method)")
+    ResponseError(.methodNotFound, "method not found: ", method)
   }
 
   public static func invalidRequest(_ message: String) -> ResponseError {
@@ -29,19 +46,28 @@ public struct ResponseError: Error {
     ResponseError(.internalError, message)
   }
 
+  /// The same text on the stack, for an error without `data` (else the text fails).
+  func encode(into text: inout StackText) {
+    guard data == nil else { return text.giveUp() }
+    text.put(#"{"code":"#)
+    text.putDecimal(code.rawValue)
+    text.put(#","message":""#)
+    if let prefix { prefix.withUTF8Buffer { text.putStringContent($0) } }
+    text.putStringContent(self.text)
+    text.put(#""}"#)
+  }
+
   public func encode(into buffer: inout [UInt8]) {
-    buffer.append(contentsOf: ResponseError.codePrefix)
-    appendDecimal(code.rawValue, to: &buffer)
-    buffer.append(contentsOf: ResponseError.messagePrefix)
-    appendJSONString(message, to: &buffer)
+    appendDecimal(code.rawValue, between: #"{"code":"#, and: #","message":"#, to: &buffer)
+    if let prefix {
+      appendJSONString(text, after: prefix, to: &buffer)
+    } else {
+      appendJSONString(text, to: &buffer)
+    }
     if let data {
-      buffer.append(contentsOf: ResponseError.dataPrefix)
+      appendLiteral(#","data":"#, to: &buffer)
       data.encode(into: &buffer)
     }
     buffer.append(UInt8(ascii: "}"))
   }
-
-  private static let codePrefix = Array(#"{"code":"#.utf8)
-  private static let messagePrefix = Array(#","message":"#.utf8)
-  private static let dataPrefix = Array(#","data":"#.utf8)
 }

@@ -559,14 +559,23 @@ public final class FollowStore {
   /// The state of `key`, from memory when it is confirmed and younger than
   /// `maxAgeMs`, else after one backend read shared by every concurrent caller.
   public func read(_ key: EntityKey, refresh: Bool = false, maxAgeMs: UInt64, completion: @escaping Completion) {
-    if !refresh, let record = records[key], record.confirmed != nil,
+    if !refresh, let state = cachedState(key, maxAgeMs: maxAgeMs) { return completion(.success(state)) }
+    readFromBackend(key, completion: completion)
+  }
+
+  /// The state `read` answers from memory (and counts as a cache hit), or nil when it
+  /// would ask the backend. For a caller that answers at once: no completion is made.
+  public func cachedState(_ key: EntityKey, maxAgeMs: UInt64) -> EntityState? {
+    guard let record = records[key], record.confirmed != nil,
       loop.clock.now - record.confirmedAt <= .milliseconds(maxAgeMs),
       activities.isEmpty || activities[key]?.uncertain != true
-    {
-      counters.cacheHits += 1
-      completion(.success(state(key, record)))
-      return
-    }
+    else { return nil }
+    counters.cacheHits += 1
+    return state(key, record)
+  }
+
+  /// The second half of `read`: one backend read shared by every concurrent caller.
+  public func readFromBackend(_ key: EntityKey, completion: @escaping Completion) {
     let work = activity(key)
     work.readWaiters.append(completion)
     if work.readInFlight {

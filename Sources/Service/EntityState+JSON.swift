@@ -79,65 +79,25 @@ extension EntityState {
     }
   }
 
-  /// A settled state (no error, no attributes) whose kind and id need no escapes,
-  /// written on the stack and appended once: each append costs ~50–90 instructions
-  /// however short, and this text took eight (the strings three each). False, and
-  /// nothing written, for anything else.
-  private func encodeSettled(into buffer: inout [UInt8]) -> Bool {
-    var kind = key.kind
-    var id = key.id
-    let flags = flagsLiteral
-    return kind.withUTF8 { kind in
-      id.withUTF8 { id in
-        let literals: (StaticString, StaticString, StaticString) = (#"{"kind":""#, #"","id":""#, #"""#)
-        let capacity =
-          literals.0.utf8CodeUnitCount + kind.count + literals.1.utf8CodeUnitCount + id.count
-          + literals.2.utf8CodeUnitCount + flags.utf8CodeUnitCount + Self.settledLiteral.utf8CodeUnitCount + 21
-        guard capacity <= 512, !Self.needsEscape(kind), !Self.needsEscape(id) else { return false }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { text in
-          var count = 0
-          func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-            (text.baseAddress! + count).initialize(from: base, count: bytes.count)
-            count += bytes.count
-          }
-          func put(_ literal: StaticString) { literal.withUTF8Buffer { put($0) } }
-          put(literals.0)
-          put(kind)
-          put(literals.1)
-          put(id)
-          put(literals.2)
-          put(flags)
-          put(Self.settledLiteral)
-          // The version's digits, written backwards after the room they need.
-          var digits = 1
-          var rest = version / 10
-          while rest > 0 {
-            digits += 1
-            rest /= 10
-          }
-          var value = version
-          var index = count + digits
-          repeat {
-            index -= 1
-            text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-            value /= 10
-          } while value > 0
-          count += digits
-          text[count] = UInt8(ascii: "}")
-          count += 1
-          buffer.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<count]))
-        }
-        return true
-      }
-    }
+  /// A settled state (no error, no attributes) whose kind and id need no escapes, on
+  /// the stack: with the reply's envelope, one append (see `StackText`). Anything
+  /// else gives up, and is written by `encode(into:)`.
+  public func encode(into text: inout StackText) {
+    guard !pending && !requested && error == nil && attributes == nil else { return text.giveUp() }
+    text.put(#"{"kind":""#)
+    text.putStringContent(key.kind)
+    text.put(#"","id":""#)
+    text.putStringContent(key.id)
+    text.put(UInt8(ascii: "\""))
+    text.put(flagsLiteral)
+    text.put(Self.settledLiteral)
+    text.putDecimal(Int64(version))
+    text.put(UInt8(ascii: "}"))
   }
 
-  /// Whether a string's bytes hold anything JSON escapes (a quote, a backslash, a
-  /// control character).
-  private static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C { return true }
-    return false
+  /// The same state alone (a notification's), through the stack when it fits.
+  private func encodeSettled(into buffer: inout [UInt8]) -> Bool {
+    StackText.append(to: &buffer, capacity: 640) { encode(into: &$0) }
   }
 
   /// `pending`, `requested` (only when true: most APIs have no follow requests, and

@@ -33,12 +33,14 @@ extension NetmodelService {
 
   /// The same for a key already read.
   func checked(_ key: EntityKey, prefix: String = "") throws(ResponseError) -> EntityKey {
-    try checkKind(key.kind, path: prefix + "/kind")
+    try checkKind(key.kind, under: prefix)
     return try sendable(key, prefix: prefix)
   }
 
-  func checkKind(_ kind: String, path: String) throws(ResponseError) {
+  /// `path` is the kind's parent: the error's path is made only for an error.
+  func checkKind(_ kind: String, under path: String) throws(ResponseError) {
     guard let problem = models.kindProblem(kind) else { return }
+    let path = path + "/kind"
     throw ResponseError(
       .unknownKindOrList, problem,
       data: JSON.object().set("kind", .string(kind)).set("path", .string(path)).set("retryable", .bool(false)))
@@ -46,12 +48,6 @@ extension NetmodelService {
 }
 
 extension EntityState: EncodableResult {}
-
-extension Responder {
-  func succeed(_ state: EntityState) {
-    succeed { state.encode(into: &$0) }
-  }
-}
 
 extension NetmodelService {
   /// A follow, unfollow or setFollowState of a checked key, answered through `responder`.

@@ -22,8 +22,9 @@ extension NetmodelService {
     subscriptions.publishFirst(stats: text, to: subscription, betweenTicks: statsPush.timer != nil)
     if statsPush.timer == nil {
       statsPush.fingerprint = fingerprint
-      statsPush.timer = loop.scheduleRepeating(after: Self.statsInterval) { [weak self] in
-        self?.statsTick()
+      // Unowned (see `init`): `deinit` cancels the timer.
+      statsPush.timer = loop.scheduleRepeating(after: Self.statsInterval) { [unowned self] in
+        self.statsTick()
       }
     }
   }

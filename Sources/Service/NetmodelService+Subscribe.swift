@@ -16,7 +16,7 @@ extension NetmodelService {
       if let kind, let problem = EntityKey.problem(kind: kind, id: id ?? "x") {
         throw .invalidParams(problem.reason, path: path + "/" + problem.field)
       }
-      if let kind { try checkKind(kind, path: path + "/kind") }
+      if let kind { try checkKind(kind, under: path) }
       if let kind, let id { _ = try sendable(EntityKey(kind: kind, id: id), prefix: path) }
       return .entity(kind: kind, id: id)
     case "list":

@@ -86,6 +86,35 @@ let artsyLikeConfiguration = #"""
     }
   }
 
+  /// A field's path is made only for an error, from where its parent is in the file:
+  /// equal values elsewhere (an earlier kind with the same rules, every `true` being one
+  /// jansson value) must not be taken for it.
+  @Test(arguments: [
+    (#"true"#, #"{}"#, "/kinds/two/follow/onStatus/404/1/waitMs", "must be a whole number from 1 to 86400000"),
+    (
+      #"5"#, #"{"a~b/c": true}"#, "/kinds/two/retry/a~0b~1c",
+      "unknown field (expected one of: maxRetries, baseDelayMs, maxDelayMs, maxWaitMs, whenExhausted, onUnauthorized)"
+    ),
+  ])
+  func anErrorNamesItsOwnFieldAmongEqualOnes(waitMs: String, retry: String, path: String, reason: String) {
+    func kind(waitMs: String, retry: String) -> String {
+      #"{"follow": {"method": "POST", "path": "/f", "onStatus": {"404": [{"means": "retry"}, {"means": "retry", "waitMs": "#
+        + waitMs
+        + #"}]}}, "unfollow": {"method": "POST", "path": "/u"}, "state": {"method": "GET", "path": "/s"}, "retry": "#
+        + retry + "}"
+    }
+    let text =
+      #"{"environments": {"a": "http://x"}, "kinds": {"one": "# + kind(waitMs: "5", retry: "{}") + #", "two": "#
+      + kind(waitMs: waitMs, retry: retry) + "}}"
+    do {
+      _ = try RESTConfiguration.parse(text)
+      Issue.record("accepted")
+    } catch {
+      #expect(error.path == path)
+      #expect(error.reason == reason)
+    }
+  }
+
   func refusal(_ kindsText: String) -> RESTConfigurationError? {
     let text = #"{"environments": {"a": "http://x"}, "kinds": {"artist": "# + kindsText + "}}"
     do {

@@ -74,7 +74,7 @@ extension Field {
         throw variablesField.error("must be an object: variable name → value (its strings are templates)")
       }
       usesIDs = try variablesField.checkJSONTemplate(placeholders: placeholders)
-      variables = variablesField.json
+      variables = variablesField.json.owned
     }
     let operationName = try field.optional("operationName").map { (name) throws(RESTConfigurationError) in
       let text = try name.string()

@@ -81,13 +81,13 @@ extension RESTConfiguration {
     var params: [String] = []
     if let paramsField = field.optional("params") {
       guard paramsField.json.isArray else { throw paramsField.error("must be an array of parameter names") }
-      for (index, value) in paramsField.json.elements.enumerated() {
-        let name = try Field(value, paramsField.path + "/\(index)").string()
+      for element in paramsField.elements {
+        let name = try element.string()
         guard !["id", "ids", "kind"].contains(name), !name.isEmpty else {
-          throw Field(value, paramsField.path + "/\(index)").error("\(name) cannot be a list parameter")
+          throw element.error("\(name) cannot be a list parameter")
         }
         if values.contains(name) {
-          throw Field(value, paramsField.path + "/\(index)").error("{\(name)} is a configured value or built-in")
+          throw element.error("{\(name)} is a configured value or built-in")
         }
         params.append(name)
       }
@@ -116,9 +116,8 @@ extension RESTConfiguration {
     var keep: [String]?
     if let keepField = itemField.optional("keep") {
       guard keepField.json.isArray else { throw keepField.error("must be an array of field names") }
-      keep = try keepField.json.elements.enumerated().map { (index, value) throws(RESTConfigurationError) in
-        try Field(value, keepField.path + "/\(index)").string()
-      }
+      keep = []
+      for element in keepField.elements { keep?.append(try element.string()) }
     }
     var sections: Sections?
     if let sectionsField = field.optional("sections") {
@@ -132,8 +131,7 @@ extension RESTConfiguration {
     var dependsOn: Set<String> = []
     if let dependsField = field.optional("dependsOn") {
       guard dependsField.json.isArray else { throw dependsField.error("must be an array of kinds") }
-      for (index, value) in dependsField.json.elements.enumerated() {
-        let kindField = Field(value, dependsField.path + "/\(index)")
+      for kindField in dependsField.elements {
         let kind = try kindField.string()
         guard kinds.contains(kind) else {
           throw kindField.error("is not one of the configured kinds (\(kinds.sorted().joined(separator: ", ")))")

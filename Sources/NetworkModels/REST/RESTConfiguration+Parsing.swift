@@ -5,13 +5,19 @@ extension RESTConfiguration {
   /// must not silently turn a quirk off); `$schema` and `description` are allowed
   /// anywhere an object is.
   public static func parse(_ text: String) throws(RESTConfigurationError) -> RESTConfiguration {
-    let root: JSON
-    do {
-      root = try JSON.parse(text)
-    } catch {
-      throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
+    var text = text
+    // Parsed in place: `JSON.parse(String)` would copy the text into an array first.
+    let parsed = text.withUTF8 { bytes in
+      Result { () throws(JSONError) in try JSON.parse(UnsafeRawBufferPointer(bytes)) }
     }
-    return try parse(Field(root, ""))
+    let root: JSON
+    switch parsed {
+    case .success(let json): root = json
+    case .failure(let error): throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
+    }
+    // Every `Field` borrows its value from `root` (what the configuration keeps, it owns).
+    defer { withExtendedLifetime(root) {} }
+    return try parse(Field(root: root.view))
   }
 
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
@@ -190,32 +196,91 @@ extension RESTConfiguration {
   }
 }
 
-/// One value of the configuration with its JSON Pointer, for errors that say where.
+/// One value of the configuration and where it is, for errors that say where.
+///
+/// A checked file is read field by field, and most fields are fine: the JSON Pointer
+/// of a field is made only when an error names it (`path`), from the field's parent
+/// and its key or index. The value is borrowed from the parsed file, which `parse`
+/// keeps alive (`JSONView`): a lookup allocates nothing.
 struct Field {
-  let json: JSON
-  let path: String
+  let json: JSONView
+  /// The whole file, where `path` looks for the parent.
+  private let root: JSONView
+  /// The object or array holding this value; nil for the root.
+  private let parent: JSONView?
+  private let step: Step
 
-  init(_ json: JSON, _ path: String) {
+  private enum Step {
+    case root
+    case key(String)
+    case index(Int)
+  }
+
+  /// The file's top-level value.
+  init(root: JSONView) {
+    json = root
+    self.root = root
+    parent = nil
+    step = .root
+  }
+
+  private init(_ json: JSONView, root: JSONView, parent: JSONView, step: Step) {
     self.json = json
-    self.path = path
+    self.root = root
+    self.parent = parent
+    self.step = step
   }
 
   static let endpointKeys = [
     "method", "path", "query", "json", "form", "graphql", "headers", "timeoutMs", "onStatus", "attributes", "errors",
   ]
 
+  /// This field's JSON Pointer ("" for the root).
+  var path: String {
+    guard let parent else { return "" }
+    guard let parentPath = Field.path(to: parent, in: root, at: "") else {
+      preconditionFailure("a field's parent is in the file it was read from")
+    }
+    switch step {
+    case .root: return parentPath
+    case .key(let key): return Field.child(parentPath, key)
+    case .index(let index): return parentPath + "/\(index)"
+    }
+  }
+
+  /// Where `target`, an object or array, is in `node` (itself at `path`). Containers
+  /// are found by address: each is its own jansson value (scalars need not be: every
+  /// `true` is the same one), so the first match is the one.
+  private static func path(to target: JSONView, in node: JSONView, at path: String) -> String? {
+    if node.raw == target.raw { return path }
+    switch node.kind {
+    case .object:
+      for (key, value) in node.members where value.isObject || value.isArray {
+        if let found = Field.path(to: target, in: value, at: child(path, key)) { return found }
+      }
+    case .array:
+      for (index, value) in node.elements.enumerated() where value.isObject || value.isArray {
+        if let found = Field.path(to: target, in: value, at: path + "/\(index)") { return found }
+      }
+    default: break
+    }
+    return nil
+  }
+
   func error(_ reason: String) -> RESTConfigurationError { RESTConfigurationError(path: path, reason: reason) }
 
-  func child(_ key: String) -> String {
-    // Every field looked up makes its path: the common key needs no escaping, and
-    // checking its bytes is much cheaper than the generic substring search.
+  /// The path of member `key` of the value at `path`, escaped as RFC 6901 says.
+  static func child(_ path: String, _ key: String) -> String {
     guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
       return path + "/" + key
     }
     return path + "/" + key.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
   }
 
-  func optional(_ key: String) -> Field? { json[key].map { Field($0, child(key)) } }
+  /// Member `key` of this object, found in it as `value`.
+  func member(_ key: String, _ value: JSONView) -> Field { Field(value, root: root, parent: json, step: .key(key)) }
+
+  func optional(_ key: String) -> Field? { json[key].map { member(key, $0) } }
 
   func required(_ key: String) throws(RESTConfigurationError) -> Field {
     guard json.kind == .object else { throw error("must be an object") }
@@ -227,14 +292,32 @@ struct Field {
     guard json.kind == .object else { throw error("must be an object") }
     for (key, _) in json.members where !keys.contains(key) && key != "$schema" && key != "description" {
       throw RESTConfigurationError(
-        path: child(key), reason: "unknown field (expected one of: \(keys.joined(separator: ", ")))")
+        path: Field.child(path, key), reason: "unknown field (expected one of: \(keys.joined(separator: ", ")))")
     }
   }
 
-  func members() throws(RESTConfigurationError) -> [(String, Field)] {
+  /// The members of this object but `$schema` and `description`, in the file's order.
+  func members() throws(RESTConfigurationError) -> Members {
     guard json.kind == .object else { throw error("must be an object") }
-    return json.members.filter { $0.key != "$schema" && $0.key != "description" }.map {
-      ($0.key, Field($0.value, child($0.key)))
+    return Members(members: json.members, object: self)
+  }
+
+  struct Members: Sequence, IteratorProtocol {
+    var members: JSONView.Members
+    let object: Field
+
+    mutating func next() -> (String, Field)? {
+      while let (key, value) = members.next() {
+        if key != "$schema" && key != "description" { return (key, object.member(key, value)) }
+      }
+      return nil
+    }
+  }
+
+  /// The elements of this array, in order (none when it is no array).
+  var elements: LazyMapSequence<Range<Int>, Field> {
+    (0..<(json.isArray ? json.count : 0)).lazy.map { index in
+      Field(json[index]!, root: root, parent: json, step: .index(index))
     }
   }
 
@@ -293,8 +376,11 @@ struct Field {
     return text
   }
 
-  func headerName() throws(RESTConfigurationError) -> String {
-    let name = try string()
+  func headerName() throws(RESTConfigurationError) -> String { try checkHeaderName(try string()) }
+
+  /// `name` (this field's value, or its key) as a header name.
+  @discardableResult
+  func checkHeaderName(_ name: String) throws(RESTConfigurationError) -> String {
     let allowed = "!#$%&'*+-.^_`|~"
     guard !name.isEmpty,
       name.unicodeScalars.allSatisfy({
@@ -305,12 +391,14 @@ struct Field {
   }
 
   func headers() throws(RESTConfigurationError) -> [(name: String, value: String)] {
-    try members().map { (name, value) throws(RESTConfigurationError) in
-      _ = try Field(.string(name), value.path).headerName()
+    var headers: [(name: String, value: String)] = []
+    for (name, value) in try members() {
+      try value.checkHeaderName(name)
       let text = try value.string()
       try value.checkNoLineBreaks(text)
-      return (name, text)
+      headers.append((name, text))
     }
+    return headers
   }
 
   /// The name/value pairs of `query` or `form`: a value is a string template or an
@@ -318,12 +406,15 @@ struct Field {
   func parameters(placeholders: Set<String>) throws(RESTConfigurationError) -> [(name: String, value: String)] {
     var result: [(String, String)] = []
     for (name, value) in try members() {
-      let values =
-        value.json.kind == .array ? value.json.elements.enumerated().map { Field($1, value.path + "/\($0)") } : [value]
-      for item in values {
+      func add(_ item: Field) throws(RESTConfigurationError) {
         let text = try item.string()
         try item.checkPlaceholders(text, allowed: placeholders, wholeOnly: ["ids"])
         result.append((name, text))
+      }
+      if value.json.isArray {
+        for item in value.elements { try add(item) }
+      } else {
+        try add(value)
       }
     }
     return result
@@ -408,7 +499,7 @@ struct Field {
     } else if let jsonField = optional("json") {
       if let form = optional("form") { throw form.error("an endpoint has a JSON body or a form body, not both") }
       usesIDs = try jsonField.checkJSONTemplate(placeholders: placeholders) || usesIDs
-      body = .json(jsonField.json)
+      body = .json(jsonField.json.owned)
     } else if let formField = optional("form") {
       let fields = try formField.parameters(placeholders: placeholders)
       usesIDs = usesIDs || fields.contains { $0.value == "{ids}" }
@@ -421,7 +512,7 @@ struct Field {
         guard status.utf8.count == 3, status.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(status),
           (100...599).contains(code)
         else {
-          throw RESTConfigurationError(path: meaning.path, reason: "\"\(status)\" is not an HTTP status")
+          throw meaning.error("\"\(status)\" is not an HTTP status")
         }
         if meaning.json.kind == .string {
           meanings[code] = try meaning.statusMeaning(allowed: allowed)
@@ -452,13 +543,13 @@ struct Field {
     case .object:
       var uses = false
       for (key, value) in json.members {
-        uses = try Field(value, child(key)).checkJSONTemplate(placeholders: placeholders) || uses
+        uses = try member(key, value).checkJSONTemplate(placeholders: placeholders) || uses
       }
       return uses
     case .array:
       var uses = false
-      for (index, value) in json.elements.enumerated() {
-        uses = try Field(value, path + "/\(index)").checkJSONTemplate(placeholders: placeholders) || uses
+      for element in elements {
+        uses = try element.checkJSONTemplate(placeholders: placeholders) || uses
       }
       return uses
     default:

@@ -96,7 +96,7 @@ extension Field {
   /// "waitMs": N}` (`when`, its match and `waitMs` optional), or an array of them
   /// tried in order.
   func statusRules(allowed: StatusMeanings) throws(RESTConfigurationError) -> [RESTConfiguration.StatusRule] {
-    let items = json.kind == .array ? json.elements.enumerated().map { Field($1, path + "/\($0)") } : [self]
+    let items = json.kind == .array ? Array(elements) : [self]
     if json.kind == .array && items.isEmpty { throw error("must list at least one rule") }
     var rules: [RESTConfiguration.StatusRule] = []
     for item in items {

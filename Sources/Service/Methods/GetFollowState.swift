@@ -31,9 +31,14 @@ enum GetFollowState: ServiceMethod {
     let params = request.params
     let key = try service.checked(params.key)
     let reply = request.reply
-    service.store.read(
-      key, refresh: params.refresh, maxAgeMs: params.maxAgeMs ?? service.configuration.defaultMaxAgeMs
-    ) { result in
+    let store = service.store
+    // A fresh cached state is answered here, without a completion to allocate.
+    if !params.refresh,
+      let state = store.cachedState(key, maxAgeMs: params.maxAgeMs ?? service.configuration.defaultMaxAgeMs)
+    {
+      return reply.succeed(state)
+    }
+    store.readFromBackend(key) { result in
       switch result {
       case .success(let state): reply.succeed(state)
       case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
