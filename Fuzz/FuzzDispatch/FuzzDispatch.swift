@@ -135,11 +135,19 @@ final class Harness {
     }
     let split = try run(payload, plan: ChunkPlan(selector: selector))
     if dump { writeToStderr("--- whole (\(whole.count) bytes)\n\(escaped(whole))\n") }
-    if whole != split && !statsCalled && !contains(whole, oversizedMarker) && !contains(split, oversizedMarker) {
+    if !same(whole, split) && !statsCalled && !contains(whole, oversizedMarker) && !contains(split, oversizedMarker) {
       report(
         "whole and split runs replied differently", whole: whole, split: split, selector: selector,
         payloadCount: payload.count)
     }
+  }
+
+  /// One `memcmp`: `==` on arrays, compiled here with trace-cmp, reported every byte
+  /// it compared to libFuzzer (1.3% of the time; Fuzz/README.md, round six).
+  private func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    guard !a.isEmpty else { return true }
+    return a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
   }
 
   /// A plain byte search: `[UInt8].contains(_:)` goes through the generic

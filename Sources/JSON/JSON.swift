@@ -81,7 +81,9 @@ public final class JSON {
 
   /// The member named `key` of an object; nil when absent or when this is no object.
   public subscript(key: String) -> JSON? {
-    guard let member = json_object_get(raw, key) else { return nil }
+    // withCString lends a native string's bytes; passing `key` as a C string argument
+    // would copy it into a new array (an allocation per lookup).
+    guard let member = key.withCString({ json_object_get(raw, $0) }) else { return nil }
     return JSON(retaining: member)
   }
 
@@ -161,7 +163,9 @@ public final class JSON {
   /// Sets `key` on an object. Returns self, so objects can be built in one expression.
   @discardableResult
   public func set(_ key: String, _ value: JSON) -> JSON {
-    json_object_set(raw, key, value.raw)
+    // Not `json_object_set(raw, key, …)`: that copies `key` into a new array first,
+    // an allocation per member (a fifth of FuzzDispatch's, its error data; Fuzz/README.md).
+    _ = key.withCString { json_object_set(raw, $0, value.raw) }
     return self
   }
 

@@ -79,9 +79,12 @@ public final class MemoryPeer {
 
   /// What epoll reports for a socket, as a task: readable (or hung up).
   private func becameReadable() {
-    loop?.execute { [weak self] in
-      guard let self, let connection = self.connection else { return }
-      connection.memoryPeerReadable()
-    }
+    loop?.execute(readable)
+  }
+
+  /// Made once: a closure per write was an allocation per chunk the fuzzer writes.
+  private lazy var readable: () -> Void = { [weak self] in
+    guard let self, let connection = self.connection else { return }
+    connection.memoryPeerReadable()
   }
 }

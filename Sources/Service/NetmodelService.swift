@@ -48,7 +48,10 @@ public final class NetmodelService {
   /// The process's exit code once the loop stops; nil while running.
   public private(set) var exitCode: Int32?
 
-  private(set) lazy var discoverDocument: JSON = {
+  var discoverDocument: JSON { NetmodelService.parsedDiscoverDocument }
+  /// Parsed once per process, not per service: the fuzzer makes two services per input,
+  /// and each parse of the ~120 KB document was thousands of allocations. Only read.
+  private static let parsedDiscoverDocument: JSON = {
     do {
       return try JSON.parse(openRPCDocumentText)
     } catch {
