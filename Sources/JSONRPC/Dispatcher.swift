@@ -131,15 +131,9 @@ public final class Dispatcher {
       if elements > connection.maxBatchElements { return refuseBatch(of: elements, from: connection) }
       handle(try JSON.parse(bytes), from: connection)
     } catch {
-      let data = JSON.object()
-        .set("line", .integer(error.line))
-        .set("column", .integer(error.column))
-        .set("position", .integer(error.position))
       // JSON-RPC says id null here; but a client cannot match that to its call, so
       // the id is given back when the envelope still shows it (see IDRecovery).
-      sendError(
-        ResponseError(.parseError, "parse error: \(error.message)", data: data), id: IDRecovery.id(in: bytes),
-        to: connection)
+      sendError(.parseError(error), id: IDRecovery.id(in: bytes), to: connection)
     }
   }
 

@@ -10,7 +10,20 @@ public struct ResponseError: Error {
       text = newValue
     }
   }
-  public var data: JSON?
+  /// A tree made from its text when the error was made with `dataText` (tests and logs
+  /// read it; replies write the text).
+  public var data: JSON? {
+    get { dataTree ?? dataText.flatMap { try? JSON.parse($0) } }
+    set {
+      dataTree = newValue
+      dataText = nil
+    }
+  }
+  private var dataTree: JSON?
+  /// `data` as JSON text, for the common errors whose data is one or a few members
+  /// (`invalidParams`' path, a parse error's place): building a jansson object and
+  /// dumping it took several allocations per error.
+  private var dataText: [UInt8]?
   /// The message is `prefix` then `text`, kept apart so a common error (an unknown
   /// method) is written without making its message: building the `String` cost more
   /// than the rest of the answer.
@@ -20,7 +33,14 @@ public struct ResponseError: Error {
   public init(_ code: ErrorCode, _ message: String, data: JSON? = nil) {
     self.code = code
     self.text = message
-    self.data = data
+    self.dataTree = data
+  }
+
+  /// `dataText` must be one JSON value (the caller writes it).
+  public init(_ code: ErrorCode, _ message: String, dataText: [UInt8]) {
+    self.code = code
+    self.text = message
+    self.dataText = dataText
   }
 
   private init(_ code: ErrorCode, _ prefix: StaticString, _ text: String) {
@@ -31,7 +51,22 @@ public struct ResponseError: Error {
 
   /// `-32602` with `data.path`, a JSON Pointer to the offending field of `params`.
   public static func invalidParams(_ message: String, path: String) -> ResponseError {
-    ResponseError(.invalidParams, message, data: JSON.object().set("path", .string(path)))
+    var text: [UInt8] = []
+    appendLiteral(#"{"path":"#, to: &text)
+    appendJSONString(path, to: &text)
+    text.append(UInt8(ascii: "}"))
+    return ResponseError(.invalidParams, message, dataText: text)
+  }
+
+  /// `-32700` for what does not parse, with where (`data.line`, `column`, `position`).
+  public static func parseError(_ error: JSONError) -> ResponseError {
+    var text: [UInt8] = []
+    appendDecimal(Int64(error.line), between: #"{"line":"#, and: #","column":"#, to: &text)
+    appendDecimal(Int64(error.column), between: "", and: #","position":"#, to: &text)
+    appendDecimal(Int64(error.position), between: "", and: "}", to: &text)
+    var parseError = ResponseError(.parseError, error.message, dataText: text)
+    parseError.prefix = "parse error: "
+    return parseError
   }
 
   public static func methodNotFound(_ method: String) -> ResponseError {
@@ -46,15 +81,21 @@ public struct ResponseError: Error {
     ResponseError(.internalError, message)
   }
 
-  /// The same text on the stack, for an error without `data` (else the text fails).
+  /// The same text on the stack, for an error without `data` or with its text (else
+  /// the text fails).
   func encode(into text: inout StackText) {
-    guard data == nil else { return text.giveUp() }
+    guard dataTree == nil else { return text.giveUp() }
     text.put(#"{"code":"#)
     text.putDecimal(code.rawValue)
     text.put(#","message":""#)
     if let prefix { prefix.withUTF8Buffer { text.putStringContent($0) } }
     text.putStringContent(self.text)
-    text.put(#""}"#)
+    text.put(UInt8(ascii: "\""))
+    if let dataText {
+      text.put(#","data":"#)
+      dataText.withUnsafeBufferPointer { text.put($0) }
+    }
+    text.put(UInt8(ascii: "}"))
   }
 
   public func encode(into buffer: inout [UInt8]) {
@@ -64,9 +105,12 @@ public struct ResponseError: Error {
     } else {
       appendJSONString(text, to: &buffer)
     }
-    if let data {
+    if let dataText {
       appendLiteral(#","data":"#, to: &buffer)
-      data.encode(into: &buffer)
+      buffer.append(contentsOf: dataText)
+    } else if let dataTree {
+      appendLiteral(#","data":"#, to: &buffer)
+      dataTree.encode(into: &buffer)
     }
     buffer.append(UInt8(ascii: "}"))
   }
