@@ -7,7 +7,7 @@ enum CancelRequest: NotificationMethod {
     static let fields: [ParamField] = [.required("id", [.integer, .string])]
     let id: RequestID
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       guard let value = try params.value("id"), let id = RequestID(value) else {
         throw .invalidParams("id must be an integer or a string", path: "/id")
       }

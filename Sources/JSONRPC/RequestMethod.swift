@@ -20,7 +20,9 @@ public protocol NotificationMethod {
 public protocol MethodParams {
   /// The params as the contract lists them; checked against it by the tests.
   static var fields: [ParamField] { get }
-  init(from params: ParamsReader) throws(ResponseError)
+  /// Borrowing: an initialiser takes its arguments owned, and the dispatcher's reader
+  /// was copied (and the copy destroyed) for every request.
+  init(from params: borrowing ParamsReader) throws(ResponseError)
 }
 
 /// One by-name param of a method.
@@ -63,7 +65,7 @@ public struct JSONTypes: OptionSet, Sendable {
 /// The params of a method that takes none: anything but an empty value is refused.
 public struct NoParams: MethodParams {
   public static let fields: [ParamField] = []
-  public init(from params: ParamsReader) throws(ResponseError) { try params.expectNone() }
+  public init(from params: borrowing ParamsReader) throws(ResponseError) { try params.expectNone() }
 }
 
 /// What a method answers with, written straight into the reply.

@@ -11,19 +11,26 @@ public struct ResponseError: Error {
     }
   }
   /// A tree made from its text when the error was made with `dataText` (tests and logs
-  /// read it; replies write the text).
+  /// read it; replies write the text). The common errors whose data is one or a few
+  /// members (`invalidParams`' path, a parse error's place) keep it as text: building a
+  /// jansson object and dumping it took several allocations per error.
   public var data: JSON? {
-    get { dataTree ?? dataText.flatMap { try? JSON.parse($0) } }
-    set {
-      dataTree = newValue
-      dataText = nil
+    get {
+      switch dataValue {
+      case .tree(let tree): return tree
+      case .text(let text): return try? JSON.parse(text)
+      case nil: return nil
+      }
     }
+    set { dataValue = newValue.map(DataValue.tree) }
   }
-  private var dataTree: JSON?
-  /// `data` as JSON text, for the common errors whose data is one or a few members
-  /// (`invalidParams`' path, a parse error's place): building a jansson object and
-  /// dumping it took several allocations per error.
-  private var dataText: [UInt8]?
+  /// One optional member for both forms: an error is copied a few times a request, and
+  /// each stored member costs its copy and its destroy.
+  private var dataValue: DataValue?
+  private enum DataValue {
+    case tree(JSON)
+    case text([UInt8])
+  }
   /// The message is `prefix` then `text`, kept apart so a common error (an unknown
   /// method) is written without making its message: building the `String` cost more
   /// than the rest of the answer.
@@ -33,14 +40,14 @@ public struct ResponseError: Error {
   public init(_ code: ErrorCode, _ message: String, data: JSON? = nil) {
     self.code = code
     self.text = message
-    self.dataTree = data
+    self.dataValue = data.map(DataValue.tree)
   }
 
   /// `dataText` must be one JSON value (the caller writes it).
   public init(_ code: ErrorCode, _ message: String, dataText: [UInt8]) {
     self.code = code
     self.text = message
-    self.dataText = dataText
+    self.dataValue = .text(dataText)
   }
 
   private init(_ code: ErrorCode, _ prefix: StaticString, _ text: String) {
@@ -84,14 +91,14 @@ public struct ResponseError: Error {
   /// The same text on the stack, for an error without `data` or with its text (else
   /// the text fails).
   func encode(into text: inout StackText) {
-    guard dataTree == nil else { return text.giveUp() }
+    if case .tree = dataValue { return text.giveUp() }
     text.put(#"{"code":"#)
     text.putDecimal(code.rawValue)
     text.put(#","message":""#)
     if let prefix { prefix.withUTF8Buffer { text.putStringContent($0) } }
     text.putStringContent(self.text)
     text.put(UInt8(ascii: "\""))
-    if let dataText {
+    if case .text(let dataText) = dataValue {
       text.put(#","data":"#)
       dataText.withUnsafeBufferPointer { text.put($0) }
     }
@@ -105,12 +112,14 @@ public struct ResponseError: Error {
     } else {
       appendJSONString(text, to: &buffer)
     }
-    if let dataText {
+    switch dataValue {
+    case .text(let dataText):
       appendLiteral(#","data":"#, to: &buffer)
       buffer.append(contentsOf: dataText)
-    } else if let dataTree {
+    case .tree(let dataTree):
       appendLiteral(#","data":"#, to: &buffer)
       dataTree.encode(into: &buffer)
+    case nil: break
     }
     buffer.append(UInt8(ascii: "}"))
   }

@@ -8,7 +8,7 @@ import Testing
 struct AnyParams: MethodParams {
   static let fields: [ParamField] = []
   let tree: JSON?
-  init(from params: ParamsReader) { tree = params.tree }
+  init(from params: borrowing ParamsReader) { tree = params.tree }
 }
 
 /// A test method named `Name`: it takes any params and answers with any JSON.

@@ -24,7 +24,7 @@ enum Configure: ServiceMethod {
     /// Named values to set (nil: forget), in the order given.
     let values: [(name: String, value: String?)]
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       environment = try params.string("environment")
       if let environment, environment.isEmpty {
         throw .invalidParams("environment must not be empty", path: "/environment")

@@ -8,6 +8,6 @@ enum Exit: NotificationMethod {
   /// word is not refused.
   struct Params: MethodParams {
     static let fields: [ParamField] = []
-    init(from params: ParamsReader) {}
+    init(from params: borrowing ParamsReader) {}
   }
 }

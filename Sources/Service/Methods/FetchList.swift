@@ -15,7 +15,7 @@ enum FetchList: ServiceMethod {
     let list: (ListKey, [String: String])
     let page: PageRequest
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       list = try NetmodelService.listKey(params, path: "")
       switch try params.string("page") {
       case nil: page = .first

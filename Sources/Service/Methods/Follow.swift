@@ -13,7 +13,7 @@ enum Follow: ServiceMethod {
     /// Answer once the backend settled the intent, not at once.
     let await: Bool
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       key = try params.entityKey()
       self.await = try params.bool("await") ?? false
     }

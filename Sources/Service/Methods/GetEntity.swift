@@ -13,7 +13,7 @@ enum GetEntity: ServiceMethod {
     let key: EntityKey
     let refresh: Bool
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       key = try params.entityKey()
       refresh = try params.bool("refresh") ?? false
     }

@@ -18,7 +18,7 @@ enum GetFollowState: ServiceMethod {
     private static let refreshName: JSONScanner.Key = "refresh"
     private static let maxAgeMsName: JSONScanner.Key = "maxAgeMs"
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       key = try params.entityKey()
       refresh = try params.bool(Params.refreshName) ?? false
       let maxAge = try params.integer(Params.maxAgeMsName)

@@ -13,7 +13,7 @@ enum Initialize: ServiceMethod {
       .optional("capabilities", .object),
     ]
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       _ = try params.integer("processId")
       _ = try params.object("clientInfo")
       _ = try params.object("capabilities")

@@ -14,7 +14,7 @@ enum SetFollowState: ServiceMethod {
     let following: Bool
     let await: Bool
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       key = try params.entityKey()
       guard let following = try params.bool("following") else {
         throw .invalidParams("following is required", path: "/following")

@@ -15,7 +15,7 @@ enum SetInterfaceState: ServiceMethod {
     /// Read into keys by the handler: their kinds are checked against the backend.
     let items: JSON
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       guard let name = try params.string("state") else { throw .invalidParams("state is required", path: "/state") }
       guard let level = Preloader.Level(name: name) else {
         throw .invalidParams("state must be none, preload, display or visible", path: "/state")

@@ -14,7 +14,7 @@ enum Subscribe: ServiceMethod {
     /// the backend.
     let topics: JSON
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       guard let topics = try params.value("topics"), topics.isArray, topics.count > 0 else {
         throw .invalidParams("topics must be a non-empty array", path: "/topics")
       }

@@ -11,7 +11,7 @@ enum Unsubscribe: ServiceMethod {
     static let fields: [ParamField] = [.required("subscription", .string)]
     let subscription: String
 
-    init(from params: ParamsReader) throws(ResponseError) {
+    init(from params: borrowing ParamsReader) throws(ResponseError) {
       guard let subscription = try params.string("subscription") else {
         throw .invalidParams("subscription is required", path: "/subscription")
       }
