@@ -40,7 +40,7 @@ var package = Package(
       swiftSettings: releaseSettings),
     .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
-    .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport"]),
+    .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport", "NetworkModels"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
     .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
     .testTarget(

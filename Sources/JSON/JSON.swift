@@ -18,6 +18,19 @@ public struct JSONError: Error, CustomStringConvertible, Sendable {
 public final class JSON {
   public enum Kind: Equatable, Sendable {
     case object, array, string, integer, real, bool, null
+
+    /// The kind of a jansson value (for `JSON` and `JSONView`).
+    init(of value: UnsafeMutablePointer<json_t>) {
+      switch nm_json_typeof(value) {
+      case Int32(JSON_OBJECT.rawValue): self = .object
+      case Int32(JSON_ARRAY.rawValue): self = .array
+      case Int32(JSON_STRING.rawValue): self = .string
+      case Int32(JSON_INTEGER.rawValue): self = .integer
+      case Int32(JSON_REAL.rawValue): self = .real
+      case Int32(JSON_TRUE.rawValue), Int32(JSON_FALSE.rawValue): self = .bool
+      default: self = .null
+      }
+    }
   }
 
   public let raw: UnsafeMutablePointer<json_t>
@@ -63,17 +76,7 @@ public final class JSON {
 
   // MARK: Reading
 
-  public var kind: Kind {
-    switch nm_json_typeof(raw) {
-    case Int32(JSON_OBJECT.rawValue): return .object
-    case Int32(JSON_ARRAY.rawValue): return .array
-    case Int32(JSON_STRING.rawValue): return .string
-    case Int32(JSON_INTEGER.rawValue): return .integer
-    case Int32(JSON_REAL.rawValue): return .real
-    case Int32(JSON_TRUE.rawValue), Int32(JSON_FALSE.rawValue): return .bool
-    default: return .null
-    }
-  }
+  public var kind: Kind { Kind(of: raw) }
 
   public var isObject: Bool { kind == .object }
   public var isArray: Bool { kind == .array }
@@ -117,13 +120,7 @@ public final class JSON {
     return result
   }
 
-  public var string: String? {
-    guard kind == .string, let chars = json_string_value(raw) else { return nil }
-    let length = json_string_length(raw)
-    return chars.withMemoryRebound(to: UInt8.self, capacity: length) {
-      String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-  }
+  public var string: String? { JSONView(raw).string }
 
   public var integer: Int64? { kind == .integer ? json_integer_value(raw) : nil }
   public var real: Double? { kind == .real ? json_real_value(raw) : nil }

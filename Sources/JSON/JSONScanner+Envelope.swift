@@ -145,15 +145,7 @@ extension JSONScanner {
         envelope.hasError = true
       }
 
-      skipWhitespace()
-      guard pos < end else { throw failure("'}' expected", at: pos) }
-      let c = base[pos]
-      pos += 1
-      if c == UInt8(ascii: ",") {
-        skipWhitespace()
-        continue
-      }
-      guard c == UInt8(ascii: "}") else { throw failure("'}' expected", at: pos - 1) }
+      if try anotherMember(enclosing: 0) { continue }
       return
     }
   }

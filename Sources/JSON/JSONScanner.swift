@@ -450,20 +450,28 @@ public struct JSONScanner {
             key: key, value: value, range: valueStart..<valueEnd, integer: info.integer, kind: info.kind,
             isEmpty: info.kind.isContainer && info.flag))
 
-        skipWhitespace()
-        // jansson's messages: a nested object ends early like any other container.
-        guard pos < end else { throw failure(enclosing == 0 ? "'}' expected" : "unexpected end of input", at: pos) }
-        let c = base[pos]
-        pos += 1
-        if c == UInt8(ascii: ",") {
-          skipWhitespace()
-          continue
-        }
-        guard c == UInt8(ascii: "}") else { throw failure("'}' expected", at: pos - 1) }
+        if try anotherMember(enclosing: enclosing) { continue }
         break
       }
     }
     return (ScannedObject(records: records, spills: spills, range: objectStart..<pos), nested)
+  }
+
+  /// After a member of an object that `enclosing` containers enclose: true at a comma
+  /// (another member follows, `pos` at it), false at the closing brace.
+  @inline(__always)
+  mutating func anotherMember(enclosing: Int) throws(JSONError) -> Bool {
+    skipWhitespace()
+    // jansson's messages: a nested object ends early like any other container.
+    guard pos < end else { throw failure(enclosing == 0 ? "'}' expected" : "unexpected end of input", at: pos) }
+    let c = base[pos]
+    pos += 1
+    if c == UInt8(ascii: ",") {
+      skipWhitespace()
+      return true
+    }
+    guard c == UInt8(ascii: "}") else { throw failure("'}' expected", at: pos - 1) }
+    return false
   }
 
   // MARK: - Values

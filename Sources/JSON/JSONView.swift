@@ -15,17 +15,7 @@ public struct JSONView {
   /// An owning reference to the same value.
   public var owned: JSON { JSON(retaining: raw) }
 
-  public var kind: JSON.Kind {
-    switch nm_json_typeof(raw) {
-    case Int32(JSON_OBJECT.rawValue): return .object
-    case Int32(JSON_ARRAY.rawValue): return .array
-    case Int32(JSON_STRING.rawValue): return .string
-    case Int32(JSON_INTEGER.rawValue): return .integer
-    case Int32(JSON_REAL.rawValue): return .real
-    case Int32(JSON_TRUE.rawValue), Int32(JSON_FALSE.rawValue): return .bool
-    default: return .null
-    }
-  }
+  public var kind: JSON.Kind { JSON.Kind(of: raw) }
 
   public var isObject: Bool { kind == .object }
   public var isArray: Bool { kind == .array }

@@ -151,15 +151,7 @@ public enum MessageEncoder {
   /// With an integer id and a result that fits on the stack, one append.
   public static func result<Result: EncodableResult>(id: RequestID, _ result: Result, into buffer: inout [UInt8]) {
     if case .integer(let value) = id,
-      StackText.append(
-        to: &buffer, capacity: 768,
-        { text in
-          text.put(#"{"jsonrpc":"2.0","id":"#)
-          text.putDecimal(value)
-          text.put(#","result":"#)
-          result.encode(into: &text)
-          text.put(UInt8(ascii: "}"))
-        })
+      appendOnStack(id: value, member: #","result":"#, capacity: 768, to: &buffer, { result.encode(into: &$0) })
     {
       return
     }
@@ -180,15 +172,7 @@ public enum MessageEncoder {
 
   public static func error(id: RequestID?, _ error: ResponseError, into buffer: inout [UInt8]) {
     if case .integer(let value) = id,
-      StackText.append(
-        to: &buffer, capacity: 256,
-        { text in
-          text.put(#"{"jsonrpc":"2.0","id":"#)
-          text.putDecimal(value)
-          text.put(#","error":"#)
-          error.encode(into: &text)
-          text.put(UInt8(ascii: "}"))
-        })
+      appendOnStack(id: value, member: #","error":"#, capacity: 256, to: &buffer, { error.encode(into: &$0) })
     {
       return
     }
@@ -201,6 +185,22 @@ public enum MessageEncoder {
     }
     error.encode(into: &buffer)
     buffer.append(UInt8(ascii: "}"))
+  }
+
+  /// A reply with an integer id and its `member` (`result` or `error`), written on the
+  /// stack and appended once (see `StackText`); false, and nothing written, when
+  /// `writeMember` gives up or the text does not fit.
+  private static func appendOnStack(
+    id: Int64, member: StaticString, capacity: Int, to buffer: inout [UInt8],
+    _ writeMember: (inout StackText) -> Void
+  ) -> Bool {
+    StackText.append(to: &buffer, capacity: capacity) { text in
+      text.put(#"{"jsonrpc":"2.0","id":"#)
+      text.putDecimal(id)
+      text.put(member)
+      writeMember(&text)
+      text.put(UInt8(ascii: "}"))
+    }
   }
 
   /// The envelope of one notification method, made once: its params are written in

@@ -1,3 +1,4 @@
+import NetworkModels
 import Testing
 
 @testable import HTTP
@@ -43,7 +44,7 @@ import Testing
 
   @Test(arguments: [1, 2, 3, 4])
   func behavesAsTheModel(seed: UInt64) {
-    var random = Random(seed: seed)
+    var random = SplitMix64(seed: seed)
     var queue = WaitingQueue()
     var model = Model()
     var ticket: UInt64 = 0
@@ -88,16 +89,4 @@ import Testing
     #expect(difference == nil)
   }
 
-  /// SplitMix64: the same runs on every machine.
-  struct Random {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
 }
