@@ -32,7 +32,7 @@ extension JSONScanner {
       params = nil
       hasResult = false
       hasError = false
-      spills.removeAll(keepingCapacity: true)
+      if !spills.isEmpty { spills.removeAll(keepingCapacity: true) }
     }
 
     /// The decoded value of a string entry; nil for any other kind.
