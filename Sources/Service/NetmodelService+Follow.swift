@@ -34,7 +34,8 @@ extension NetmodelService {
   /// The same for a key already read.
   func checked(_ key: EntityKey, prefix: String = "") throws(ResponseError) -> EntityKey {
     try checkKind(key.kind, under: prefix)
-    return try sendable(key, prefix: prefix)
+    try checkSendable(key, prefix: prefix)
+    return key
   }
 
   /// `path` is the kind's parent: the error's path is made only for an error.

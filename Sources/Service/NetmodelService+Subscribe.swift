@@ -17,7 +17,7 @@ extension NetmodelService {
         throw .invalidParams(problem.reason, path: path + "/" + problem.field)
       }
       if let kind { try checkKind(kind, under: path) }
-      if let kind, let id { _ = try sendable(EntityKey(kind: kind, id: id), prefix: path) }
+      if let kind, let id { try checkSendable(EntityKey(kind: kind, id: id), prefix: path) }
       return .entity(kind: kind, id: id)
     case "list":
       let (key, values) = try checkedListKey(params, path: path)

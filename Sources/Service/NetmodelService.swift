@@ -32,6 +32,10 @@ public final class NetmodelService {
   /// retained the store, which other objects refer to weakly, so each retain and
   /// release of it costs ~10 times as much.
   let backend: ModelBackend
+  /// The backend's placeholder check, read once (capabilities do not change while a
+  /// backend runs): every follow method asks it, and reading it through the store's
+  /// capabilities copied them each time.
+  let placeholders: PlaceholderValidating?
   public var store: FollowStore { models.store }
   public var lists: ListStore { models.lists }
   public var preloader: Preloader { models.preloader }
@@ -72,6 +76,7 @@ public final class NetmodelService {
       store: store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)), outbox: outbox,
       observer: subscriptions)
     self.backend = self.models.store.backend
+    self.placeholders = self.models.placeholders
     self.models.lists.eviction = configuration.listEviction
     self.configuration = configuration
     if let environment = self.models.environments?.environment {
