@@ -171,23 +171,11 @@ func checkRead<T>(
   }
 }
 
-/// `RESTBackend.sendChange`'s reading of a follow (`following`) or unfollow answer.
+/// A follow (`following`) or unfollow answer, read by `RESTBackend.changeAnswer`.
 func readChange(_ subject: Subject, _ endpoint: RESTConfiguration.Endpoint, following: Bool, _ response: HTTPResponse)
   -> Result<FollowAnswer, FollowFailure>
 {
-  let backend = subject.backend
-  let key = EntityKey(kind: "k", id: "1")
-  let answer = backend.answer(.success(response), endpoint, meaning: { _ in .success(FollowAnswer(following)) }) {
-    response -> Result<FollowAnswer, FollowFailure> in
-    let answer = RESTBackend.mutationAnswer(response, endpoint, following: following)
-    if case .success(.following) = answer, !endpoint.capture.isEmpty,
-      let failure = backend.keepCaptures(key, endpoint.capture, response)
-    {
-      return .failure(failure)
-    }
-    return answer
-  }
-  if case .success(.notFollowing) = answer { backend.forgetCaptures(key) }
+  let answer = subject.backend.changeAnswer(.success(response), endpoint, EntityKey(kind: "k", id: "1"), following)
   checkRead(answer, response, endpoint) { json in
     guard !endpoint.answer.isEmpty || (following && !endpoint.capture.isEmpty) else { return true }
     guard let json else { return false }

@@ -307,7 +307,7 @@ public struct JSONScanner {
   /// Validates `bytes` as exactly one JSON text. Returns nil when it is valid but its
   /// top-level value is not an object; otherwise that object's members.
   public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> ScannedObject? {
-    try scanObjectMembers(bytes, nested: nil, workspace: nil)?.object
+    try scanObjectMembers(bytes, nested: nil)?.object
   }
 
   /// The same, and the members of the top-level member named `nestedKey` when it is a
@@ -316,37 +316,28 @@ public struct JSONScanner {
   public static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, withMembersOf nestedKey: String)
     throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)?
   {
-    try scanObjectMembers(bytes, nested: Key(nestedKey), workspace: nil)
+    try scanObjectMembers(bytes, nested: Key(nestedKey))
   }
 
-  /// The same, with the name packed once by the caller, and the record arrays taken from
-  /// `workspace` (see `Workspace`).
-  public static func scanObjectMembers(
-    _ bytes: UnsafeRawBufferPointer, withMembersOf nestedKey: Key, reusing workspace: Workspace
-  ) throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)? {
-    try scanObjectMembers(bytes, nested: nestedKey, workspace: workspace)
-  }
-
-  /// Record arrays kept from one scan to the next by a caller that scans message after
-  /// message (the dispatcher): once the previous scan's objects are gone, their storage
-  /// is unique again and is refilled in place, instead of two arrays being allocated and
-  /// freed a message. Copy-on-write keeps it safe when an object is still held: the scan
-  /// then allocates, as without a workspace. Use on one thread.
+  /// What the dispatcher's envelope scan (`scanEnvelope`) keeps from one message to the
+  /// next: the envelope, and the record array of its `params`, which is unique again
+  /// once the previous message's params are gone and is refilled in place instead of
+  /// allocated and freed a message. Copy-on-write keeps it safe when they are still
+  /// held: the scan then allocates. Use on one thread.
   public final class Workspace {
-    var top: [Record] = []
     var nested: [Record] = []
     let envelope = Envelope()
 
     public init() {}
   }
 
-  private static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, nested nestedKey: Key?, workspace: Workspace?)
+  private static func scanObjectMembers(_ bytes: UnsafeRawBufferPointer, nested nestedKey: Key?)
     throws(JSONError) -> (object: ScannedObject, nested: ScannedObject?)?
   {
     guard let start = bytes.baseAddress, !bytes.isEmpty else {
       throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
     }
-    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count, workspace: workspace)
+    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count, workspace: nil)
     return try scanner.scanTopLevel(nestedKey: nestedKey)
   }
 
@@ -401,15 +392,12 @@ public struct JSONScanner {
     pos += 1
     skipWhitespace()
     var records: [Record] = []
+    // Only the envelope scan passes a workspace, for the one object it scans: `params`.
     if let workspace {
-      if enclosing == 0 { swap(&records, &workspace.top) } else { swap(&records, &workspace.nested) }
+      swap(&records, &workspace.nested)
       records.removeAll(keepingCapacity: true)
     }
-    defer {
-      if let workspace {
-        if enclosing == 0 { workspace.top = records } else { workspace.nested = records }
-      }
-    }
+    defer { workspace?.nested = records }
     var spills: [String] = []
     var nested: ScannedObject?
     if pos < end && base[pos] == UInt8(ascii: "}") {

@@ -140,35 +140,44 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     count(key.kind, following ? "follow" : "unfollow")
     send(request, endpoint) { [weak self] result in
       guard let self else { return }
-      // The configuration lets a follow's statuses mean only "done" or "following"
-      // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
-      var byStatus = false
-      let answer = self.answer(
-        result, endpoint,
-        meaning: { _ in
-          byStatus = true
-          return .success(FollowAnswer(following))
-        }
-      ) {
-        response -> Result<FollowAnswer, FollowFailure> in
-        if let pointer = endpoint.attributes, (200...299).contains(response.status) {
-          self.reportAttributes(key, response, pointer)
-        }
-        let answer = Self.mutationAnswer(response, endpoint, following: following)
-        if case .success(.following) = answer, !endpoint.capture.isEmpty,
-          let failure = self.keepCaptures(key, endpoint.capture, response)
-        {
-          return .failure(failure)
-        }
-        return answer
-      }
-      if case .success(.notFollowing) = answer { self.forgetCaptures(key) }
-      // A follow confirmed by its status (YouTube's 400 subscriptionDuplicate) answered
-      // no value: one held from an earlier follow may name what is gone, so the unfollow
-      // reads the state first.
-      if byStatus, following, !endpoint.capture.isEmpty { self.forgetCaptures(key) }
-      completion(answer)
+      completion(self.changeAnswer(result, endpoint, key, following))
     }
+  }
+
+  /// What a follow's (or unfollow's) answer says, its captures kept or forgotten. The
+  /// fuzzer reads answers through it too.
+  func changeAnswer(
+    _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint, _ key: EntityKey,
+    _ following: Bool
+  ) -> Result<FollowAnswer, FollowFailure> {
+    // The configuration lets a follow's statuses mean only "done" or "following"
+    // (an unfollow's "done" or "notFollowing"): each is the change confirmed.
+    var byStatus = false
+    let answer = self.answer(
+      result, endpoint,
+      meaning: { _ in
+        byStatus = true
+        return .success(FollowAnswer(following))
+      }
+    ) {
+      response -> Result<FollowAnswer, FollowFailure> in
+      if let pointer = endpoint.attributes, (200...299).contains(response.status) {
+        reportAttributes(key, response, pointer)
+      }
+      let answer = Self.mutationAnswer(response, endpoint, following: following)
+      if case .success(.following) = answer, !endpoint.capture.isEmpty,
+        let failure = keepCaptures(key, endpoint.capture, response)
+      {
+        return .failure(failure)
+      }
+      return answer
+    }
+    if case .success(.notFollowing) = answer { forgetCaptures(key) }
+    // A follow confirmed by its status (YouTube's 400 subscriptionDuplicate) answered
+    // no value: one held from an earlier follow may name what is gone, so the unfollow
+    // reads the state first.
+    if byStatus, following, !endpoint.capture.isEmpty { forgetCaptures(key) }
+    return answer
   }
 
   public func fetchFollowing(_ key: EntityKey, completion: @escaping Completion) {
