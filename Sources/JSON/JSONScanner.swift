@@ -188,6 +188,14 @@ public struct JSONScanner {
     }
 
     public init(stringLiteral name: String) { self.init(name) }
+
+    /// A name packed by hand (for names the compiler can lay down as constants); it
+    /// must be what `init(_:)` packs.
+    @inline(__always)
+    init(name: String, low: UInt64, high: UInt64 = 0, count: Int) {
+      self.name = name
+      packed = InlineText(low: low, high: high, count: count)
+    }
   }
 
   public struct Members: RandomAccessCollection, Sendable {
@@ -955,5 +963,6 @@ public struct JSONScanner {
 }
 
 extension JSONScanner.Kind {
+  @inline(__always)
   var isContainer: Bool { self == .object || self == .array }
 }

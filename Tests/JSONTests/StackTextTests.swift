@@ -1,0 +1,55 @@
+import Testing
+
+@testable import JSON
+
+/// `StackText`'s writers, against the plain way of writing the same text.
+@Suite struct StackTextTests {
+  static func written(capacity: Int = 64, _ write: (inout StackText) -> Void) -> [UInt8]? {
+    var buffer: [UInt8] = []
+    return StackText.append(to: &buffer, capacity: capacity, write) ? buffer : nil
+  }
+
+  @Test func decimalsAreWhatSwiftPrints() {
+    var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 101, 999, 1_000, 9_999, 10_000, 12_345, 99_999, 100_000]
+    values += [Int64.max, Int64.min, Int64.max - 1, Int64.min + 1, -32_601, 4_294_967_296]
+    var power: Int64 = 1
+    for _ in 0..<18 {
+      power *= 10
+      values += [power - 1, power, power + 1, -power, -(power - 1)]
+    }
+    for value in values {
+      #expect(Self.written { $0.putDecimal(value) } == Array(String(value).utf8), "\(value)")
+    }
+  }
+
+  @Test func aDecimalThatDoesNotFitFailsTheText() {
+    #expect(Self.written(capacity: 19) { $0.putDecimal(1) } == nil)
+    #expect(Self.written(capacity: 20) { $0.putDecimal(Int64.min) } == Array(String(Int64.min).utf8))
+  }
+
+  /// Every length up to three words, with each byte that needs an escape at each place
+  /// (and bytes around it that do not): only a text with none of them is written.
+  @Test func stringContentIsWrittenOnlyWithoutEscapes() {
+    let needingEscape: [UInt8] = [0x00, 0x01, 0x0A, 0x1F, 0x22, 0x5C]
+    let plain: [UInt8] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF, UInt8(ascii: "a")]
+    for length in 0...24 {
+      let base = (0..<length).map { plain[$0 % plain.count] }
+      #expect(base.withUnsafeBufferPointer { text in Self.written { $0.putStringContent(text) } } == base)
+      for index in 0..<length {
+        for byte in needingEscape {
+          var text = base
+          text[index] = byte
+          #expect(text.withUnsafeBufferPointer { text in Self.written { $0.putStringContent(text) } } == nil)
+        }
+      }
+    }
+  }
+
+  @Test func envelopeNamesArePackedAsKeysPackThem() {
+    for name in JSONScanner.EnvelopeName.all {
+      let packed = JSONScanner.Key(name.name).packed
+      #expect(
+        (name.packed.low, name.packed.high, name.packed.count) == (packed.low, packed.high, packed.count), "\(name.name)")
+    }
+  }
+}
