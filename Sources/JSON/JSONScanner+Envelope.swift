@@ -104,23 +104,27 @@ extension JSONScanner {
     }
     while true {
       guard pos < end && base[pos] == UInt8(ascii: "\"") else { throw failure("string or '}' expected", at: pos) }
-      let keyStart = pos + 1
-      pos = keyStart
-      let keyFlags = try scanString()
-      if keyFlags & Self.sawNULEscape != 0 {
-        throw failure("NUL byte in object key not supported", at: keyStart - 1)
+      pos += 1
+      let key: InlineText
+      if let short = shortPlainString() {
+        key = short
+      } else {
+        key = try scanKey(spills: &envelope.spills)
       }
-      let key = text(
-        from: keyStart, to: pos - 1, hasEscapes: keyFlags & Self.sawEscape != 0, spills: &envelope.spills)
       try scanColon()
 
       let valueStart = pos
       let info: ValueInfo
+      var shortValue: InlineText?
       let isParams = key.equals(EnvelopeName.params, envelope.spills)
       if isParams, pos < end, base[pos] == UInt8(ascii: "{") {
         let object = try scanObject(enclosing: 1, nestedKey: nil).object
         envelope.paramsMembers = object.records.isEmpty ? nil : object
         info = ValueInfo(kind: .object, flag: object.records.isEmpty)
+      } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() }) {
+        if isParams { envelope.paramsMembers = nil }
+        info = ValueInfo(kind: .string)
+        shortValue = short
       } else {
         if isParams { envelope.paramsMembers = nil }
         info = try scanValue(enclosing: 1)
@@ -130,8 +134,8 @@ extension JSONScanner {
 
       @inline(__always) func entry(_ spills: inout [String]) -> Entry {
         let value =
-          info.kind == .string
-          ? text(from: valueStart + 1, to: valueEnd - 1, hasEscapes: info.flag, spills: &spills) : .none
+          info.kind != .string
+          ? .none : shortValue ?? text(from: valueStart + 1, to: valueEnd - 1, hasEscapes: info.flag, spills: &spills)
         return Entry(
           record: Record(
             key: key, value: value, range: valueStart..<valueEnd, integer: info.integer, kind: info.kind,

@@ -1,4 +1,5 @@
 import JSON
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -389,6 +390,37 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
     #expect(object.member("😀")?.integerValue == 2)
     #expect(object.member("")?.integerValue == 4)
     #expect(disagreement(text) == nil)
+  }
+
+  /// Short keys and values are read from two loaded words when they are plain; one
+  /// byte that is not plain (an escape, a control byte, non-ASCII, an early end), at any
+  /// place of a string of any length around the words' size, must send it to the
+  /// general scan with the same outcome as jansson's, accepted or not.
+  @Test func shortStringsWithOneByteThatIsNotPlain() {
+    let notPlain: [[UInt8]] = [
+      Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), Array(#"\u0041"#.utf8), Array(#"\u0000"#.utf8), [0x01],
+      [0x1F], [0x0A], [0x7F], Array("é".utf8), [0xFF], [0x80], Array(#"""#.utf8),
+    ]
+    for length in 0...18 {
+      let plain = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+      for index in 0...length {
+        for odd in notPlain {
+          let text = Array(plain[..<index]) + odd + Array(plain[index...])
+          for message in [
+            Array(#"{""#.utf8) + text + Array(#"":"v","pad":"................"}"#.utf8),
+            Array(#"{"k":""#.utf8) + text + Array(#"","pad":"................"}"#.utf8),
+            Array(#"{"jsonrpc":"2.0","id":1,"method":""#.utf8) + text + Array(#"","params":{"kind":""#.utf8) + text
+              + Array(#"","id":"i"},"pad":"................"}"#.utf8),
+          ] {
+            #expect(disagreement(message) == nil, "\(describe(message))")
+            let problem = message.withUnsafeBytes {
+              EnvelopeCheck.disagreement($0, workspace: JSONScanner.Workspace())
+            }
+            #expect(problem == nil, "\(describe(message)): \(problem ?? "")")
+          }
+        }
+      }
+    }
   }
 
   @Test func keysAndStringsOfEveryLengthRoundTrip() throws {
