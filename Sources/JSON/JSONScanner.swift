@@ -800,29 +800,40 @@ public struct JSONScanner {
   }
 
   /// The string whose opening quote is at `pos - 1`, when it is short and plain (at
-  /// most 15 bytes, ASCII, no escape or control byte) and 16 bytes can be read from
-  /// `pos`: packed as `text` packs it, straight from two loaded words, with `pos` left
-  /// after its closing quote. Nil otherwise, with `pos` unmoved, for the general scan.
-  /// A request's keys and most of its string values are such strings: scanning each
-  /// and then packing it cost ~75 instructions.
+  /// most 15 bytes, ASCII, no escape or control byte): packed as `text` packs it,
+  /// straight from two words, with `pos` left after its closing quote. Nil otherwise,
+  /// with `pos` unmoved, for the general scan. A request's keys and most of its string
+  /// values are such strings: scanning each and then packing it cost ~75 instructions.
   @inline(__always)
   mutating func shortPlainString() -> InlineText? {
-    guard end - pos >= 16 else { return nil }
-    let raw = UnsafeRawPointer(base + pos)
-    let first = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+    let available = end &- pos
+    let first: UInt64
+    let second: UInt64
+    if available >= 16 {
+      let raw = UnsafeRawPointer(base + pos)
+      first = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+      second = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    } else {
+      // Near the end, a copy: its zero padding is a control byte, so a string cut
+      // short is left to the general scan, which reports it.
+      guard available > 0 else { return nil }
+      var words: (UInt64, UInt64) = (0, 0)
+      withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: base + pos, byteCount: available) }
+      first = UInt64(littleEndian: words.0)
+      second = UInt64(littleEndian: words.1)
+    }
+    // The lowest flagged byte is exact (only higher ones may be false alarms).
     let firstSpecial = Self.specialBytes(first)
     if firstSpecial != 0 {
-      // The lowest flagged byte is exact (only higher ones may be false alarms).
       let count = firstSpecial.trailingZeroBitCount &>> 3
-      guard base[pos &+ count] == UInt8(ascii: "\"") else { return nil }
+      guard (first &>> UInt64(count &* 8)) & 0xFF == 0x22 else { return nil }
       pos &+= count &+ 1
       return InlineText(low: first & ((1 &<< UInt64(count &* 8)) &- 1), high: 0, count: count)
     }
-    let second = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
     let secondSpecial = Self.specialBytes(second)
     guard secondSpecial != 0 else { return nil }
     let secondCount = secondSpecial.trailingZeroBitCount &>> 3
-    guard base[pos &+ 8 &+ secondCount] == UInt8(ascii: "\"") else { return nil }
+    guard (second &>> UInt64(secondCount &* 8)) & 0xFF == 0x22 else { return nil }
     pos &+= 9 &+ secondCount
     return InlineText(low: first, high: second & ((1 &<< UInt64(secondCount &* 8)) &- 1), count: 8 &+ secondCount)
   }

@@ -398,8 +398,8 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
   /// general scan with the same outcome as jansson's, accepted or not.
   @Test func shortStringsWithOneByteThatIsNotPlain() {
     let notPlain: [[UInt8]] = [
-      Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), Array(#"\u0041"#.utf8), Array(#"\u0000"#.utf8), [0x01],
-      [0x1F], [0x0A], [0x7F], Array("é".utf8), [0xFF], [0x80], Array(#"""#.utf8),
+      Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), Array(#"\u0041"#.utf8), Array(#"\u0000"#.utf8),
+      [0x01], [0x1F], [0x0A], [0x7F], Array("é".utf8), [0xFF], [0x80], Array(#"""#.utf8), [0x00],
     ]
     for length in 0...18 {
       let plain = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
@@ -408,6 +408,7 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
           let text = Array(plain[..<index]) + odd + Array(plain[index...])
           for message in [
             Array(#"{""#.utf8) + text + Array(#"":"v","pad":"................"}"#.utf8),
+            Array(#"{"k":""#.utf8) + text + Array(#""}"#.utf8), Array(#"{"k":""#.utf8) + text,
             Array(#"{"k":""#.utf8) + text + Array(#"","pad":"................"}"#.utf8),
             Array(#"{"jsonrpc":"2.0","id":1,"method":""#.utf8) + text + Array(#"","params":{"kind":""#.utf8) + text
               + Array(#"","id":"i"},"pad":"................"}"#.utf8),
