@@ -10,10 +10,7 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
   public init(kind: String, id: String) {
     self.kind = kind
     self.id = id
-    var hasher = Hasher()
-    hasher.combine(kind)
-    hasher.combine(id)
-    hash = hasher.finalize()
+    hash = Int(truncatingIfNeeded: KeyHash.of(id, after: KeyHash.of(kind, after: KeyHash.seeds.start)))
   }
 
   public static func == (lhs: EntityKey, rhs: EntityKey) -> Bool {
@@ -25,10 +22,9 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// What a `Dictionary` or `Set` asks for, without hashing the hash again: `hash` is
-  /// already a keyed SipHash of the strings (the process's random seed), so mixing in
-  /// the table's seed is enough. Each lookup of a key cost ~150 instructions more
-  /// through `hash(into:)`, and a read that goes to the backend looks its key up ~15
-  /// times.
+  /// already keyed with the process's random seeds (`KeyHash`), so mixing in the
+  /// table's seed is enough. Each lookup of a key cost ~150 instructions more through
+  /// `hash(into:)`, and a read that goes to the backend looks its key up ~15 times.
   public func _rawHashValue(seed: Int) -> Int {
     hash ^ seed
   }
@@ -44,7 +40,7 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
     return nil
   }
 
-  private static func isValidKind(_ kind: String) -> Bool {
+  static func isValidKind(_ kind: String) -> Bool {
     // Over the bytes in a buffer: walking a small string's UTF8View costs several
     // times as much a byte, and every request's key is checked.
     kind.utf8.withContiguousStorageIfAvailable(isValidKind) ?? Array(kind.utf8).withUnsafeBufferPointer(isValidKind)
@@ -54,14 +50,65 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
     guard (1...64).contains(bytes.count), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0]) else {
       return false
     }
+    // One bit per ASCII byte that a kind may hold: a test a byte instead of four ranges.
+    var allowed = true
     for byte in bytes {
-      switch byte {
-      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"),
-        UInt8(ascii: "-"):
-        continue
-      default: return false
-      }
+      let word = byte < 64 ? kindBytesBelow64 : byte < 128 ? kindBytesFrom64 : 0
+      allowed = allowed && (word &>> UInt64(byte & 63)) & 1 != 0
     }
-    return true
+    return allowed
+  }
+
+  /// `0-9` and `-` (bytes below 64); `a-z` and `_` (64 to 127). `EntityKeyTests` checks
+  /// them against the pattern.
+  private static let kindBytesBelow64: UInt64 = 0x03FF_2000_0000_0000
+  private static let kindBytesFrom64: UInt64 = 0x07FF_FFFE_8000_0000
+}
+
+/// The hash of an entity key: a folded multiply over its strings' bytes, 16 at a time,
+/// keyed with seeds drawn at random once per process (the idea of foldhash and
+/// ahash). Keys come from clients, so the hash must not be predictable (no flooding a
+/// table with colliding keys); SipHash, which `Hasher` uses, cost ~380 instructions a
+/// key, more than the rest of a cached read's lookup.
+enum KeyHash {
+  static let seeds: (start: UInt64, chunk: UInt64, length: UInt64) = {
+    var generator = SystemRandomNumberGenerator()
+    return (generator.next(), generator.next() | 1, generator.next() | 1)
+  }()
+
+  /// `state` with `text` mixed in.
+  @inline(__always)
+  static func of(_ text: String, after state: UInt64) -> UInt64 {
+    if let hash = text.utf8.withContiguousStorageIfAvailable({ of($0, after: state) }) { return hash }
+    var copy = text
+    return copy.withUTF8 { of($0, after: state) }
+  }
+
+  static func of(_ bytes: UnsafeBufferPointer<UInt8>, after state: UInt64) -> UInt64 {
+    let seeds = Self.seeds
+    var state = state
+    var offset = 0
+    let count = bytes.count
+    if let base = bytes.baseAddress {
+      let raw = UnsafeRawPointer(base)
+      while count - offset >= 16 {
+        let low = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        let high = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+        state = fold(low ^ seeds.chunk, high ^ state)
+        offset += 16
+      }
+      var tail: (UInt64, UInt64) = (0, 0)
+      withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.copyMemory(from: raw + offset, byteCount: count - offset) }
+      state = fold(UInt64(littleEndian: tail.0) ^ seeds.chunk, UInt64(littleEndian: tail.1) ^ state)
+    }
+    // The length ends the text, so "ab" + "c" and "a" + "bc" differ.
+    return fold(state ^ UInt64(count), seeds.length)
+  }
+
+  /// The high and low halves of the full product, xored.
+  @inline(__always)
+  static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    let product = a.multipliedFullWidth(by: b)
+    return product.high ^ product.low
   }
 }
