@@ -14,25 +14,52 @@ extension JSONScanner {
     public internal(set) var params: Entry?
     public internal(set) var hasResult = false
     public internal(set) var hasError = false
-    /// The members of `params` when it is a non-empty object: their ranges too are
-    /// offsets in the scanned bytes.
-    public internal(set) var paramsMembers: ScannedObject?
-    /// Keys and string values too long to keep inline, or with escapes.
+    /// The members of `params`, when it is a non-empty object (`hasParamsMembers`):
+    /// their ranges too are offsets in the scanned bytes, their long texts in `spills`.
+    /// Refilled in place, message after message.
+    var paramRecords: [Record] = []
+    public internal(set) var hasParamsMembers = false
+    /// Keys and string values too long to keep inline, or with escapes, of the envelope
+    /// and of its params.
     var spills: [String] = []
 
     init() {}
 
-    /// Emptied before each scan (its `params` members first, so the nested records'
-    /// array is unique again, and is refilled in place).
+    /// Emptied before each scan.
     func reset() {
-      paramsMembers = nil
       id = nil
       version = nil
       method = nil
       params = nil
       hasResult = false
       hasError = false
+      hasParamsMembers = false
       if !spills.isEmpty { spills.removeAll(keepingCapacity: true) }
+    }
+
+    /// The params member named `key` (byte for byte; the last of duplicates, as jansson
+    /// keeps), read where it lies: no copy of the records.
+    public func paramEntry(_ key: Key) -> Entry? {
+      guard hasParamsMembers else { return nil }
+      return paramRecords.withUnsafeBufferPointer { records in
+        var index = records.count
+        while index > 0 {
+          index -= 1
+          if records[index].key.equals(key, spills) { return Entry(record: records[index]) }
+        }
+        return nil
+      }
+    }
+
+    /// The first params member's key, for the error that names it.
+    public var firstParamKey: String? {
+      hasParamsMembers ? paramRecords.first?.key.string(spills) : nil
+    }
+
+    /// The members of `params` as the general scan gives them (for checks: it copies).
+    public var paramsMembers: ScannedObject? {
+      guard hasParamsMembers, let params else { return nil }
+      return ScannedObject(records: paramRecords, spills: spills, range: params.range)
     }
 
     /// The decoded value of a string entry; nil for any other kind.
@@ -60,7 +87,7 @@ extension JSONScanner {
     guard let start = bytes.baseAddress, !bytes.isEmpty else {
       throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
     }
-    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count, workspace: workspace)
+    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count)
     scanner.skipWhitespace()
     guard scanner.pos < scanner.end else { throw scanner.failure("unexpected end of input", at: scanner.pos) }
     guard scanner.base[scanner.pos] == UInt8(ascii: "{") else {
@@ -117,16 +144,16 @@ extension JSONScanner {
       let info: ValueInfo
       var shortValue: InlineText?
       let isParams = key.equals(EnvelopeName.params, envelope.spills)
+      if isParams { envelope.hasParamsMembers = false }
       if isParams, pos < end, base[pos] == UInt8(ascii: "{") {
-        let object = try scanObject(enclosing: 1, nestedKey: nil).object
-        envelope.paramsMembers = object.records.isEmpty ? nil : object
-        info = ValueInfo(kind: .object, flag: object.records.isEmpty)
+        envelope.paramRecords.removeAll(keepingCapacity: true)
+        _ = try scanMembers(enclosing: 1, nestedKey: nil, into: &envelope.paramRecords, spills: &envelope.spills)
+        envelope.hasParamsMembers = !envelope.paramRecords.isEmpty
+        info = ValueInfo(kind: .object, flag: envelope.paramRecords.isEmpty)
       } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() }) {
-        if isParams { envelope.paramsMembers = nil }
         info = ValueInfo(kind: .string)
         shortValue = short
       } else {
-        if isParams { envelope.paramsMembers = nil }
         info = try scanValue(enclosing: 1)
       }
       let valueEnd = pos

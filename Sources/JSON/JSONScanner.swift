@@ -328,12 +328,9 @@ public struct JSONScanner {
   }
 
   /// What the dispatcher's envelope scan (`scanEnvelope`) keeps from one message to the
-  /// next: the envelope, and the record array of its `params`, which is unique again
-  /// once the previous message's params are gone and is refilled in place instead of
-  /// allocated and freed a message. Copy-on-write keeps it safe when they are still
-  /// held: the scan then allocates. Use on one thread.
+  /// next: the envelope, whose arrays are refilled in place instead of allocated and
+  /// freed a message. Use on one thread.
   public final class Workspace {
-    var nested: [Record] = []
     let envelope = Envelope()
 
     public init() {}
@@ -345,7 +342,7 @@ public struct JSONScanner {
     guard let start = bytes.baseAddress, !bytes.isEmpty else {
       throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
     }
-    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count, workspace: nil)
+    var scanner = JSONScanner(base: start.assumingMemoryBound(to: UInt8.self), end: bytes.count)
     return try scanner.scanTopLevel(nestedKey: nestedKey)
   }
 
@@ -354,12 +351,10 @@ public struct JSONScanner {
   let base: UnsafePointer<UInt8>
   let end: Int
   var pos = 0
-  let workspace: Workspace?
 
-  init(base: UnsafePointer<UInt8>, end: Int, workspace: Workspace?) {
+  init(base: UnsafePointer<UInt8>, end: Int) {
     self.base = base
     self.end = end
-    self.workspace = workspace
   }
 
   /// What `scanValue` learned about one value besides its kind.
@@ -397,67 +392,69 @@ public struct JSONScanner {
     object: ScannedObject, nested: ScannedObject?
   ) {
     let objectStart = pos
+    var records: [Record] = []
+    var spills: [String] = []
+    let nested = try scanMembers(enclosing: enclosing, nestedKey: nestedKey, into: &records, spills: &spills)
+    return (ScannedObject(records: records, spills: spills, range: objectStart..<pos), nested)
+  }
+
+  /// The loop of `scanObject`: appends the members of the object at `pos` to `records`
+  /// (and the texts they spill to `spills`), and returns the members of the `nestedKey`
+  /// object. The envelope scan passes the arrays it keeps from one message to the next.
+  mutating func scanMembers(
+    enclosing: Int, nestedKey: Key?, into records: inout [Record], spills: inout [String]
+  ) throws(JSONError) -> ScannedObject? {
     pos += 1
     skipWhitespace()
-    var records: [Record] = []
-    // Only the envelope scan passes a workspace, for the one object it scans: `params`.
-    if let workspace {
-      swap(&records, &workspace.nested)
-      records.removeAll(keepingCapacity: true)
-    }
-    defer { workspace?.nested = records }
-    var spills: [String] = []
     var nested: ScannedObject?
     if pos < end && base[pos] == UInt8(ascii: "}") {
       pos += 1
-    } else {
-      if records.capacity < 6 { records.reserveCapacity(6) }
-      while true {
-        guard pos < end && base[pos] == UInt8(ascii: "\"") else {
-          throw failure("string or '}' expected", at: pos)
-        }
-        pos += 1
-        let key: InlineText
-        if let short = shortPlainString() {
-          key = short
-        } else {
-          key = try scanKey(spills: &spills)
-        }
-        try scanColon()
-
-        let valueStart = pos
-        let info: ValueInfo
-        var shortValue: InlineText?
-        let isNested = nestedKey.map { key.equals($0, spills) } ?? false
-        if isNested, pos < end, base[pos] == UInt8(ascii: "{") {
-          let object = try scanObject(enclosing: enclosing + 1, nestedKey: nil).object
-          nested = object.records.isEmpty ? nil : object
-          info = ValueInfo(kind: .object, flag: object.records.isEmpty)
-        } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() })
-        {
-          if isNested { nested = nil }
-          info = ValueInfo(kind: .string)
-          shortValue = short
-        } else {
-          if isNested { nested = nil }
-          info = try scanValue(enclosing: enclosing + 1)
-        }
-        let valueEnd = pos
-        skipNULAfterToken(info.kind)
-        let value =
-          info.kind != .string
-          ? .none
-          : shortValue ?? text(from: valueStart + 1, to: valueEnd - 1, hasEscapes: info.flag, spills: &spills)
-        records.append(
-          Record(
-            key: key, value: value, range: valueStart..<valueEnd, integer: info.integer, kind: info.kind,
-            isEmpty: info.kind.isContainer && info.flag))
-
-        if try anotherMember(enclosing: enclosing) { continue }
-        break
-      }
+      return nil
     }
-    return (ScannedObject(records: records, spills: spills, range: objectStart..<pos), nested)
+    if records.capacity < 6 { records.reserveCapacity(6) }
+    while true {
+      guard pos < end && base[pos] == UInt8(ascii: "\"") else {
+        throw failure("string or '}' expected", at: pos)
+      }
+      pos += 1
+      let key: InlineText
+      if let short = shortPlainString() {
+        key = short
+      } else {
+        key = try scanKey(spills: &spills)
+      }
+      try scanColon()
+
+      let valueStart = pos
+      let info: ValueInfo
+      var shortValue: InlineText?
+      let isNested = nestedKey.map { key.equals($0, spills) } ?? false
+      if isNested, pos < end, base[pos] == UInt8(ascii: "{") {
+        let object = try scanObject(enclosing: enclosing + 1, nestedKey: nil).object
+        nested = object.records.isEmpty ? nil : object
+        info = ValueInfo(kind: .object, flag: object.records.isEmpty)
+      } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() }) {
+        if isNested { nested = nil }
+        info = ValueInfo(kind: .string)
+        shortValue = short
+      } else {
+        if isNested { nested = nil }
+        info = try scanValue(enclosing: enclosing + 1)
+      }
+      let valueEnd = pos
+      skipNULAfterToken(info.kind)
+      let value =
+        info.kind != .string
+        ? .none
+        : shortValue ?? text(from: valueStart + 1, to: valueEnd - 1, hasEscapes: info.flag, spills: &spills)
+      records.append(
+        Record(
+          key: key, value: value, range: valueStart..<valueEnd, integer: info.integer, kind: info.kind,
+          isEmpty: info.kind.isContainer && info.flag))
+
+      if try anotherMember(enclosing: enclosing) { continue }
+      return nested
+    }
   }
 
   /// After a member of an object that `enclosing` containers enclose: true at a comma

@@ -111,8 +111,8 @@ extension IncomingMessage {
       case .object:
         // Its members were scanned with the envelope's.
         reader =
-          envelope.paramsMembers.map { ParamsReader(scanned: $0, in: bytes) }
-          ?? ParamsReader(try? JSON.parse(memberBytes))
+          envelope.hasParamsMembers
+          ? ParamsReader(scannedWith: envelope, in: bytes) : ParamsReader(try? JSON.parse(memberBytes))
       case .array:
         reader = ParamsReader(try? JSON.parse(memberBytes))
       default:

@@ -12,29 +12,31 @@ public struct ParamsReader {
     case object(JSON)
     /// Params sent by position: refused by every read.
     case array(JSON)
-    /// Its members are in `scanned`.
+    /// Its members are in `envelope`.
     case scanned(bytes: UnsafeRawBufferPointer)
   }
 
   private let source: Source
-  /// The members of a scanned params object. Kept out of `source`'s payload so a read
-  /// borrows them instead of copying them out (a retain and a release a read).
-  private let scanned: JSONScanner.ScannedObject?
+  /// The envelope whose params these are. The dispatcher owns it and refills it for
+  /// each message, so it outlives every reader (which lives only while its method is
+  /// run): unowned, neither retained nor released.
+  private unowned(unsafe) let envelope: JSONScanner.Envelope?
   /// Where this object sits in the request's params, so nested objects (a topic in
   /// `topics`) report the full JSON Pointer.
   public let path: String
 
-  /// The members of a params object, scanned within `bytes` (ranges are relative to it).
-  init(scanned members: JSONScanner.ScannedObject, in bytes: UnsafeRawBufferPointer) {
+  /// The members of a params object, scanned with `envelope` within `bytes` (ranges
+  /// are relative to it).
+  init(scannedWith envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer) {
     source = .scanned(bytes: bytes)
-    scanned = members
+    self.envelope = envelope
     path = ""
   }
 
   /// A request's params as a tree, or a nested object at `path`.
   public init(_ params: JSON?, path: String = "") {
     self.path = path
-    scanned = nil
+    envelope = nil
     guard let params else {
       source = .none
       return
@@ -52,8 +54,8 @@ public struct ParamsReader {
     case .none: return nil
     case .object(let value), .array(let value): return value
     case .scanned(let bytes):
-      guard let scanned else { return nil }
-      return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[scanned.range]))
+      guard let range = envelope?.params?.range else { return nil }
+      return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
   }
 
@@ -76,7 +78,7 @@ public struct ParamsReader {
     switch source {
     case .none, .array: return nil
     case .object(let object): return object.members.first?.key
-    case .scanned: return scanned?.members.first?.key
+    case .scanned: return envelope?.firstParamKey
     }
   }
 
@@ -104,9 +106,9 @@ public struct ParamsReader {
       if let integer = value.integer { return .integer(integer) }
       return .tree(value)
     case .scanned:
-      guard let scanned, let member = scanned.entry(key), member.kind != .null else { return .absent }
+      guard let envelope, let member = envelope.paramEntry(key), member.kind != .null else { return .absent }
       switch member.kind {
-      case .string: return .string(scanned.stringValue(member) ?? "")
+      case .string: return .string(envelope.stringValue(member) ?? "")
       case .true: return .bool(true)
       case .false: return .bool(false)
       case .integer: return .integer(member.integerValue ?? 0)
@@ -171,7 +173,7 @@ public struct ParamsReader {
     switch source {
     case .none, .array: return false
     case .object(let object): return object[key.name] != nil
-    case .scanned: return scanned?.entry(key) != nil
+    case .scanned: return envelope?.paramEntry(key) != nil
     }
   }
 
