@@ -153,6 +153,11 @@ extension JSONScanner {
       } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() }) {
         info = ValueInfo(kind: .string)
         shortValue = short
+      } else if pos < end, base[pos] &- 0x30 < 10 || base[pos] == UInt8(ascii: "-") {
+        // A number (an id, most often) without the call of the general value scan.
+        var integer: Int64 = 0
+        let kind = try scanNumber(&integer)
+        info = ValueInfo(kind: kind, integer: integer)
       } else {
         info = try scanValue(enclosing: 1)
       }

@@ -664,7 +664,7 @@ public struct JSONScanner {
 
   /// Scans a number at `pos`. For an integer, stores its value in `value`.
   @inline(__always)
-  private mutating func scanNumber(_ value: inout Int64) throws(JSONError) -> Kind {
+  mutating func scanNumber(_ value: inout Int64) throws(JSONError) -> Kind {
     let start = pos
     let negative = base[pos] == UInt8(ascii: "-")
     if negative { pos += 1 }
