@@ -333,8 +333,15 @@ public final class Dispatcher {
   }
 }
 
-/// A registered request method and its count.
-private struct RegisteredRequest {
+/// A registered request method and its count. A class: the dispatcher hands out the
+/// last method's entry for each request, and as a struct of two references that cost
+/// two retains and two releases.
+private final class RegisteredRequest {
   let run: Dispatcher.RunRequest
   let counter: RPCStatistics.MethodCounter
+
+  init(run: @escaping Dispatcher.RunRequest, counter: RPCStatistics.MethodCounter) {
+    self.run = run
+    self.counter = counter
+  }
 }
