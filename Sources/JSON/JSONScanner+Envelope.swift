@@ -64,7 +64,10 @@ extension JSONScanner {
 
     /// The decoded value of a string entry; nil for any other kind.
     public func stringValue(_ entry: Entry) -> String? {
-      entry.record.kind == .string ? entry.record.value.string(spills) : nil
+      guard entry.record.kind == .string else { return nil }
+      // The spills only when the value is one: passing them retained and released them.
+      let value = entry.record.value
+      return value.count < 0 ? value.string(spills) : value.inlineString
     }
 
     /// Whether `entry` is a string whose decoded value is `value`.

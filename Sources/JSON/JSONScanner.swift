@@ -280,7 +280,11 @@ public struct JSONScanner {
     }
 
     func string(_ spills: [String]) -> String {
-      if count < 0 { return spills[-1 - count] }
+      count < 0 ? spills[-1 - count] : inlineString
+    }
+
+    /// The text of an inline (not spilled) value.
+    var inlineString: String {
       if count == 0 { return "" }
       // Made in place (a small string needs no allocation): `String(decoding:as:)` went
       // through its generic repairing path, ~100 instructions more a string.

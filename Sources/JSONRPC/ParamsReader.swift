@@ -19,8 +19,9 @@ public struct ParamsReader {
   private let source: Source
   /// The envelope whose params these are. The dispatcher owns it and refills it for
   /// each message, so it outlives every reader (which lives only while its method is
-  /// run): unowned, neither retained nor released.
-  private unowned(unsafe) let envelope: JSONScanner.Envelope?
+  /// run): neither retained nor released (an `unowned(unsafe)` one was retained at
+  /// each read).
+  private let envelope: Unmanaged<JSONScanner.Envelope>?
   /// Where this object sits in the request's params, so nested objects (a topic in
   /// `topics`) report the full JSON Pointer.
   public let path: String
@@ -29,7 +30,7 @@ public struct ParamsReader {
   /// are relative to it).
   init(scannedWith envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer) {
     source = .scanned(bytes: bytes)
-    self.envelope = envelope
+    self.envelope = Unmanaged.passUnretained(envelope)
     path = ""
   }
 
@@ -54,7 +55,7 @@ public struct ParamsReader {
     case .none: return nil
     case .object(let value), .array(let value): return value
     case .scanned(let bytes):
-      guard let range = envelope?.params?.range else { return nil }
+      guard let range = envelope?.takeUnretainedValue().params?.range else { return nil }
       return try? JSON.parse(UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
   }
@@ -78,7 +79,7 @@ public struct ParamsReader {
     switch source {
     case .none, .array: return nil
     case .object(let object): return object.members.first?.key
-    case .scanned: return envelope?.firstParamKey
+    case .scanned: return envelope?.takeUnretainedValue().firstParamKey
     }
   }
 
@@ -106,13 +107,16 @@ public struct ParamsReader {
       if let integer = value.integer { return .integer(integer) }
       return .tree(value)
     case .scanned:
-      guard let envelope, let member = envelope.paramEntry(key), member.kind != .null else { return .absent }
-      switch member.kind {
-      case .string: return .string(envelope.stringValue(member) ?? "")
-      case .true: return .bool(true)
-      case .false: return .bool(false)
-      case .integer: return .integer(member.integerValue ?? 0)
-      default: return .other(member.kind, member.range)
+      guard let envelope else { return .absent }
+      return envelope._withUnsafeGuaranteedRef { envelope in
+        guard let member = envelope.paramEntry(key), member.kind != .null else { return .absent }
+        switch member.kind {
+        case .string: return .string(envelope.stringValue(member) ?? "")
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .integer: return .integer(member.integerValue ?? 0)
+        default: return .other(member.kind, member.range)
+        }
       }
     }
   }
@@ -173,7 +177,7 @@ public struct ParamsReader {
     switch source {
     case .none, .array: return false
     case .object(let object): return object[key.name] != nil
-    case .scanned: return envelope?.paramEntry(key) != nil
+    case .scanned: return envelope?.takeUnretainedValue().paramEntry(key) != nil
     }
   }
 
