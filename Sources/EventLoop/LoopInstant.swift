@@ -13,6 +13,15 @@ public struct LoopInstant: Comparable, Hashable, Sendable {
     return LoopInstant(nanoseconds: overflow ? .max : sum)
   }
 
+  /// Whether at most `milliseconds` passed from `earlier` to this instant (always, when
+  /// this one comes first). In integers: the same test with `Duration`s, which count
+  /// attoseconds in 128 bits, cost ~100 instructions on every cached read.
+  public func isWithin(milliseconds: UInt64, of earlier: LoopInstant) -> Bool {
+    guard nanoseconds > earlier.nanoseconds else { return true }
+    let (limit, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000_000)
+    return overflow || nanoseconds - earlier.nanoseconds <= limit
+  }
+
   /// The time from `earlier` to `later`, negative when `later` comes first.
   public static func - (later: LoopInstant, earlier: LoopInstant) -> Duration {
     later >= earlier

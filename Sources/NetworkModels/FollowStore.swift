@@ -579,7 +579,7 @@ public final class FollowStore {
   /// would ask the backend. For a caller that answers at once: no completion is made.
   public func cachedState(_ key: EntityKey, maxAgeMs: UInt64) -> EntityState? {
     guard let record = records[key], record.confirmed != nil,
-      loop.clock.now - record.confirmedAt <= .milliseconds(maxAgeMs),
+      loop.clock.now.isWithin(milliseconds: maxAgeMs, of: record.confirmedAt),
       activities.isEmpty || activities[key]?.uncertain != true
     else { return nil }
     counters.cacheHits += 1
