@@ -19,6 +19,9 @@ extension JSONScanner {
     /// Refilled in place, message after message.
     var paramRecords: [Record] = []
     public internal(set) var hasParamsMembers = false
+    /// A bit per params key (`keyBit`): a read of a param that is absent, as most
+    /// optional ones are, ends here without a call or a look through the records.
+    @usableFromInline var paramKeyBits: UInt64 = 0
     /// Keys and string values too long to keep inline, or with escapes, of the envelope
     /// and of its params.
     var spills: [String] = []
@@ -34,7 +37,21 @@ extension JSONScanner {
       hasResult = false
       hasError = false
       hasParamsMembers = false
+      paramKeyBits = 0
       if !spills.isEmpty { spills.removeAll(keepingCapacity: true) }
+    }
+
+    /// Whether `params` may have a member named `key`; false when it has none.
+    @inlinable
+    public func mayHaveParam(_ key: Key) -> Bool {
+      paramKeyBits & Envelope.keyBit(key.packed) != 0
+    }
+
+    /// Which bit a key sets: from its first word, or every bit for a text that is not
+    /// inline (spilled keys are compared by their bytes).
+    @inlinable
+    static func keyBit(_ text: InlineText) -> UInt64 {
+      text.count < 0 ? ~0 : 1 &<< ((text.low &* 0x9E37_79B9_7F4A_7C15) &>> 58)
     }
 
     /// The params member named `key` (byte for byte; the last of duplicates, as jansson
@@ -147,11 +164,15 @@ extension JSONScanner {
       let info: ValueInfo
       var shortValue: InlineText?
       let isParams = key.equals(EnvelopeName.params, envelope.spills)
-      if isParams { envelope.hasParamsMembers = false }
+      if isParams {
+        envelope.hasParamsMembers = false
+        envelope.paramKeyBits = 0
+      }
       if isParams, pos < end, base[pos] == UInt8(ascii: "{") {
         envelope.paramRecords.removeAll(keepingCapacity: true)
         _ = try scanMembers(enclosing: 1, nestedKey: nil, into: &envelope.paramRecords, spills: &envelope.spills)
         envelope.hasParamsMembers = !envelope.paramRecords.isEmpty
+        envelope.paramKeyBits = envelope.paramRecords.reduce(0) { $0 | Envelope.keyBit($1.key) }
         info = ValueInfo(kind: .object, flag: envelope.paramRecords.isEmpty)
       } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() }) {
         info = ValueInfo(kind: .string)

@@ -164,12 +164,14 @@ public struct JSONScanner {
 
   /// A member found by `ScannedObject.entry(_:)`: its string value is read through the
   /// object (`stringValue(_:)`), which holds the spills.
+  /// Its accessors are inlinable: called across modules for every param read, each
+  /// was a call.
   public struct Entry: Sendable {
-    let record: Record
-    public var range: Range<Int> { record.range }
-    public var kind: Kind { record.kind }
-    public var integerValue: Int64? { record.kind == .integer ? record.integer : nil }
-    public var isEmptyContainer: Bool { record.isEmpty }
+    @usableFromInline let record: Record
+    @inlinable public var range: Range<Int> { record.range }
+    @inlinable public var kind: Kind { record.kind }
+    @inlinable public var integerValue: Int64? { record.kind == .integer ? record.integer : nil }
+    @inlinable public var isEmptyContainer: Bool { record.isEmpty }
   }
 
   /// A member's name, packed once: the hot paths keep theirs in `static let`s, so a
@@ -177,7 +179,7 @@ public struct JSONScanner {
   public struct Key: Sendable, ExpressibleByStringLiteral {
     public let name: String
     /// `count` is -1 for a name too long to be inline: no inline key equals it.
-    let packed: InlineText
+    @usableFromInline let packed: InlineText
 
     public init(_ name: String) {
       self.name = name
@@ -208,18 +210,18 @@ public struct JSONScanner {
   }
 
   /// A member as scanned; plain data, so arrays of them cost nothing to free.
-  struct Record: Sendable {
+  @usableFromInline struct Record: Sendable {
     var key: InlineText
     var value: InlineText
-    var range: Range<Int>
-    var integer: Int64
-    var kind: Kind
-    var isEmpty: Bool
+    @usableFromInline var range: Range<Int>
+    @usableFromInline var integer: Int64
+    @usableFromInline var kind: Kind
+    @usableFromInline var isEmpty: Bool
   }
 
   /// A key or string value: up to 16 UTF-8 bytes packed into two words, or the index of
   /// a `String` in the spills.
-  struct InlineText: Sendable {
+  @usableFromInline struct InlineText: Sendable {
     static let capacity = 16
 
     /// Bytes packed little-endian into two words (zero beyond `count`), and the bytes
@@ -256,10 +258,10 @@ public struct JSONScanner {
       }
     }
 
-    let low: UInt64
+    @usableFromInline let low: UInt64
     let high: UInt64
     /// The byte count when inline; `-1 - index` when the text is `spills[index]`.
-    let count: Int
+    @usableFromInline let count: Int
 
     static let none = InlineText(low: 0, high: 0, count: 0)
 

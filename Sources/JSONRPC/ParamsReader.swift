@@ -107,7 +107,7 @@ public struct ParamsReader {
       if let integer = value.integer { return .integer(integer) }
       return .tree(value)
     case .scanned:
-      guard let envelope else { return .absent }
+      guard let envelope, envelope._withUnsafeGuaranteedRef({ $0.mayHaveParam(key) }) else { return .absent }
       return envelope._withUnsafeGuaranteedRef { envelope in
         guard let member = envelope.paramEntry(key), member.kind != .null else { return .absent }
         switch member.kind {
