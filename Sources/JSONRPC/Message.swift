@@ -65,7 +65,7 @@ extension IncomingMessage {
   ///
   /// `knownMethod` is a method name seen before, packed: when the message names it, its
   /// `String` is reused instead of being made from the bytes again.
-  init(envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer, knownMethod: JSONScanner.Key? = nil) {
+  init(envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer, knownMethod: JSONScanner.Key = "") {
     var id: RequestID?
     if let idMember = envelope.id {
       switch idMember.kind {
@@ -93,7 +93,7 @@ extension IncomingMessage {
       return
     }
     let method: String
-    if let knownMethod, envelope.hasStringValue(methodMember, knownMethod) {
+    if envelope.hasStringValue(methodMember, knownMethod) {
       method = knownMethod.name
     } else if let value = envelope.stringValue(methodMember) {
       method = value
