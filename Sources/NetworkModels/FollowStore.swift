@@ -578,12 +578,22 @@ public final class FollowStore {
   /// The state `read` answers from memory (and counts as a cache hit), or nil when it
   /// would ask the backend. For a caller that answers at once: no completion is made.
   public func cachedState(_ key: EntityKey, maxAgeMs: UInt64) -> EntityState? {
+    var found: EntityState?
+    _ = withCachedState(key, maxAgeMs: maxAgeMs) { found = copy $0 }
+    return found
+  }
+
+  /// The same, lent to `body`; false, and `body` not called, when it would ask the
+  /// backend. For the cached read: an optional state returned was destroyed through the
+  /// runtime's generic code (~150 instructions).
+  public func withCachedState(_ key: EntityKey, maxAgeMs: UInt64, _ body: (borrowing EntityState) -> Void) -> Bool {
     guard let record = records[key], record.confirmed != nil,
       loop.clock.now.isWithin(milliseconds: maxAgeMs, of: record.confirmedAt),
       activities.isEmpty || activities[key]?.uncertain != true
-    else { return nil }
+    else { return false }
     counters.cacheHits += 1
-    return state(key, record)
+    body(state(key, record))
+    return true
   }
 
   /// The second half of `read`: one backend read shared by every concurrent caller.
