@@ -34,9 +34,11 @@ enum GetFollowState: ServiceMethod {
     let store = service.store
     // A fresh cached state is answered here, without a completion to allocate.
     if !params.refresh,
-      store.withCachedState(key, maxAgeMs: params.maxAgeMs ?? service.configuration.defaultMaxAgeMs, { state in
-        reply.succeed(state)
-      })
+      store.withCachedState(
+        key, maxAgeMs: params.maxAgeMs ?? service.configuration.defaultMaxAgeMs,
+        { state in
+          reply.succeed(state)
+        })
     {
       return
     }
