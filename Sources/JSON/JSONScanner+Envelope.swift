@@ -17,7 +17,7 @@ extension JSONScanner {
     /// The members of `params`, when it is a non-empty object (`hasParamsMembers`):
     /// their ranges too are offsets in the scanned bytes, their long texts in `spills`.
     /// Refilled in place, message after message.
-    var paramRecords: [Record] = []
+    var paramRecords = Records()
     public internal(set) var hasParamsMembers = false
     /// A bit per params key (`keyBit`): a read of a param that is absent, as most
     /// optional ones are, ends here without a call or a look through the records.
@@ -70,13 +70,13 @@ extension JSONScanner {
 
     /// The first params member's key, for the error that names it.
     public var firstParamKey: String? {
-      hasParamsMembers ? paramRecords.first?.key.string(spills) : nil
+      hasParamsMembers ? paramRecords.storage[0].key.string(spills) : nil
     }
 
     /// The members of `params` as the general scan gives them (for checks: it copies).
     public var paramsMembers: ScannedObject? {
       guard hasParamsMembers, let params else { return nil }
-      return ScannedObject(records: paramRecords, spills: spills, range: params.range)
+      return ScannedObject(records: paramRecords.array, spills: spills, range: params.range)
     }
 
     /// The decoded value of a string entry; nil for any other kind.
@@ -169,10 +169,12 @@ extension JSONScanner {
         envelope.paramKeyBits = 0
       }
       if isParams, pos < end, base[pos] == UInt8(ascii: "{") {
-        envelope.paramRecords.removeAll(keepingCapacity: true)
+        envelope.paramRecords.reuse()
         _ = try scanMembers(enclosing: 1, nestedKey: nil, into: &envelope.paramRecords, spills: &envelope.spills)
         envelope.hasParamsMembers = !envelope.paramRecords.isEmpty
-        envelope.paramKeyBits = envelope.paramRecords.reduce(0) { $0 | Envelope.keyBit($1.key) }
+        envelope.paramKeyBits = envelope.paramRecords.withUnsafeBufferPointer {
+          $0.reduce(0) { $0 | Envelope.keyBit($1.key) }
+        }
         info = ValueInfo(kind: .object, flag: envelope.paramRecords.isEmpty)
       } else if pos < end, base[pos] == UInt8(ascii: "\""), case let short? = skippingQuote({ $0.shortPlainString() }) {
         info = ValueInfo(kind: .string)

@@ -209,6 +209,35 @@ public struct JSONScanner {
     public subscript(index: Int) -> Member { Member(record: records[index], spills: spills) }
   }
 
+  /// Members as scanned, in an array a scan may refill in place: emptying an array and
+  /// appending again went through `replaceSubrange` (~90 instructions a message).
+  struct Records {
+    private(set) var storage: [Record] = []
+    private(set) var count = 0
+
+    mutating func append(_ record: Record) {
+      if count < storage.count {
+        storage[count] = record
+      } else {
+        if storage.capacity < 6 { storage.reserveCapacity(6) }
+        storage.append(record)
+      }
+      count += 1
+    }
+
+    /// Empty again, keeping the storage for the next scan.
+    mutating func reuse() { count = 0 }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Exactly the members scanned.
+    var array: [Record] { count == storage.count ? storage : Array(storage[..<count]) }
+
+    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Record>) -> Result) -> Result {
+      storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[..<count])) }
+    }
+  }
+
   /// A member as scanned; plain data, so arrays of them cost nothing to free.
   @usableFromInline struct Record: Sendable {
     var key: InlineText
@@ -398,17 +427,17 @@ public struct JSONScanner {
     object: ScannedObject, nested: ScannedObject?
   ) {
     let objectStart = pos
-    var records: [Record] = []
+    var records = Records()
     var spills: [String] = []
     let nested = try scanMembers(enclosing: enclosing, nestedKey: nestedKey, into: &records, spills: &spills)
-    return (ScannedObject(records: records, spills: spills, range: objectStart..<pos), nested)
+    return (ScannedObject(records: records.array, spills: spills, range: objectStart..<pos), nested)
   }
 
   /// The loop of `scanObject`: appends the members of the object at `pos` to `records`
   /// (and the texts they spill to `spills`), and returns the members of the `nestedKey`
   /// object. The envelope scan passes the arrays it keeps from one message to the next.
   mutating func scanMembers(
-    enclosing: Int, nestedKey: Key?, into records: inout [Record], spills: inout [String]
+    enclosing: Int, nestedKey: Key?, into records: inout Records, spills: inout [String]
   ) throws(JSONError) -> ScannedObject? {
     pos += 1
     skipWhitespace()
@@ -417,7 +446,6 @@ public struct JSONScanner {
       pos += 1
       return nil
     }
-    if records.capacity < 6 { records.reserveCapacity(6) }
     while true {
       guard pos < end && base[pos] == UInt8(ascii: "\"") else {
         throw failure("string or '}' expected", at: pos)
