@@ -97,9 +97,24 @@ enum KeyHash {
         state = fold(low ^ seeds.chunk, high ^ state)
         offset += 16
       }
-      var tail: (UInt64, UInt64) = (0, 0)
-      withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.copyMemory(from: raw + offset, byteCount: count - offset) }
-      state = fold(UInt64(littleEndian: tail.0) ^ seeds.chunk, UInt64(littleEndian: tail.1) ^ state)
+      // The last 0 to 15 bytes in two words, from loads that may overlap (as wyhash
+      // reads them): a copy into zeroed words called `memcpy`. Equal texts load alike,
+      // and the length is mixed in below.
+      let rest = count - offset
+      var low: UInt64 = 0
+      var high: UInt64 = 0
+      if rest >= 8 {
+        low = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        high = raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+      } else if rest >= 4 {
+        low =
+          UInt64(raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+          | UInt64(raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) &<< 32
+      } else if rest > 0 {
+        low =
+          UInt64(base[offset]) | UInt64(base[offset + rest / 2]) &<< 8 | UInt64(base[count - 1]) &<< 16
+      }
+      state = fold(UInt64(littleEndian: low) ^ seeds.chunk, UInt64(littleEndian: high) ^ state)
     }
     // The length ends the text, so "ab" + "c" and "a" + "bc" differ.
     return fold(state ^ UInt64(count), seeds.length)

@@ -23,6 +23,18 @@ import Testing
         #expect(EntityKey.isValidKind(text) == Self.matchesPattern(held), "\(held)")
       }
     }
+    // Every byte at every place of kinds one and two words long, and between.
+    for length in [7, 8, 9, 15, 16, 17, 24] {
+      for place in 1..<length {
+        for byte in UInt8.min...UInt8.max {
+          var kind = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+          kind[place] = byte
+          let held = Array(String(decoding: kind, as: UTF8.self).utf8)
+          #expect(
+            EntityKey.isValidKind(String(decoding: held, as: UTF8.self)) == Self.matchesPattern(held), "\(held)")
+        }
+      }
+    }
     #expect(EntityKey.isValidKind(String(repeating: "a", count: 64)))
     #expect(!EntityKey.isValidKind(String(repeating: "a", count: 65)))
     #expect(!EntityKey.isValidKind(""))
