@@ -1,3 +1,4 @@
+import JSON
 import JSONRPC
 import NetworkModels
 
@@ -13,9 +14,17 @@ enum Follow: ServiceMethod {
     /// Answer once the backend settled the intent, not at once.
     let await: Bool
 
+    private static let awaitName: JSONScanner.Key = "await"
+
+    /// Made whole at the end (see `GetFollowState.Params`).
     init(from params: borrowing ParamsReader) throws(ResponseError) {
-      key = try params.entityKey()
-      self.await = try params.bool("await") ?? false
+      let key = try params.entityKey()
+      self.init(key: key, await: try params.bool(Params.awaitName) ?? false)
+    }
+
+    private init(key: EntityKey, `await`: Bool) {
+      self.key = key
+      self.await = `await`
     }
   }
 

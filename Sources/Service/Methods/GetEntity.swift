@@ -1,3 +1,4 @@
+import JSON
 import JSONRPC
 import NetworkModels
 
@@ -13,9 +14,17 @@ enum GetEntity: ServiceMethod {
     let key: EntityKey
     let refresh: Bool
 
+    private static let refreshName: JSONScanner.Key = "refresh"
+
+    /// Made whole at the end (see `GetFollowState.Params`).
     init(from params: borrowing ParamsReader) throws(ResponseError) {
-      key = try params.entityKey()
-      refresh = try params.bool("refresh") ?? false
+      let key = try params.entityKey()
+      self.init(key: key, refresh: try params.bool(Params.refreshName) ?? false)
+    }
+
+    private init(key: EntityKey, refresh: Bool) {
+      self.key = key
+      self.refresh = refresh
     }
   }
 

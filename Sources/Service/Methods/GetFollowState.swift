@@ -19,11 +19,19 @@ enum GetFollowState: ServiceMethod {
     private static let maxAgeMsName: JSONScanner.Key = "maxAgeMs"
 
     init(from params: borrowing ParamsReader) throws(ResponseError) {
-      key = try params.entityKey()
-      refresh = try params.bool(Params.refreshName) ?? false
+      let key = try params.entityKey()
+      let refresh = try params.bool(Params.refreshName) ?? false
       let maxAge = try params.integer(Params.maxAgeMsName)
       if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
-      maxAgeMs = maxAge.map(UInt64.init)
+      // Made whole at the end: assigned member by member, the finished value was
+      // copied out and the original destroyed (~120 instructions).
+      self.init(key: key, refresh: refresh, maxAgeMs: maxAge.map(UInt64.init))
+    }
+
+    private init(key: EntityKey, refresh: Bool, maxAgeMs: UInt64?) {
+      self.key = key
+      self.refresh = refresh
+      self.maxAgeMs = maxAgeMs
     }
   }
 

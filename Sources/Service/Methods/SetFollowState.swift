@@ -1,3 +1,4 @@
+import JSON
 import JSONRPC
 import NetworkModels
 
@@ -14,13 +15,22 @@ enum SetFollowState: ServiceMethod {
     let following: Bool
     let await: Bool
 
+    private static let followingName: JSONScanner.Key = "following"
+    private static let awaitName: JSONScanner.Key = "await"
+
+    /// Made whole at the end (see `GetFollowState.Params`).
     init(from params: borrowing ParamsReader) throws(ResponseError) {
-      key = try params.entityKey()
-      guard let following = try params.bool("following") else {
+      let key = try params.entityKey()
+      guard let following = try params.bool(Params.followingName) else {
         throw .invalidParams("following is required", path: "/following")
       }
+      self.init(key: key, following: following, await: try params.bool(Params.awaitName) ?? false)
+    }
+
+    private init(key: EntityKey, following: Bool, `await`: Bool) {
+      self.key = key
       self.following = following
-      self.await = try params.bool("await") ?? false
+      self.await = `await`
     }
   }
 
