@@ -120,16 +120,19 @@ public struct StackText {
     guard let source = utf8.baseAddress, reserve(utf8.count) else { return }
     let count = utf8.count
     let raw = UnsafeRawPointer(source)
-    var offset = 0
     var flagged: UInt64 = 0
-    while count - offset >= 8 {
-      flagged |= StackText.needsEscape(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-      offset += 8
-    }
-    if offset < count {
-      // The rest in a word padded with spaces, which need no escape.
+    if count >= 8 {
+      var offset = 0
+      while count - offset > 8 {
+        flagged |= StackText.needsEscape(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        offset += 8
+      }
+      // The last word overlaps the one before it.
+      flagged |= StackText.needsEscape(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+    } else if count > 0 {
+      // A short text in a word padded with spaces, which need no escape.
       var word: UInt64 = 0x2020_2020_2020_2020
-      withUnsafeMutableBytes(of: &word) { $0.baseAddress!.copyMemory(from: raw + offset, byteCount: count - offset) }
+      withUnsafeMutableBytes(of: &word) { $0.baseAddress!.copyMemory(from: raw, byteCount: count) }
       flagged |= StackText.needsEscape(word)
     }
     guard flagged == 0 else { return giveUp() }
