@@ -9,7 +9,10 @@ extension JSONScanner {
   public final class Envelope {
     public internal(set) var id: Entry?
     /// `jsonrpc`.
-    public internal(set) var version: Entry?
+    /// Whether `jsonrpc` is there and is exactly the string "2.0" (the last one, when
+    /// the name is given twice). Only that is asked of it: keeping the member cost its
+    /// record, written and then compared.
+    public internal(set) var isVersion2 = false
     public internal(set) var method: Entry?
     public internal(set) var params: Entry?
     public internal(set) var hasResult = false
@@ -31,7 +34,7 @@ extension JSONScanner {
     /// Emptied before each scan.
     func reset() {
       id = nil
-      version = nil
+      isVersion2 = false
       method = nil
       params = nil
       hasResult = false
@@ -137,7 +140,9 @@ extension JSONScanner {
     static let params = Key(name: "params", low: 0x736D_6172_6170, count: 6)
     static let result = Key(name: "result", low: 0x746C_7573_6572, count: 6)
     static let error = Key(name: "error", low: 0x0072_6F72_7265, count: 5)
-    static let all = [id, jsonrpc, method, params, result, error]
+    /// The one value `jsonrpc` may have.
+    static let version = Key(name: "2.0", low: 0x30_2E32, count: 3)
+    static let all = [id, jsonrpc, method, params, result, error, version]
   }
 
   /// `scanObject` at the top level (its errors, its handling of `params`), keeping
@@ -206,7 +211,11 @@ extension JSONScanner {
       } else if key.equals(EnvelopeName.id, envelope.spills) {
         envelope.id = entry(&envelope.spills)
       } else if key.equals(EnvelopeName.jsonrpc, envelope.spills) {
-        envelope.version = entry(&envelope.spills)
+        envelope.isVersion2 =
+          info.kind == .string
+          && (shortValue
+            ?? text(from: valueStart + 1, to: valueEnd - 1, hasEscapes: info.flag, spills: &envelope.spills))
+            .equals(EnvelopeName.version, envelope.spills)
       } else if key.equals(EnvelopeName.result, envelope.spills) {
         envelope.hasResult = true
       } else if key.equals(EnvelopeName.error, envelope.spills) {

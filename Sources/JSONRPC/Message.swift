@@ -80,7 +80,7 @@ extension IncomingMessage {
         return
       }
     }
-    guard let version = envelope.version, envelope.hasStringValue(version, MemberName.version) else {
+    guard envelope.isVersion2 else {
       self = .invalid(id: id ?? .null, .invalidRequest(#"jsonrpc must be exactly "2.0""#))
       return
     }
@@ -126,11 +126,6 @@ extension IncomingMessage {
       self = .notification(method: method, params: reader)
     }
   }
-}
-
-/// The one value `jsonrpc` may have, packed once.
-private enum MemberName {
-  static let version: JSONScanner.Key = "2.0"
 }
 
 /// Writes the bodies of outgoing messages straight into an output buffer.

@@ -18,7 +18,7 @@ public enum EnvelopeCheck {
       return nil
     case (.success(let (object, nested)?), .success(let envelope?)):
       let pairs: [(String, JSONScanner.Entry?)] = [
-        ("id", envelope.id), ("jsonrpc", envelope.version), ("method", envelope.method), ("params", envelope.params),
+        ("id", envelope.id), ("method", envelope.method), ("params", envelope.params),
       ]
       for (name, got) in pairs {
         let expected = object.entry(JSONScanner.Key(name))
@@ -31,6 +31,8 @@ public enum EnvelopeCheck {
           guard a?.utf8.elementsEqual(b?.utf8 ?? "".utf8) ?? (b == nil) else { return "\(name)'s string differs" }
         }
       }
+      let isVersion2 = object.entry("jsonrpc").map { object.hasStringValue($0, "2.0") } ?? false
+      guard isVersion2 == envelope.isVersion2 else { return "jsonrpc differs" }
       guard (object.entry("result") != nil) == envelope.hasResult, (object.entry("error") != nil) == envelope.hasError
       else { return "result or error differs" }
       guard nested?.members.map(\.range) == envelope.paramsMembers?.members.map(\.range),

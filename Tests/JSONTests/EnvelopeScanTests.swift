@@ -18,6 +18,8 @@ import Testing
     #"{"jsonrpc":"2.0","id":5,"result":{"ok":true}}"#,
     #"{"jsonrpc":"2.0","id":6,"error":{"code":-1,"message":"no"}}"#,
     #"{"jsonrpc":"1.0","id":7,"method":"m","a-member-name-longer-than-sixteen-bytes":"and a long value too"}"#,
+    #"{"jsonrpc":"2\u002e0","id":8,"method":"m"}"#, #"{"jsonrpc":"2.0","jsonrpc":"1.0","id":9,"method":"m"}"#,
+    #"{"jsonrpc":"2.00","id":10,"method":"m"}"#, #"{"jsonrpc":2.0,"id":11,"method":"m"}"#,
     #"{}"#, #"[]"#, #"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#, #"42"#, #""text""#,
   ]
 
