@@ -71,6 +71,39 @@ extension JSONScanner {
       }
     }
 
+    /// What a params member holds (`null` reads as absent), found and decoded in one
+    /// call: a read through `paramEntry` and `stringValue` was three calls and a copy
+    /// of the record.
+    public enum ParamValue {
+      case absent
+      case string(String)
+      case bool(Bool)
+      case integer(Int64)
+      /// An object, an array or a real: where its text is.
+      case other(Kind, Range<Int>)
+    }
+
+    public func paramValue(_ key: Key) -> ParamValue {
+      guard hasParamsMembers, mayHaveParam(key) else { return .absent }
+      return paramRecords.withUnsafeBufferPointer { records in
+        var index = records.count
+        while index > 0 {
+          index -= 1
+          let record = records[index]
+          guard record.key.equals(key, spills) else { continue }
+          switch record.kind {
+          case .null: return .absent
+          case .string: return .string(record.value.count < 0 ? record.value.string(spills) : record.value.inlineString)
+          case .true: return .bool(true)
+          case .false: return .bool(false)
+          case .integer: return .integer(record.integer)
+          case .object, .array, .real: return .other(record.kind, record.range)
+          }
+        }
+        return .absent
+      }
+    }
+
     /// The first params member's key, for the error that names it.
     public var firstParamKey: String? {
       hasParamsMembers ? paramRecords.storage[0].key.string(spills) : nil

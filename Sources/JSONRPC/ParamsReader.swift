@@ -108,15 +108,12 @@ public struct ParamsReader {
       return .tree(value)
     case .scanned:
       guard let envelope, envelope._withUnsafeGuaranteedRef({ $0.mayHaveParam(key) }) else { return .absent }
-      return envelope._withUnsafeGuaranteedRef { envelope in
-        guard let member = envelope.paramEntry(key), member.kind != .null else { return .absent }
-        switch member.kind {
-        case .string: return .string(envelope.stringValue(member) ?? "")
-        case .true: return .bool(true)
-        case .false: return .bool(false)
-        case .integer: return .integer(member.integerValue ?? 0)
-        default: return .other(member.kind, member.range)
-        }
+      switch envelope._withUnsafeGuaranteedRef({ $0.paramValue(key) }) {
+      case .absent: return .absent
+      case .string(let value): return .string(value)
+      case .bool(let value): return .bool(value)
+      case .integer(let value): return .integer(value)
+      case .other(let kind, let range): return .other(kind, range)
       }
     }
   }
