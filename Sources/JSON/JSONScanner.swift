@@ -317,6 +317,9 @@ public struct JSONScanner {
     /// The text of an inline (not spilled) value.
     var inlineString: String {
       if count == 0 { return "" }
+      if count < 16, (low | high) & 0x8080_8080_8080_8080 == 0, SmallASCIIString.layoutHolds {
+        return SmallASCIIString.make(low: low, high: high, count: count)
+      }
       // Made in place (a small string needs no allocation): `String(decoding:as:)` went
       // through its generic repairing path, ~100 instructions more a string.
       let (low, high, count) = (self.low.littleEndian, self.high.littleEndian, self.count)
@@ -1061,4 +1064,36 @@ public struct JSONScanner {
 extension JSONScanner.Kind {
   @inline(__always)
   var isContainer: Bool { self == .object || self == .array }
+}
+
+/// A short ASCII text made as the standard library lays out a small string (its bytes
+/// in two words, the count and flags in the top byte): a request's kind and id are
+/// such texts, and making each through `String(unsafeUninitializedCapacity:)`, which
+/// validates UTF-8, cost ~110 instructions. Used only when `layoutHolds`.
+enum SmallASCIIString {
+  @inline(__always)
+  static func make(low: UInt64, high: UInt64, count: Int) -> String {
+    unsafeBitCast(bits(low: low, high: high, count: count), to: String.self)
+  }
+
+  /// The top byte of a small ASCII string of `count` bytes: small, ASCII, the count.
+  @inline(__always)
+  static func bits(low: UInt64, high: UInt64, count: Int) -> (UInt64, UInt64) {
+    (low, high | UInt64(0xE0 | count) &<< 56)
+  }
+
+  /// Whether strings made the ordinary way have the bits `make` would give, checked
+  /// once on samples of every length (bits only: no string is made from bits that
+  /// might be wrong). When not, texts are made the ordinary way.
+  static let layoutHolds: Bool = {
+    let letters = Array("abcdefghijklmno/".utf8)
+    for count in 1..<16 {
+      let sample = String(decoding: letters[..<count], as: UTF8.self)
+      var words: (UInt64, UInt64) = (0, 0)
+      withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: letters[..<count]) }
+      let expected = bits(low: UInt64(littleEndian: words.0), high: UInt64(littleEndian: words.1), count: count)
+      guard unsafeBitCast(sample, to: (UInt64, UInt64).self) == expected else { return false }
+    }
+    return true
+  }()
 }

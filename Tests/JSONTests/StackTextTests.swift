@@ -52,4 +52,23 @@ import Testing
       #expect((name.packed.low, name.packed.high, name.packed.count) == expected, "\(name.name)")
     }
   }
+
+  /// Scanned short ASCII texts are made with a small string's layout: on this platform
+  /// it holds, and what it makes is the same string as one made the ordinary way, in
+  /// every way it is used (equality, hash, bytes, appending).
+  @Test func smallASCIIStringsAreOrdinaryStrings() {
+    #expect(SmallASCIIString.layoutHolds)
+    var generator = SystemRandomNumberGenerator()
+    for count in 1..<16 {
+      for _ in 0..<50 {
+        let bytes = (0..<count).map { _ in UInt8.random(in: 0..<0x80, using: &generator) }
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
+        let made = SmallASCIIString.make(low: words.0, high: words.1, count: count)
+        let ordinary = String(decoding: bytes, as: UTF8.self)
+        #expect(made == ordinary && made.hashValue == ordinary.hashValue && Array(made.utf8) == bytes)
+        #expect(made + "é" == ordinary + "é" && made.count == ordinary.count)
+      }
+    }
+  }
 }
