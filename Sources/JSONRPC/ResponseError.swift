@@ -95,7 +95,8 @@ public struct ResponseError: Error {
     text.put(#"{"code":"#)
     text.putDecimal(code.rawValue)
     text.put(#","message":""#)
-    if let prefix { prefix.withUTF8Buffer { text.putStringContent($0) } }
+    // A prefix is one of this file's literals, which need no escapes: put as it is.
+    if let prefix { text.put(prefix) }
     text.putStringContent(self.text)
     text.put(UInt8(ascii: "\""))
     if case .text(let dataText) = dataValue {
