@@ -33,9 +33,14 @@ extension NetmodelService {
 
   /// The same for a key already read.
   func checked(_ key: EntityKey, prefix: String = "") throws(ResponseError) -> EntityKey {
+    try check(key, prefix: prefix)
+    return key
+  }
+
+  /// The same check, for a caller that keeps using its own key.
+  func check(_ key: EntityKey, prefix: String = "") throws(ResponseError) {
     try checkKind(key.kind, under: prefix)
     try checkSendable(key, prefix: prefix)
-    return key
   }
 
   /// `path` is the kind's parent: the error's path is made only for an error.

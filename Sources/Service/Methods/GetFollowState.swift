@@ -35,22 +35,22 @@ enum GetFollowState: ServiceMethod {
     }
   }
 
+  /// The request's parts are read where they are (a copy of the params or the key
+  /// retained and released their strings).
   static func handle(_ request: Request<GetFollowState>, by service: NetmodelService) throws(ResponseError) {
-    let params = request.params
-    let key = try service.checked(params.key)
-    let reply = request.reply
-    let store = service.store
+    try service.check(request.params.key)
     // A fresh cached state is answered here, without a completion to allocate.
-    if !params.refresh,
-      store.withCachedState(
-        key, maxAgeMs: params.maxAgeMs ?? service.configuration.defaultMaxAgeMs,
+    if !request.params.refresh,
+      service.store.withCachedState(
+        request.params.key, maxAgeMs: request.params.maxAgeMs ?? service.configuration.defaultMaxAgeMs,
         { state in
-          reply.succeed(state)
+          request.reply.succeed(state)
         })
     {
       return
     }
-    store.readFromBackend(key) { result in
+    let reply = request.reply
+    service.store.readFromBackend(request.params.key) { result in
       switch result {
       case .success(let state): reply.succeed(state)
       case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
