@@ -84,23 +84,14 @@ extension JSONScanner {
     }
 
     public func paramValue(_ key: Key) -> ParamValue {
-      guard hasParamsMembers, mayHaveParam(key) else { return .absent }
-      return paramRecords.withUnsafeBufferPointer { records in
-        var index = records.count
-        while index > 0 {
-          index -= 1
-          let record = records[index]
-          guard record.key.equals(key, spills) else { continue }
-          switch record.kind {
-          case .null: return .absent
-          case .string: return .string(record.value.count < 0 ? record.value.string(spills) : record.value.inlineString)
-          case .true: return .bool(true)
-          case .false: return .bool(false)
-          case .integer: return .integer(record.integer)
-          case .object, .array, .real: return .other(record.kind, record.range)
-          }
-        }
-        return .absent
+      guard hasParamsMembers, mayHaveParam(key), let record = paramEntry(key)?.record else { return .absent }
+      switch record.kind {
+      case .null: return .absent
+      case .string: return .string(record.value.count < 0 ? record.value.string(spills) : record.value.inlineString)
+      case .true: return .bool(true)
+      case .false: return .bool(false)
+      case .integer: return .integer(record.integer)
+      case .object, .array, .real: return .other(record.kind, record.range)
       }
     }
 
