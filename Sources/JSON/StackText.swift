@@ -140,6 +140,25 @@ public struct StackText {
     used += count
   }
 
+  /// Up to 15 ASCII bytes in two words: checked with the bytes past `count` taken as
+  /// spaces (which need no escape), and stored whole (the bytes past `count` are
+  /// written over by what follows).
+  @usableFromInline
+  mutating func putSmallASCII(low: UInt64, high: UInt64, count: Int) {
+    guard reserve(16) else { return }
+    let spaces: UInt64 = 0x2020_2020_2020_2020
+    let lowMask: UInt64 = count >= 8 ? ~0 : (1 &<< UInt64(count &* 8)) &- 1
+    let highMask: UInt64 = count <= 8 ? 0 : (1 &<< UInt64((count &- 8) &* 8)) &- 1
+    let flagged =
+      StackText.needsEscape(low & lowMask | spaces & ~lowMask)
+      | StackText.needsEscape(high & highMask | spaces & ~highMask)
+    guard flagged == 0 else { return giveUp() }
+    let target = UnsafeMutableRawPointer(base + used)
+    target.storeBytes(of: low.littleEndian, as: UInt64.self)
+    target.storeBytes(of: high.littleEndian, toByteOffset: 8, as: UInt64.self)
+    used += count
+  }
+
   /// Non-zero when a byte of `word` is below 0x20, a quote or a backslash. Exact for
   /// "any" (a borrow only runs on from a byte that is flagged itself).
   @inlinable @inline(__always)
@@ -153,9 +172,14 @@ public struct StackText {
     return (below20 | isQuote | isBackslash) & (ones &* 0x80)
   }
 
-  /// The same for a `String`.
+  /// The same for a `String`. A small ASCII one (a kind, most ids) is written from its
+  /// two words: lending its bytes copied them to the stack, and a short text took two
+  /// calls of `memcpy` more.
   @inlinable
   public mutating func putStringContent(_ value: String) {
+    if let (low, high, count) = SmallASCIIString.parts(of: value) {
+      return putSmallASCII(low: low, high: high, count: count)
+    }
     if value.utf8.withContiguousStorageIfAvailable({ putStringContent($0) }) != nil { return }
     var copy = value
     copy.withUTF8 { putStringContent($0) }

@@ -71,4 +71,38 @@ import Testing
       }
     }
   }
+
+  /// A `String` is written as its bytes would be, small ASCII ones from their words
+  /// included: every length they have, with a byte that needs an escape at each place,
+  /// and strings that are not small or not ASCII.
+  @Test func stringsAreWrittenAsTheirBytes() {
+    var texts: [String] = [
+      "", "é", "日本語", String(repeating: "x", count: 16), String(repeating: "y", count: 40), "ab\u{0}c",
+    ]
+    for length in 1..<16 {
+      let plain = String((0..<length).map { Character(Unicode.Scalar(UInt8(ascii: "a") + UInt8($0 % 26))) })
+      texts.append(plain)
+      for index in 0..<length {
+        for odd in ["\"", "\\", "\n", "\u{1}", "\u{7F}", "é"] {
+          var characters = Array(plain)
+          characters[index] = Character(odd)
+          texts.append(String(characters))
+        }
+      }
+    }
+    for text in texts {
+      var bytes = Array(text.utf8)
+      let expected = bytes.withUnsafeMutableBufferPointer { buffer in
+        Self.written { $0.putStringContent(UnsafeBufferPointer(buffer)) }
+      }
+      #expect(Self.written { $0.putStringContent(text) } == expected, "\(Array(text.utf8))")
+      // After other bytes, the same.
+      #expect(
+        Self.written {
+          $0.put("[")
+          $0.putStringContent(text)
+          $0.put("]")
+        } == expected.map { Array("[".utf8) + $0 + Array("]".utf8) })
+    }
+  }
 }
