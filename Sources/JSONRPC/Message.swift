@@ -65,6 +65,7 @@ extension IncomingMessage {
   ///
   /// `knownMethod` is a method name seen before, packed: when the message names it, its
   /// `String` is reused instead of being made from the bytes again.
+  @inline(__always)
   init(envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer, knownMethod: JSONScanner.Key = "") {
     var id: RequestID?
     if let idMember = envelope.id {
