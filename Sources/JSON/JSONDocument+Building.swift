@@ -1,0 +1,217 @@
+extension JSONDocument {
+  /// Reads a text into nodes with `JSONScanner`'s pieces (strings, numbers, literals,
+  /// whitespace, its errors), so it accepts what the scanner accepts, and so what
+  /// jansson accepts. Containers are walked without recursion (2048 levels would
+  /// overflow a small thread stack): the open ones are found through `parent`.
+  enum Builder {
+    static func nodes(of text: UnsafeRawBufferPointer) throws(JSONError) -> [Node] {
+      guard let base = text.baseAddress, !text.isEmpty else {
+        throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
+      }
+      var scanner = JSONScanner(base: base.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
+      var nodes: [Node] = []
+      // A value takes at least two bytes of a configuration file (a one-digit number
+      // and its comma); most take many more. One allocation for a typical file.
+      nodes.reserveCapacity(text.count / 8 + 8)
+      /// The innermost open container (-1: none) and how many are open.
+      var open = -1
+      var depth = 0
+      var keyStart = 0
+      var keyEnd = 0
+      var keyEscaped = false
+
+      scanner.skipWhitespace()
+      value: while true {
+        // A value starts at `scanner.pos` (whitespace skipped); inside an object, its
+        // key is `keyStart..<keyEnd`.
+        if depth >= JSONScanner.maximumDepth {
+          throw scanner.failure("maximum parsing depth reached", at: scanner.pos)
+        }
+        guard scanner.pos < scanner.end else { throw scanner.failure("unexpected end of input", at: scanner.pos) }
+        let inObject = open >= 0 && nodes[open].kind == .object
+        var node = Node(kind: .null, start: scanner.pos, parent: open)
+        if inObject {
+          node.keyStart = keyStart
+          node.keyEnd = keyEnd
+          node.keyEscaped = keyEscaped
+        }
+        let c = scanner.base[scanner.pos]
+        let index = nodes.count
+        if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
+          let isObject = c == UInt8(ascii: "{")
+          node.kind = isObject ? .object : .array
+          nodes.append(node)
+          link(index, to: open, in: &nodes)
+          scanner.pos += 1
+          scanner.skipWhitespace()
+          if scanner.pos < scanner.end && scanner.base[scanner.pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+            scanner.pos += 1
+            nodes[index].end = scanner.pos
+          } else {
+            open = index
+            depth += 1
+            if isObject { (keyStart, keyEnd, keyEscaped) = try scanKey(&scanner) }
+            continue value
+          }
+        } else {
+          let info = try scanner.scanValue(enclosing: depth)
+          node.kind = info.kind
+          node.end = scanner.pos
+          node.integer = info.integer
+          node.valueEscaped = info.kind == .string && info.flag
+          scanner.skipNULAfterToken(info.kind)
+          nodes.append(node)
+          link(index, to: open, in: &nodes)
+        }
+
+        // After a value: the next one in the innermost open container, or its end.
+        while true {
+          scanner.skipWhitespace()
+          guard open >= 0 else {
+            guard scanner.pos == scanner.end else { throw scanner.failure("end of file expected", at: scanner.pos) }
+            return nodes
+          }
+          guard scanner.pos < scanner.end else { throw scanner.failure("unexpected end of input", at: scanner.pos) }
+          let isObject = nodes[open].kind == .object
+          let c = scanner.base[scanner.pos]
+          if c == UInt8(ascii: ",") {
+            scanner.pos += 1
+            scanner.skipWhitespace()
+            if isObject { (keyStart, keyEnd, keyEscaped) = try scanKey(&scanner) }
+            continue value
+          }
+          guard c == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
+            throw scanner.failure(isObject ? "'}' expected" : "']' expected", at: scanner.pos)
+          }
+          scanner.pos += 1
+          nodes[open].end = scanner.pos
+          if isObject { keepLastOfEachKey(open, in: &nodes, text: text) }
+          open = nodes[open].parent
+          depth -= 1
+        }
+      }
+    }
+
+    /// A member's `"key" :`, leaving the scanner at its value.
+    private static func scanKey(_ scanner: inout JSONScanner) throws(JSONError) -> (Int, Int, Bool) {
+      guard scanner.pos < scanner.end && scanner.base[scanner.pos] == UInt8(ascii: "\"") else {
+        throw scanner.failure("string or '}' expected", at: scanner.pos)
+      }
+      let start = scanner.pos + 1
+      scanner.pos = start
+      let flags = try scanner.scanString()
+      if flags & JSONScanner.sawNULEscape != 0 {
+        throw scanner.failure("NUL byte in object key not supported", at: start - 1)
+      }
+      let end = scanner.pos - 1
+      try scanner.scanColon()
+      return (start, end, flags & JSONScanner.sawEscape != 0)
+    }
+
+    /// Appends `child` to `parent`'s children.
+    private static func link(_ child: Int, to parent: Int, in nodes: inout [Node]) {
+      guard parent >= 0 else { return }
+      if nodes[parent].last >= 0 {
+        nodes[nodes[parent].last].next = child
+      } else {
+        nodes[parent].first = child
+      }
+      nodes[parent].last = child
+      nodes[parent].count += 1
+    }
+
+    // MARK: - Keys given twice
+
+    /// jansson keeps one member per key: at the place the key first appears, with the
+    /// value it was given last. Relinks `object`'s children that way.
+    private static func keepLastOfEachKey(_ object: Int, in nodes: inout [Node], text: UnsafeRawBufferPointer) {
+      let count = nodes[object].count
+      guard count > 1 else { return }
+      // Most objects are small and have no key twice: find that out without allocating.
+      if count <= 16 {
+        var hasDuplicate = false
+        var a = nodes[object].first
+        search: while a >= 0 {
+          var b = nodes[a].next
+          while b >= 0 {
+            if sameKey(nodes[a], nodes[b], text) {
+              hasDuplicate = true
+              break search
+            }
+            b = nodes[b].next
+          }
+          a = nodes[a].next
+        }
+        guard hasDuplicate else { return }
+      }
+      var children: [Int] = []
+      children.reserveCapacity(count)
+      var child = nodes[object].first
+      while child >= 0 {
+        children.append(child)
+        child = nodes[child].next
+      }
+      // The children sorted by a hash of their decoded key, then by place: equal keys
+      // end up next to each other, the first place first.
+      let keyed = children.enumerated().map { (hash: keyHash(nodes[$0.element], text), place: $0.offset) }
+        .sorted { ($0.hash, $0.place) < ($1.hash, $1.place) }
+      // For each place, the place where its key first appears.
+      var firstPlace = Array(0..<count)
+      var run = 0
+      while run < keyed.count {
+        var runEnd = run + 1
+        while runEnd < keyed.count && keyed[runEnd].hash == keyed[run].hash { runEnd += 1 }
+        for later in run..<runEnd {
+          for earlier in run..<later where firstPlace[keyed[earlier].place] == keyed[earlier].place {
+            if sameKey(nodes[children[keyed[earlier].place]], nodes[children[keyed[later].place]], text) {
+              firstPlace[keyed[later].place] = keyed[earlier].place
+              break
+            }
+          }
+        }
+        run = runEnd
+      }
+      // Each first place holds the last value of its key.
+      var kept = children
+      for place in 0..<count where firstPlace[place] != place { kept[firstPlace[place]] = children[place] }
+      var previous = -1
+      var distinct = 0
+      for place in 0..<count where firstPlace[place] == place {
+        let node = kept[place]
+        if previous >= 0 { nodes[previous].next = node } else { nodes[object].first = node }
+        previous = node
+        distinct += 1
+      }
+      nodes[previous].next = -1
+      nodes[object].last = previous
+      nodes[object].count = distinct
+    }
+
+    /// The decoded bytes of a member's key (escapes resolved only when it has some).
+    private static func withKey<R>(
+      _ node: Node, _ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R {
+      let raw = UnsafeRawBufferPointer(rebasing: text[node.keyStart..<node.keyEnd])
+      guard node.keyEscaped else { return body(raw) }
+      let scanner = JSONScanner(
+        base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
+      var decoded = scanner.decodedString(from: node.keyStart, to: node.keyEnd, hasEscapes: true)
+      return decoded.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func sameKey(_ a: Node, _ b: Node, _ text: UnsafeRawBufferPointer) -> Bool {
+      if !a.keyEscaped && !b.keyEscaped {
+        return a.keyEnd - a.keyStart == b.keyEnd - b.keyStart
+          && text[a.keyStart..<a.keyEnd].elementsEqual(text[b.keyStart..<b.keyEnd])
+      }
+      return withKey(a, text) { a in withKey(b, text) { b in a.elementsEqual(b) } }
+    }
+
+    /// FNV-1a of the decoded key.
+    private static func keyHash(_ node: Node, _ text: UnsafeRawBufferPointer) -> UInt64 {
+      withKey(node, text) { key in
+        key.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+      }
+    }
+  }
+}
