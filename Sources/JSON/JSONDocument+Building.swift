@@ -1,21 +1,34 @@
 extension JSONDocument {
   /// Reads a text into nodes with `JSONScanner`'s pieces (strings, numbers, literals,
-  /// whitespace, its errors), so it accepts what the scanner accepts, and so what
-  /// jansson accepts. Containers are walked without recursion (2048 levels would
-  /// overflow a small thread stack): the open ones are found through `parent`.
-  enum Builder {
-    static func nodes(of text: UnsafeRawBufferPointer) throws(JSONError) -> [Node] {
-      guard let base = text.baseAddress, !text.isEmpty else {
-        throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
-      }
-      var scanner = JSONScanner(base: base.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
-      var nodes: [Node] = []
+  /// whitespace), so it accepts what the scanner accepts, and so what jansson accepts.
+  /// Containers are walked without recursion (2048 levels would overflow a small
+  /// thread stack): the open ones are found through `parent`.
+  struct Builder {
+    var scanner: JSONScanner
+    var nodes: [Node] = []
+    /// The innermost open container (-1: none) and how many are open.
+    var open = -1
+    var depth = 0
+    /// Where the value (or member) being read began: right after the opener or comma
+    /// before it (0 for the top-level value); or, after a value, where it ended. From
+    /// there jansson can re-read what failed (`janssonError`).
+    var restart = 0
+    /// After a value: that value; -1 while reading one.
+    var completed = -1
+    /// Whether a comma came before the value (or member) being read.
+    var afterComma = false
+
+    init(_ text: UnsafeRawBufferPointer) {
+      scanner = JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
       // A value takes at least two bytes of a configuration file (a one-digit number
       // and its comma); most take many more. One allocation for a typical file.
       nodes.reserveCapacity(text.count / 8 + 8)
-      /// The innermost open container (-1: none) and how many are open.
-      var open = -1
-      var depth = 0
+    }
+
+    /// Refusals here need no message of their own: `JSONDocument.parse` gives jansson's.
+    static let refused = JSONError(message: "refused", line: 0, column: 0, position: 0)
+
+    mutating func read() throws(JSONError) {
       var keyStart = 0
       var keyEnd = 0
       var keyEscaped = false
@@ -24,10 +37,8 @@ extension JSONDocument {
       value: while true {
         // A value starts at `scanner.pos` (whitespace skipped); inside an object, its
         // key is `keyStart..<keyEnd`.
-        if depth >= JSONScanner.maximumDepth {
-          throw scanner.failure("maximum parsing depth reached", at: scanner.pos)
-        }
-        guard scanner.pos < scanner.end else { throw scanner.failure("unexpected end of input", at: scanner.pos) }
+        if depth >= JSONScanner.maximumDepth { throw Self.refused }
+        guard scanner.pos < scanner.end else { throw Self.refused }
         let inObject = open >= 0 && nodes[open].kind == .object
         var node = Node(kind: .null, start: scanner.pos, parent: open)
         if inObject {
@@ -41,8 +52,10 @@ extension JSONDocument {
           let isObject = c == UInt8(ascii: "{")
           node.kind = isObject ? .object : .array
           nodes.append(node)
-          link(index, to: open, in: &nodes)
+          link(index, to: open)
           scanner.pos += 1
+          restart = scanner.pos
+          afterComma = false
           scanner.skipWhitespace()
           if scanner.pos < scanner.end && scanner.base[scanner.pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
             scanner.pos += 1
@@ -50,7 +63,7 @@ extension JSONDocument {
           } else {
             open = index
             depth += 1
-            if isObject { (keyStart, keyEnd, keyEscaped) = try scanKey(&scanner) }
+            if isObject { (keyStart, keyEnd, keyEscaped) = try scanKey() }
             continue value
           }
         } else {
@@ -59,33 +72,38 @@ extension JSONDocument {
           node.end = scanner.pos
           node.integer = info.integer
           node.valueEscaped = info.kind == .string && info.flag
-          scanner.skipNULAfterToken(info.kind)
           nodes.append(node)
-          link(index, to: open, in: &nodes)
+          link(index, to: open)
         }
 
         // After a value: the next one in the innermost open container, or its end.
+        var value = index
         while true {
+          completed = value
+          restart = nodes[value].end
+          scanner.skipNULAfterToken(nodes[value].kind)
           scanner.skipWhitespace()
           guard open >= 0 else {
-            guard scanner.pos == scanner.end else { throw scanner.failure("end of file expected", at: scanner.pos) }
-            return nodes
+            guard scanner.pos == scanner.end else { throw Self.refused }
+            return
           }
-          guard scanner.pos < scanner.end else { throw scanner.failure("unexpected end of input", at: scanner.pos) }
+          guard scanner.pos < scanner.end else { throw Self.refused }
           let isObject = nodes[open].kind == .object
           let c = scanner.base[scanner.pos]
           if c == UInt8(ascii: ",") {
             scanner.pos += 1
+            completed = -1
+            restart = scanner.pos
+            afterComma = true
             scanner.skipWhitespace()
-            if isObject { (keyStart, keyEnd, keyEscaped) = try scanKey(&scanner) }
+            if isObject { (keyStart, keyEnd, keyEscaped) = try scanKey() }
             continue value
           }
-          guard c == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
-            throw scanner.failure(isObject ? "'}' expected" : "']' expected", at: scanner.pos)
-          }
+          guard c == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Self.refused }
           scanner.pos += 1
           nodes[open].end = scanner.pos
-          if isObject { keepLastOfEachKey(open, in: &nodes, text: text) }
+          if isObject { keepLastOfEachKey(open) }
+          value = open
           open = nodes[open].parent
           depth -= 1
         }
@@ -93,23 +111,19 @@ extension JSONDocument {
     }
 
     /// A member's `"key" :`, leaving the scanner at its value.
-    private static func scanKey(_ scanner: inout JSONScanner) throws(JSONError) -> (Int, Int, Bool) {
-      guard scanner.pos < scanner.end && scanner.base[scanner.pos] == UInt8(ascii: "\"") else {
-        throw scanner.failure("string or '}' expected", at: scanner.pos)
-      }
+    private mutating func scanKey() throws(JSONError) -> (Int, Int, Bool) {
+      guard scanner.pos < scanner.end && scanner.base[scanner.pos] == UInt8(ascii: "\"") else { throw Self.refused }
       let start = scanner.pos + 1
       scanner.pos = start
       let flags = try scanner.scanString()
-      if flags & JSONScanner.sawNULEscape != 0 {
-        throw scanner.failure("NUL byte in object key not supported", at: start - 1)
-      }
+      if flags & JSONScanner.sawNULEscape != 0 { throw Self.refused }
       let end = scanner.pos - 1
       try scanner.scanColon()
       return (start, end, flags & JSONScanner.sawEscape != 0)
     }
 
     /// Appends `child` to `parent`'s children.
-    private static func link(_ child: Int, to parent: Int, in nodes: inout [Node]) {
+    private mutating func link(_ child: Int, to parent: Int) {
       guard parent >= 0 else { return }
       if nodes[parent].last >= 0 {
         nodes[nodes[parent].last].next = child
@@ -124,7 +138,8 @@ extension JSONDocument {
 
     /// jansson keeps one member per key: at the place the key first appears, with the
     /// value it was given last. Relinks `object`'s children that way.
-    private static func keepLastOfEachKey(_ object: Int, in nodes: inout [Node], text: UnsafeRawBufferPointer) {
+    private mutating func keepLastOfEachKey(_ object: Int) {
+      let text = UnsafeRawBufferPointer(start: scanner.base, count: scanner.end)
       let count = nodes[object].count
       guard count > 1 else { return }
       // Most objects are small and have no key twice: find that out without allocating.
@@ -134,7 +149,7 @@ extension JSONDocument {
         search: while a >= 0 {
           var b = nodes[a].next
           while b >= 0 {
-            if sameKey(nodes[a], nodes[b], text) {
+            if Self.sameKey(nodes[a], nodes[b], text) {
               hasDuplicate = true
               break search
             }
@@ -153,7 +168,7 @@ extension JSONDocument {
       }
       // The children sorted by a hash of their decoded key, then by place: equal keys
       // end up next to each other, the first place first.
-      let keyed = children.enumerated().map { (hash: keyHash(nodes[$0.element], text), place: $0.offset) }
+      let keyed = children.enumerated().map { (hash: Self.keyHash(nodes[$0.element], text), place: $0.offset) }
         .sorted { ($0.hash, $0.place) < ($1.hash, $1.place) }
       // For each place, the place where its key first appears.
       var firstPlace = Array(0..<count)
@@ -163,7 +178,7 @@ extension JSONDocument {
         while runEnd < keyed.count && keyed[runEnd].hash == keyed[run].hash { runEnd += 1 }
         for later in run..<runEnd {
           for earlier in run..<later where firstPlace[keyed[earlier].place] == keyed[earlier].place {
-            if sameKey(nodes[children[keyed[earlier].place]], nodes[children[keyed[later].place]], text) {
+            if Self.sameKey(nodes[children[keyed[earlier].place]], nodes[children[keyed[later].place]], text) {
               firstPlace[keyed[later].place] = keyed[earlier].place
               break
             }

@@ -9,8 +9,8 @@
 ///   distinct keys; keys compare by their decoded bytes (`"a"` and `"\u0061"` are one);
 /// - integers (no fraction or exponent) apart from reals; strings may hold `\u0000`.
 ///
-/// A refused text throws jansson's own error (its message, line and column), so what
-/// callers print is what they printed when they parsed with `JSON.parse`.
+/// A refused text throws jansson's own error (its message, line, column and byte), so
+/// what callers print is what they printed when they parsed with `JSON.parse`.
 ///
 /// Keys and strings are decoded when read, from the document's copy of the text.
 public final class JSONDocument {
@@ -55,19 +55,20 @@ public final class JSONDocument {
 
   /// Reads one JSON text, as `JSON.parse` does: any value at the top level.
   public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> JSONDocument {
-    let text = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
-    if let source = bytes.baseAddress { text.baseAddress!.copyMemory(from: source, byteCount: bytes.count) }
-    let copy = UnsafeRawBufferPointer(rebasing: text[0..<bytes.count])
-    do {
-      return JSONDocument(text: text, nodes: try Builder.nodes(of: copy))
-    } catch {
-      text.deallocate()
-      // The message is jansson's: it is what `check-config` has always printed. jansson
-      // refuses whatever the scanner refuses (FuzzJSON checks); if it ever did not,
-      // the scanner's own error is still a refusal with a place.
-      do { _ = try JSON.parse(bytes) } catch let janssonError { throw janssonError }
-      throw error
+    guard let source = bytes.baseAddress, !bytes.isEmpty else {
+      throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
     }
+    let text = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+    text.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
+    var builder = Builder(UnsafeRawBufferPointer(text))
+    do {
+      try builder.read()
+    } catch {
+      defer { text.deallocate() }
+      // The message is jansson's: it is what `check-config` has always printed.
+      throw builder.janssonError()
+    }
+    return JSONDocument(text: text, nodes: builder.nodes)
   }
 
   // MARK: - Reading
