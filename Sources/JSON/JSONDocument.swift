@@ -12,7 +12,7 @@
 /// A refused text throws jansson's own error (its message, line, column and byte), so
 /// what callers print is what they printed when they parsed with `JSON.parse`.
 ///
-/// Keys and strings are decoded when read, from the document's copy of the text.
+/// Keys and strings are decoded when read, from the text.
 public final class JSONDocument {
   /// One value: where it is in the text, where it is in the tree, and (for an integer)
   /// its value. Plain data, so the array costs nothing to free.
@@ -39,36 +39,56 @@ public final class JSONDocument {
     var next = -1
   }
 
-  /// A copy of the text, which keys and strings are decoded from when read.
-  private let text: UnsafeMutableRawBufferPointer
+  /// The text, which keys and strings are decoded from when read: a copy the document
+  /// owns, or the caller's bytes (`parse(borrowing:)`).
+  private let text: UnsafeRawBufferPointer
+  private let ownsText: Bool
   let nodes: [Node]
 
-  private init(text: UnsafeMutableRawBufferPointer, nodes: [Node]) {
+  private init(text: UnsafeRawBufferPointer, ownsText: Bool, nodes: [Node]) {
     self.text = text
+    self.ownsText = ownsText
     self.nodes = nodes
   }
 
-  deinit { text.deallocate() }
+  deinit { if ownsText { text.deallocate() } }
 
   /// The top-level value. Valid while this document lives (see `Value`).
   public var root: Value { Value(document: self, index: 0) }
 
   /// Reads one JSON text, as `JSON.parse` does: any value at the top level.
   public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> JSONDocument {
-    guard let source = bytes.baseAddress, !bytes.isEmpty else {
-      throw JSONError(message: "empty message", line: 1, column: 1, position: 0)
-    }
+    guard let source = bytes.baseAddress, !bytes.isEmpty else { throw emptyText }
     let text = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
     text.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
-    var builder = Builder(UnsafeRawBufferPointer(text))
+    do {
+      return try read(UnsafeRawBufferPointer(text), owned: true)
+    } catch {
+      text.deallocate()
+      throw error
+    }
+  }
+
+  /// The same without a copy: the document reads `bytes` whenever a key or string is
+  /// read, so it must not be used after them (a configuration is checked within its
+  /// text's `withUTF8`).
+  public static func parse(borrowing bytes: UnsafeRawBufferPointer) throws(JSONError) -> JSONDocument {
+    guard bytes.baseAddress != nil, !bytes.isEmpty else { throw emptyText }
+    return try read(bytes, owned: false)
+  }
+
+  /// `JSON.parse`'s error for an empty text.
+  private static let emptyText = JSONError(message: "empty message", line: 1, column: 1, position: 0)
+
+  private static func read(_ text: UnsafeRawBufferPointer, owned: Bool) throws(JSONError) -> JSONDocument {
+    var builder = Builder(text)
     do {
       try builder.read()
     } catch {
-      defer { text.deallocate() }
       // The message is jansson's: it is what `check-config` has always printed.
       throw builder.janssonError()
     }
-    return JSONDocument(text: text, nodes: builder.nodes)
+    return JSONDocument(text: text, ownsText: owned, nodes: builder.nodes)
   }
 
   // MARK: - Reading
@@ -193,7 +213,7 @@ public final class JSONDocument {
   // MARK: - Text
 
   private func scanner() -> JSONScanner {
-    JSONScanner(base: UnsafePointer(text.baseAddress!.assumingMemoryBound(to: UInt8.self)), end: text.count, workspace: nil)
+    JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
   }
 
   /// The decoded text of a validated string's contents, `start..<stop`.

@@ -23,7 +23,14 @@ private func disagreement(_ bytes: [UInt8]) -> String? {
   case (.success, .failure(let error)):
     return "jansson accepts what the document refuses (\(error))"
   case (.success(let json), .success(let document)):
-    return withExtendedLifetime(document) { valueDisagreement(document.root, json, at: "") }
+    if let problem = withExtendedLifetime(document, { valueDisagreement(document.root, json, at: "") }) {
+      return problem
+    }
+    // The same, read without a copy of the text.
+    return bytes.withUnsafeBytes { buffer in
+      guard let borrowing = try? JSONDocument.parse(borrowing: buffer) else { return "refused when borrowed" }
+      return withExtendedLifetime(borrowing) { valueDisagreement(borrowing.root, json, at: "") }
+    }
   }
 }
 

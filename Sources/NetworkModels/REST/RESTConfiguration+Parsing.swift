@@ -6,19 +6,21 @@ extension RESTConfiguration {
   /// anywhere an object is.
   public static func parse(_ text: String) throws(RESTConfigurationError) -> RESTConfiguration {
     var text = text
-    // Read in place (no copy into an array first) into a flat document, not a jansson
-    // tree: Fuzz/README.md "Round seven".
-    let parsed = text.withUTF8 { bytes in
-      Result { () throws(JSONError) in try JSONDocument.parse(UnsafeRawBufferPointer(bytes)) }
-    }
-    let document: JSONDocument
-    switch parsed {
-    case .success(let read): document = read
-    case .failure(let error): throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
-    }
-    // Every `Field` borrows its value from `document` (what the configuration keeps, it owns).
-    defer { withExtendedLifetime(document) {} }
-    return try parse(Field(document.root))
+    // Read in place, into a flat document that borrows the text (no copy) and is done
+    // with before `withUTF8` returns, not into a jansson tree: Fuzz/README.md "Round seven".
+    return try text.withUTF8 { bytes in
+      Result { () throws(RESTConfigurationError) in
+        let document: JSONDocument
+        do {
+          document = try JSONDocument.parse(borrowing: UnsafeRawBufferPointer(bytes))
+        } catch {
+          throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
+        }
+        // Every `Field` borrows its value from `document` (what the configuration keeps, it owns).
+        defer { withExtendedLifetime(document) {} }
+        return try parse(Field(document.root))
+      }
+    }.get()
   }
 
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
