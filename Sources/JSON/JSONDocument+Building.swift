@@ -5,7 +5,13 @@ extension JSONDocument {
   /// thread stack): the open ones are found through `parent`.
   struct Builder {
     var scanner: JSONScanner
-    var nodes: [Node] = []
+    /// The nodes so far, in the order their values begin (the top-level value first).
+    /// Plain memory, not an array: setting a field of an array's element checks its
+    /// uniqueness and bounds each time, and the fuzzer instruments every check. The
+    /// document takes it over (`release` frees it when the text is refused).
+    var nodes: UnsafeMutablePointer<Node>
+    var count = 0
+    var capacity: Int
     /// The innermost open container (-1: none) and how many are open.
     var open = -1
     var depth = 0
@@ -19,13 +25,33 @@ extension JSONDocument {
     var afterComma = false
     /// Where a NUL right after a number or literal was skipped (jansson loses those).
     var lostNULs: [Int] = []
+    /// Whether the text was refused for nesting deeper than jansson reads.
+    var tooDeep = false
 
     init(_ text: UnsafeRawBufferPointer) {
       scanner = JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
       // A value of a configuration file takes 12 to 40 bytes of it: one allocation for
       // most files, and not too large for one refused early (under AddressSanitizer,
       // allocating and freeing cost in proportion to the size).
-      nodes.reserveCapacity(text.count / 16 + 8)
+      capacity = text.count / 16 + 8
+      nodes = .allocate(capacity: capacity)
+    }
+
+    func release() { nodes.deallocate() }
+
+    /// Adds `node`, returning its index.
+    @inline(__always)
+    private mutating func append(_ node: Node) -> Int {
+      if count == capacity {
+        let larger = UnsafeMutablePointer<Node>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: nodes, count: count)
+        nodes.deallocate()
+        nodes = larger
+        capacity *= 2
+      }
+      (nodes + count).initialize(to: node)
+      count += 1
+      return count - 1
     }
 
     /// Refusals here need no message of their own: `JSONDocument.parse` gives jansson's.
@@ -40,7 +66,10 @@ extension JSONDocument {
       value: while true {
         // A value starts at `scanner.pos` (whitespace skipped); inside an object, its
         // key is `keyStart..<keyEnd`.
-        if depth >= JSONScanner.maximumDepth { throw Self.refused }
+        if depth >= JSONScanner.maximumDepth {
+          tooDeep = true
+          throw Self.refused
+        }
         guard scanner.pos < scanner.end else { throw Self.refused }
         let inObject = open >= 0 && nodes[open].kind == .object
         var node = Node(kind: .null, start: scanner.pos, parent: open)
@@ -50,11 +79,11 @@ extension JSONDocument {
           node.keyEscaped = keyEscaped
         }
         let c = scanner.base[scanner.pos]
-        let index = nodes.count
+        let index: Int
         if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
           let isObject = c == UInt8(ascii: "{")
           node.kind = isObject ? .object : .array
-          nodes.append(node)
+          index = append(node)
           link(index, to: open)
           scanner.pos += 1
           restart = scanner.pos
@@ -75,7 +104,7 @@ extension JSONDocument {
           node.end = scanner.pos
           node.integer = info.integer
           node.valueEscaped = info.kind == .string && info.flag
-          nodes.append(node)
+          index = append(node)
           link(index, to: open)
         }
 

@@ -7,8 +7,9 @@ extension JSONDocument.Builder {
   /// jansson's message depends only on where its parser is (which containers are open,
   /// what it expects next) and on the tokens from there on; its line, column and byte
   /// count only advance with the bytes it reads. So it reads a stand-in text instead:
-  /// the open containers (`[` but for the innermost), with a stand-in member before the failing one
-  /// when a comma came before it (after `[`, `]` closes the array; after a comma it is
+  /// the innermost open container (and, for a text that nests too deep, as many `[` as
+  /// there are around it), with a stand-in member before the failing one when a comma
+  /// came before it (after `[`, `]` closes the array; after a comma it is
   /// an error), or the value just read when the failure came after it (its own text for
   /// a number or literal, whose end jansson finds by reading one byte more and losing it
   /// if it is a NUL; `""` or `[]` otherwise, which end at their last byte), then the
@@ -19,8 +20,11 @@ extension JSONDocument.Builder {
     var standIn: [UInt8] = []
     let value = completed >= 0 ? nodes[completed] : nil
     standIn.reserveCapacity(depth + 10 + (value.map { $0.end - $0.start } ?? 0) + text.count - restart)
-    // The containers around the innermost one: which kind they are changes nothing.
-    for _ in 0..<max(depth - 1, 0) { standIn.append(UInt8(ascii: "[")) }
+    // The containers around the innermost one count only when the text nests too deep:
+    // from the failing member on, jansson reads no container (the builder would have
+    // opened it), so it cannot reach that depth in the stand-in either. Which kind they
+    // are changes nothing.
+    if tooDeep { for _ in 0..<max(depth - 1, 0) { standIn.append(UInt8(ascii: "[")) } }
     if open >= 0 {
       let isObject = nodes[open].kind == .object
       standIn.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))

@@ -43,15 +43,19 @@ public final class JSONDocument {
   /// owns, or the caller's bytes (`parse(borrowing:)`).
   private let text: UnsafeRawBufferPointer
   private let ownsText: Bool
-  let nodes: [Node]
+  /// The builder's nodes (`Builder.nodes`), the top-level value first.
+  let nodes: UnsafeMutablePointer<Node>
 
-  private init(text: UnsafeRawBufferPointer, ownsText: Bool, nodes: [Node]) {
+  private init(text: UnsafeRawBufferPointer, ownsText: Bool, nodes: UnsafeMutablePointer<Node>) {
     self.text = text
     self.ownsText = ownsText
     self.nodes = nodes
   }
 
-  deinit { if ownsText { text.deallocate() } }
+  deinit {
+    nodes.deallocate()
+    if ownsText { text.deallocate() }
+  }
 
   /// The top-level value. Valid while this document lives (see `Value`).
   public var root: Value { Value(document: self, index: 0) }
@@ -85,6 +89,7 @@ public final class JSONDocument {
     do {
       try builder.read()
     } catch {
+      defer { builder.release() }
       // The message is jansson's: it is what `check-config` has always printed.
       throw builder.janssonError()
     }

@@ -171,6 +171,11 @@ private struct SplitMix64 {
       check(bytes(String(repeating: "[", count: depth) + String(repeating: "]", count: depth)))
       check(bytes(String(repeating: "{\"a\":", count: depth) + "1" + String(repeating: "}", count: depth)))
       check(bytes(String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)))
+      // Refused for something else, deep down: jansson's error is re-read from the
+      // innermost container on.
+      check(bytes(String(repeating: "[", count: depth) + "1 x" + String(repeating: "]", count: depth)))
+      check(bytes(String(repeating: "[", count: depth) + "{\"a\" 1}"))
+      check(bytes(String(repeating: "{\"a\":", count: depth) + "[1,]"))
     }
   }
 
