@@ -30,10 +30,10 @@ extension JSONDocument {
 
     init(_ text: UnsafeRawBufferPointer) {
       scanner = JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
-      // A value of a configuration file takes 12 to 40 bytes of it: one allocation for
-      // most files, and not too large for one refused early (under AddressSanitizer,
-      // allocating and freeing cost in proportion to the size).
-      capacity = text.count / 16 + 8
+      // A value of a configuration file takes 12 to 40 bytes of it: one or two
+      // allocations for most files, and not too large for one refused early (under
+      // AddressSanitizer, allocating and freeing cost in proportion to the size).
+      capacity = text.count / 32 + 8
       nodes = .allocate(capacity: capacity)
     }
 
@@ -102,7 +102,6 @@ extension JSONDocument {
           let info = try scanner.scanValue(enclosing: depth)
           node.kind = info.kind
           node.end = scanner.pos
-          node.integer = info.integer
           node.valueEscaped = info.kind == .string && info.flag
           index = append(node)
           link(index, to: open)
@@ -137,6 +136,7 @@ extension JSONDocument {
           guard c == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { throw Self.refused }
           scanner.pos += 1
           nodes[open].end = scanner.pos
+          nodes[open].next = -1
           if isObject { keepLastOfEachKey(open) }
           value = open
           open = nodes[open].parent
@@ -187,15 +187,17 @@ extension JSONDocument {
       return ~(((word & low7) &+ low7) | word | low7)
     }
 
-    /// Appends `child` to `parent`'s children.
+    /// Appends `child` to `parent`'s children. An open container has no next sibling
+    /// yet: its `next` holds its last child until it closes.
     private mutating func link(_ child: Int, to parent: Int) {
       guard parent >= 0 else { return }
-      if nodes[parent].last >= 0 {
-        nodes[nodes[parent].last].next = child
+      let last = nodes[parent].next
+      if last >= 0 {
+        nodes[last].next = child
       } else {
         nodes[parent].first = child
       }
-      nodes[parent].last = child
+      nodes[parent].next = child
       nodes[parent].count += 1
     }
 
@@ -263,7 +265,6 @@ extension JSONDocument {
         distinct += 1
       }
       nodes[previous].next = -1
-      nodes[object].last = previous
       nodes[object].count = distinct
     }
 

@@ -14,8 +14,10 @@
 ///
 /// Keys and strings are decoded when read, from the text.
 public final class JSONDocument {
-  /// One value: where it is in the text, where it is in the tree, and (for an integer)
-  /// its value. Plain data, so the array costs nothing to free.
+  /// One value: where it is in the text and in the tree. Plain data, kept small: under
+  /// AddressSanitizer freeing a block costs in proportion to its size (its quarantine
+  /// then recycles as many bytes of older blocks), so nothing here is kept that the
+  /// text gives back cheaply (an integer's value) or that only building needs.
   struct Node {
     var kind: JSONScanner.Kind
     /// A string value with escapes (decoded through the scanner, not copied).
@@ -28,13 +30,12 @@ public final class JSONDocument {
     /// A member's key, between its quotes; empty for a value that is no member.
     var keyStart = 0
     var keyEnd = 0
-    var integer: Int64 = 0
     /// The enclosing object or array; -1 for the top-level value.
     var parent: Int
-    /// A container's first and last child in order (-1: none), and how many; the
-    /// children are linked by `next` (a key given twice is unlinked from its later places).
+    /// A container's first child (-1: none) and how many it has; the children are
+    /// linked by `next` (a key given twice is unlinked from its later places). While a
+    /// container is open, its own `next` holds its last child (`Builder.link`).
     var first = -1
-    var last = -1
     var count = 0
     var next = -1
   }
@@ -169,7 +170,21 @@ public final class JSONDocument {
       return document.decoded(from: node.start + 1, to: node.end - 1, escaped: node.valueEscaped)
     }
 
-    public var integer: Int64? { node.kind == .integer ? node.integer : nil }
+    public var integer: Int64? {
+      let node = self.node
+      guard node.kind == .integer else { return nil }
+      // Digits the scanner checked, of a value that fits: summed as a negative number,
+      // which reaches Int64.min.
+      var value: Int64 = 0
+      var index = node.start
+      let negative = document.text[index] == UInt8(ascii: "-")
+      if negative { index += 1 }
+      while index < node.end {
+        value = value &* 10 &- Int64(document.text[index] &- UInt8(ascii: "0"))
+        index += 1
+      }
+      return negative ? value : -value
+    }
 
     public var bool: Bool? {
       switch node.kind {
