@@ -6,21 +6,32 @@ extension RESTConfiguration {
   /// anywhere an object is.
   public static func parse(_ text: String) throws(RESTConfigurationError) -> RESTConfiguration {
     var text = text
-    // Read in place, into a flat document that borrows the text (no copy) and is done
-    // with before `withUTF8` returns, not into a jansson tree: Fuzz/README.md "Round seven".
     return try text.withUTF8 { bytes in
-      Result { () throws(RESTConfigurationError) in
-        let document: JSONDocument
-        do {
-          document = try JSONDocument.parse(borrowing: UnsafeRawBufferPointer(bytes))
-        } catch {
-          throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
-        }
-        // Every `Field` borrows its value from `document` (what the configuration keeps, it owns).
-        defer { withExtendedLifetime(document) {} }
-        return try parse(Field(document.root))
-      }
+      Result { () throws(RESTConfigurationError) in try parse(text: UnsafeRawBufferPointer(bytes)) }
     }.get()
+  }
+
+  /// Parses a file's bytes as `parse(String(decoding: bytes, as: UTF8.self))` does:
+  /// valid UTF-8 (any configuration) in place, without the copy a `String` is;
+  /// anything else as `String(decoding:)` repairs it.
+  public static func parse(utf8 bytes: UnsafeRawBufferPointer) throws(RESTConfigurationError) -> RESTConfiguration {
+    let valid = bytes.withMemoryRebound(to: UInt8.self) { (try? UTF8Span(validating: $0.span)) != nil }
+    guard valid else { return try parse(String(decoding: bytes, as: UTF8.self)) }
+    return try parse(text: bytes)
+  }
+
+  /// Reads `text` into a flat document that borrows it (no copy) and is done with
+  /// before this returns, not into a jansson tree: Fuzz/README.md "Round seven".
+  private static func parse(text: UnsafeRawBufferPointer) throws(RESTConfigurationError) -> RESTConfiguration {
+    let document: JSONDocument
+    do {
+      document = try JSONDocument.parse(borrowing: text)
+    } catch {
+      throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
+    }
+    // Every `Field` borrows its value from `document` (what the configuration keeps, it owns).
+    defer { withExtendedLifetime(document) {} }
+    return try parse(Field(document.root))
   }
 
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
