@@ -9,8 +9,8 @@ extension JSONDocument.Builder {
   /// count only advance with the bytes it reads. So it reads a stand-in text instead:
   /// the innermost open container (and, for a text that nests too deep, as many `[` as
   /// there are around it), with a stand-in member before the failing one when a comma
-  /// came before it (after `[`, `]` closes the array; after a comma it is
-  /// an error), or the value just read when the failure came after it (its own text for
+  /// came before a closer (after `[`, `]` closes the array; after a comma it is an
+  /// error), or the value just read when the failure came after it (its own text for
   /// a number or literal, whose end jansson finds by reading one byte more and losing it
   /// if it is a NUL; `""` or `[]` otherwise, which end at their last byte), then the
   /// text itself from `restart` on. Where the error is in the stand-in text is then
@@ -28,7 +28,10 @@ extension JSONDocument.Builder {
     if open >= 0 {
       let isObject = nodes[open].kind == .object
       standIn.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
-      if completed >= 0 ? nodes[open].count > 1 : afterComma {
+      // After a comma a closer is an error, after the opener it is not; any other
+      // token reads alike after either. (After a value, what came before it is no
+      // matter.) A stand-in member costs jansson allocations: only when it counts.
+      if completed < 0 && afterComma && closerFollows(restart, isObject: isObject) {
         standIn += (isObject ? #""":null,"# : "null,").utf8
       }
       if completed >= 0 && isObject { standIn += #""":"#.utf8 }
@@ -56,6 +59,21 @@ extension JSONDocument.Builder {
       message: error.message, line: error.line + lines,
       column: error.line > 1 ? error.column : error.column - prefixCount + column - lostOnLine,
       position: error.position - prefixCount + restart - lost)
+  }
+
+  /// Whether the first token from `index` on closes the innermost container (only
+  /// jansson's whitespace before it).
+  private func closerFollows(_ index: Int, isObject: Bool) -> Bool {
+    var index = index
+    while index < scanner.end {
+      switch scanner.base[index] {
+      case 0x20, 0x09, 0x0A, 0x0D: index += 1
+      case UInt8(ascii: "}"): return isObject
+      case UInt8(ascii: "]"): return !isObject
+      default: return false
+      }
+    }
+    return false
   }
 
   // Both counts go eight bytes at a time: the fuzzer's coverage instrumentation calls
