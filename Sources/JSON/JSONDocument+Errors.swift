@@ -1,3 +1,5 @@
+import CJansson
+
 extension JSONDocument.Builder {
   /// jansson's error for the text the builder refused (message, line, column, byte), as
   /// `JSON.parse` of the whole text gives it, without jansson reading all of it: a
@@ -17,37 +19,45 @@ extension JSONDocument.Builder {
   /// moved to the same place in the whole text.
   func janssonError() -> JSONError {
     let text = UnsafeRawBufferPointer(start: scanner.base, count: scanner.end)
-    var standIn: [UInt8] = []
     let value = completed >= 0 ? nodes[completed] : nil
-    standIn.reserveCapacity(depth + 10 + (value.map { $0.end - $0.start } ?? 0) + text.count - restart)
-    // The containers around the innermost one count only when the text nests too deep:
-    // from the failing member on, jansson reads no container (the builder would have
-    // opened it), so it cannot reach that depth in the stand-in either. Which kind they
-    // are changes nothing.
-    if tooDeep { for _ in 0..<max(depth - 1, 0) { standIn.append(UInt8(ascii: "[")) } }
-    if open >= 0 {
-      let isObject = nodes[open].kind == .object
-      standIn.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
-      // After a comma a closer is an error, after the opener it is not; any other
-      // token reads alike after either. (After a value, what came before it is no
-      // matter.) A stand-in member costs jansson allocations: only when it counts.
-      if completed < 0 && afterComma && closerFollows(restart, isObject: isObject) {
-        standIn += (isObject ? #""":null,"# : "null,").utf8
+    let capacity = (tooDeep ? depth : 0) + 16 + (value.map { $0.end - $0.start } ?? 0)
+    // The stand-in's start is short (on the stack); its end is the text itself.
+    let found = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+      var count = 0
+      func add(_ bytes: some Collection<UInt8>) {
+        for byte in bytes {
+          buffer[count] = byte
+          count += 1
+        }
       }
-      if completed >= 0 && isObject { standIn += #""":"#.utf8 }
-    }
-    if let value {
-      switch value.kind {
-      case .object, .array: standIn += "[]".utf8
-      case .string: standIn += #""""#.utf8
-      case .integer, .real, .true, .false, .null: standIn += text[value.start..<value.end]
+      // The containers around the innermost one count only when the text nests too
+      // deep: from the failing member on, jansson reads no container (the builder would
+      // have opened it), so it cannot reach that depth in the stand-in either. Which
+      // kind they are changes nothing.
+      if tooDeep { for _ in 0..<max(depth - 1, 0) { add(CollectionOfOne(UInt8(ascii: "["))) } }
+      if open >= 0 {
+        let isObject = nodes[open].kind == .object
+        add(CollectionOfOne(isObject ? UInt8(ascii: "{") : UInt8(ascii: "[")))
+        // After a comma a closer is an error, after the opener it is not; any other
+        // token reads alike after either. (After a value, what came before it is no
+        // matter.) A stand-in member costs jansson allocations: only when it counts.
+        if completed < 0 && afterComma && closerFollows(restart, isObject: isObject) {
+          add((isObject ? #""":null,"# : "null,").utf8)
+        }
+        if completed >= 0 && isObject { add(#""":"#.utf8) }
       }
+      if let value {
+        switch value.kind {
+        case .object, .array: add("[]".utf8)
+        case .string: add(#""""#.utf8)
+        case .integer, .real, .true, .false, .null: add(text[value.start..<value.end])
+        }
+      }
+      let start = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])
+      return (count, Self.janssonError(reading: start, then: UnsafeRawBufferPointer(rebasing: text[restart...])))
     }
-    let prefixCount = standIn.count
-    standIn += text[restart...]
-    guard case .failure(let error) = Result(catching: { () throws(JSONError) in try JSON.parse(standIn) }) else {
-      return wholeTextError(text)
-    }
+    let prefixCount = found.0
+    guard let error = found.1 else { return wholeTextError(text) }
     // Before `restart` jansson has read the stand-in (one line, one column a byte); in
     // the whole text, what it reads of `text[..<restart]`: every byte but a NUL it lost,
     // columns counted in characters since the last line break.
@@ -120,6 +130,48 @@ extension JSONDocument.Builder {
       index += 1
     }
     return count
+  }
+
+  /// jansson's error reading `first` and then `second` as one text (`JSON.parse`'s
+  /// flags); nil when it reads them. Through `json_load_callback`, which takes the text
+  /// in pieces: joining them would copy the text.
+  private static func janssonError(reading first: UnsafeRawBufferPointer, then second: UnsafeRawBufferPointer)
+    -> JSONError?
+  {
+    var pieces = Pieces(first: first, second: second)
+    var error = json_error_t()
+    let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
+    if let value = json_load_callback(Pieces.read, &pieces, flags, &error) {
+      json_decref(value)
+      return nil
+    }
+    let message = withUnsafeBytes(of: &error.text) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+    return JSONError(message: message, line: Int(error.line), column: Int(error.column), position: Int(error.position))
+  }
+
+  private struct Pieces {
+    let first: UnsafeRawBufferPointer
+    let second: UnsafeRawBufferPointer
+    /// How much of both jansson has been given.
+    var given = 0
+
+    /// jansson's `json_load_callback_t`: fills `buffer` with what comes next.
+    static let read: json_load_callback_t = { buffer, length, data in
+      let pieces = data!.assumingMemoryBound(to: Pieces.self)
+      var written = 0
+      while written < length {
+        let given = pieces.pointee.given
+        let firstCount = pieces.pointee.first.count
+        let source = given < firstCount ? pieces.pointee.first : pieces.pointee.second
+        let at = given < firstCount ? given : given - firstCount
+        guard at < source.count else { break }
+        let count = min(length - written, source.count - at)
+        buffer!.advanced(by: written).copyMemory(from: source.baseAddress! + at, byteCount: count)
+        written += count
+        pieces.pointee.given += count
+      }
+      return written
+    }
   }
 
   /// jansson's error for the whole text (were the stand-in text ever accepted).
