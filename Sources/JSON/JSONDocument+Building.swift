@@ -29,7 +29,8 @@ extension JSONDocument {
     var tooDeep = false
 
     init(_ text: UnsafeRawBufferPointer) {
-      scanner = JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
+      scanner = JSONScanner(
+        base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
       // A value of a configuration file takes 12 to 40 bytes of it: one or two
       // allocations for most files, and not too large for one refused early (under
       // AddressSanitizer, allocating and freeing cost in proportion to the size).
@@ -89,7 +90,9 @@ extension JSONDocument {
           restart = scanner.pos
           afterComma = false
           skipWhitespace()
-          if scanner.pos < scanner.end && scanner.base[scanner.pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+          if scanner.pos < scanner.end
+            && scanner.base[scanner.pos] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+          {
             scanner.pos += 1
             nodes[index].end = scanner.pos
           } else {
@@ -170,7 +173,7 @@ extension JSONDocument {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let other =
           ~(Self.zeroBytes(word ^ (ones &* 0x20)) | Self.zeroBytes(word ^ (ones &* 0x0A))
-            | Self.zeroBytes(word ^ (ones &* 0x0D)) | Self.zeroBytes(word ^ (ones &* 0x09))) & (ones &* 0x80)
+          | Self.zeroBytes(word ^ (ones &* 0x0D)) | Self.zeroBytes(word ^ (ones &* 0x09))) & (ones &* 0x80)
         if other != 0 {
           scanner.pos += other.trailingZeroBitCount / 8
           return

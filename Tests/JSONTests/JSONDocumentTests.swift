@@ -83,7 +83,9 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 private func check(_ text: [UInt8], _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
   let problem = disagreement(text)
-  #expect(problem == nil, "\(String(decoding: text.prefix(200), as: UTF8.self)): \(problem ?? "")", sourceLocation: sourceLocation)
+  #expect(
+    problem == nil, "\(String(decoding: text.prefix(200), as: UTF8.self)): \(problem ?? "")",
+    sourceLocation: sourceLocation)
 }
 
 /// Every value of `text`, read.
@@ -156,7 +158,8 @@ private struct SplitMix64 {
 
   @Test func numbersAreIntegersOrRealsAsJansson() throws {
     let document = try read("[0, -0, 17, 1.5, 1e2, -9223372036854775808, 9223372036854775807, 1e-400]")
-    #expect(document.root.elements.map(\.kind) == [.integer, .integer, .integer, .real, .real, .integer, .integer, .real])
+    #expect(
+      document.root.elements.map(\.kind) == [.integer, .integer, .integer, .real, .real, .integer, .integer, .real])
     #expect(document.root.elements.map(\.integer) == [0, 0, 17, nil, nil, .min, .max, nil])
     for text in [
       "9223372036854775808", "-9223372036854775809", "1e309", "-1e309", "01", "1.", ".5", "-", "1e", "1e+",
@@ -198,12 +201,13 @@ private struct SplitMix64 {
   /// and NULs jansson loses, in any container.
   @Test func refusedTextsGiveJanssonsErrorAndPlaceWhereverTheyFail() {
     var random = SplitMix64(state: 99)
-    let tokens = [
-      "{", "}", "[", "]", ",", ":", " ", "\n", "\r\n", "\"a\"", "\"é😀\"", "\"\\u00e9\"", "1", "-0", "1.5e3", "true",
-      "false", "null", "\u{0}", "\"\\u0000\"", "\"\\ud800\"", "tru", "01", "\"", "\\", "-", "1e", "é", "x",
-      "\"a very long string that is longer than twenty bytes\"", "12345678901234567890123", "\u{1}", "[[", "]]",
-      "{\"k\":", "\"k\":1,", "[1,", "1\u{0}", "\u{0}\u{0}", "\n\"é\"\n",
-    ].map(bytes) + [[0xC3], [0xFF], [0x22, 0xE0, 0x80, 0x22], [0x22, 0xC3]]
+    let tokens =
+      [
+        "{", "}", "[", "]", ",", ":", " ", "\n", "\r\n", "\"a\"", "\"é😀\"", "\"\\u00e9\"", "1", "-0", "1.5e3", "true",
+        "false", "null", "\u{0}", "\"\\u0000\"", "\"\\ud800\"", "tru", "01", "\"", "\\", "-", "1e", "é", "x",
+        "\"a very long string that is longer than twenty bytes\"", "12345678901234567890123", "\u{1}", "[[", "]]",
+        "{\"k\":", "\"k\":1,", "[1,", "1\u{0}", "\u{0}\u{0}", "\n\"é\"\n",
+      ].map(bytes) + [[0xC3], [0xFF], [0x22, 0xE0, 0x80, 0x22], [0x22, 0xC3]]
     var refused = 0
     for round in 0..<6000 {
       var text: [UInt8] = []
@@ -224,9 +228,10 @@ private struct SplitMix64 {
   @Test func configurationsAndTheirMutationsReadAsJanssonReadsThem() throws {
     let repository = String(#filePath).split(separator: "/").dropLast(3).map { "/" + $0 }.joined()
     var seeds: [[UInt8]] = []
-    for path in ["Fuzz/corpus/FuzzRESTConfig/artsy", "Fuzz/corpus/FuzzRESTConfig/small", "examples/github/config.json",
-      "examples/graphql/config.json", "examples/mastodon/config.json"]
-    {
+    for path in [
+      "Fuzz/corpus/FuzzRESTConfig/artsy", "Fuzz/corpus/FuzzRESTConfig/small", "examples/github/config.json",
+      "examples/graphql/config.json", "examples/mastodon/config.json",
+    ] {
       guard let file = fopen(repository + "/" + path, "rb") else { continue }
       defer { fclose(file) }
       var content: [UInt8] = []

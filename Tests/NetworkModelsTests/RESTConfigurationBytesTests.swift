@@ -21,7 +21,9 @@ import Testing
   }
 
   private static func fromString(_ bytes: [UInt8]) -> String {
-    verdict(Result { () throws(RESTConfigurationError) in try RESTConfiguration.parse(String(decoding: bytes, as: UTF8.self)) })
+    verdict(
+      Result { () throws(RESTConfigurationError) in try RESTConfiguration.parse(String(decoding: bytes, as: UTF8.self))
+      })
   }
 
   @Test func bytesReadAsTheirDecodedText() {
