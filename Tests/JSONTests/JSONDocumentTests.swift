@@ -1,4 +1,5 @@
 import JSON
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -7,76 +8,9 @@ import Testing
   import Darwin
 #endif
 
-/// `JSONDocument` against jansson (`JSON.parse`): both refuse, with jansson's error, or
-/// both accept and every value of the document is jansson's (kinds, members in
-/// jansson's order, duplicates resolved as jansson does, decoded strings byte for
-/// byte, integers, booleans, `owned` equal to jansson's value), and each value knows
-/// its parent, key and position. Nil when they agree; otherwise what differs.
+/// `DocumentCheck.disagreement` (TestSupport, which FuzzJSON runs too) on `bytes`.
 private func disagreement(_ bytes: [UInt8]) -> String? {
-  let reference = bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try JSON.parse(buffer) } }
-  let read = bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try JSONDocument.parse(buffer) } }
-  switch (reference, read) {
-  case (.failure(let expected), .failure(let error)):
-    return error.description == expected.description ? nil : "error \(error), jansson's \(expected)"
-  case (.failure(let expected), .success):
-    return "the document accepts what jansson refuses (\(expected))"
-  case (.success, .failure(let error)):
-    return "jansson accepts what the document refuses (\(error))"
-  case (.success(let json), .success(let document)):
-    if let problem = withExtendedLifetime(document, { valueDisagreement(document.root, json, at: "") }) {
-      return problem
-    }
-    // The same, read without a copy of the text.
-    return bytes.withUnsafeBytes { buffer in
-      guard let borrowing = try? JSONDocument.parse(borrowing: buffer) else { return "refused when borrowed" }
-      return withExtendedLifetime(borrowing) { valueDisagreement(borrowing.root, json, at: "") }
-    }
-  }
-}
-
-private func valueDisagreement(_ value: JSONDocument.Value, _ json: JSON, at path: String) -> String? {
-  guard value.kind == json.kind else { return "\(path): \(value.kind), jansson has \(json.kind)" }
-  guard value.count == json.count else { return "\(path): count \(value.count), jansson has \(json.count)" }
-  switch json.kind {
-  case .object:
-    let members = Array(value.members)
-    let expected = json.members
-    guard members.map({ Array($0.key.utf8) }) == expected.map({ Array($0.key.utf8) }) else {
-      return "\(path): keys \(members.map(\.key)), jansson has \(expected.map(\.key))"
-    }
-    for ((key, member), (_, expectedValue)) in zip(members, expected) {
-      guard member.parent == value, member.key.map({ Array($0.utf8) }) == Array(key.utf8) else {
-        return "\(path)/\(key): parent or key wrong"
-      }
-      guard value[key] == member else { return "\(path): [\(key)] is not the member iterated" }
-      if let problem = valueDisagreement(member, expectedValue, at: "\(path)/\(key)") { return problem }
-    }
-    if value["\u{1}absent"] != nil { return "\(path): finds an absent key" }
-  case .array:
-    let elements = Array(value.elements)
-    guard elements.count == json.count else { return "\(path): \(elements.count) elements iterated" }
-    for (index, element) in elements.enumerated() {
-      guard element.parent == value, element.key == nil, element.position == index else {
-        return "\(path)/\(index): parent, key or position wrong"
-      }
-      if let problem = valueDisagreement(element, json[index]!, at: "\(path)/\(index)") { return problem }
-    }
-  case .string:
-    guard let string = value.string, let expected = json.string, string.utf8.elementsEqual(expected.utf8) else {
-      return "\(path): string \(String(reflecting: value.string)), jansson has \(String(reflecting: json.string))"
-    }
-  case .integer:
-    guard value.integer == json.integer else { return "\(path): integer \(String(describing: value.integer))" }
-  case .bool:
-    guard value.bool == json.bool else { return "\(path): bool \(String(describing: value.bool))" }
-  case .real, .null:
-    break
-  }
-  if json.kind != .integer && value.integer != nil { return "\(path): an integer that is none" }
-  if json.kind != .string && value.string != nil { return "\(path): a string that is none" }
-  if json.kind != .bool && value.bool != nil { return "\(path): a bool that is none" }
-  guard value.owned == json else { return "\(path): owned is \(value.owned.encoded()), jansson has \(json.encoded())" }
-  return nil
+  bytes.withUnsafeBytes { DocumentCheck.disagreement($0) }
 }
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
