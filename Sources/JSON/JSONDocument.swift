@@ -2,8 +2,8 @@
 /// field (a REST configuration file) without building a jansson tree: jansson allocates
 /// up to four blocks a member (key, pair, value, its string), this one array for all.
 ///
-/// It reads exactly what `JSON.parse` reads (it is `JSONScanner`'s grammar, which
-/// FuzzJSON checks against jansson), and presents it as jansson would:
+/// It reads exactly what `JSON.parse` reads (it is `JSONScanner`'s grammar), and
+/// presents it as jansson would (FuzzJSON checks both against jansson: `DocumentCheck`):
 /// - an object's members in the order of their first appearance, a key given twice
 ///   keeping its last value (jansson replaces the value in place), `count` counting
 ///   distinct keys; keys compare by their decoded bytes (`"a"` and `"\u0061"` are one);
