@@ -75,7 +75,7 @@ struct FuzzRESTConfig {
     // would count as that input's leak.
     withoutLeakChecks { _ = (loop, ids) }
     runFuzzer { bytes in
-      guard let configuration = try? RESTConfiguration.parse(String(decoding: bytes, as: UTF8.self)) else { return }
+      guard let configuration = try? RESTConfiguration.parse(utf8: bytes) else { return }
       use(configuration)
     }
   }

@@ -142,7 +142,10 @@ func loadConfiguration(_ path: String) -> Result<RESTConfiguration, Configuratio
     return .failure(ConfigurationFileError(message: "\(path): cannot read: \(error)"))
   }
   do {
-    return .success(try RESTConfiguration.parse(String(decoding: bytes, as: UTF8.self)))
+    return .success(
+      try bytes.withUnsafeBytes { bytes in
+        Result { () throws(RESTConfigurationError) in try RESTConfiguration.parse(utf8: bytes) }
+      }.get())
   } catch {
     return .failure(
       ConfigurationFileError(message: "\(path)\(error.path.isEmpty ? "" : " at \(error.path)"): \(error.reason)"))
