@@ -30,7 +30,7 @@ extension JSONDocument {
 
     init(_ text: UnsafeRawBufferPointer) {
       scanner = JSONScanner(
-        base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
+        base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count)
       // A value of a configuration file takes 12 to 40 bytes of it: one or two
       // allocations for most files, and not too large for one refused early (under
       // AddressSanitizer, allocating and freeing cost in proportion to the size).
@@ -278,7 +278,7 @@ extension JSONDocument {
       let raw = UnsafeRawBufferPointer(rebasing: text[node.keyStart..<node.keyEnd])
       guard node.keyEscaped else { return body(raw) }
       let scanner = JSONScanner(
-        base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
+        base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count)
       var decoded = scanner.decodedString(from: node.keyStart, to: node.keyEnd, hasEscapes: true)
       return decoded.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }

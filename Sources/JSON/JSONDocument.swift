@@ -233,7 +233,7 @@ public final class JSONDocument {
   // MARK: - Text
 
   private func scanner() -> JSONScanner {
-    JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count, workspace: nil)
+    JSONScanner(base: text.baseAddress!.assumingMemoryBound(to: UInt8.self), end: text.count)
   }
 
   /// The decoded text of a validated string's contents, `start..<stop`.
