@@ -25,6 +25,9 @@ extension JSONScanner {
     /// A bit per params key (`keyBit`): a read of a param that is absent, as most
     /// optional ones are, ends here without a call or a look through the records.
     @usableFromInline var paramKeyBits: UInt64 = 0
+    /// `SmallASCIIString.layoutHolds`, read once (each read of the static checks that
+    /// it was made).
+    let smallStringsHold = SmallASCIIString.layoutHolds
     /// Keys and string values too long to keep inline, or with escapes, of the envelope
     /// and of its params.
     var spills: [String] = []
@@ -87,7 +90,9 @@ extension JSONScanner {
       guard hasParamsMembers, mayHaveParam(key), let record = paramEntry(key)?.record else { return .absent }
       switch record.kind {
       case .null: return .absent
-      case .string: return .string(record.value.count < 0 ? record.value.string(spills) : record.value.inlineString)
+      case .string:
+        let value = record.value
+        return .string(value.count < 0 ? value.string(spills) : value.inlineString(smallStringsHold: smallStringsHold))
       case .true: return .bool(true)
       case .false: return .bool(false)
       case .integer: return .integer(record.integer)

@@ -315,9 +315,12 @@ public struct JSONScanner {
     }
 
     /// The text of an inline (not spilled) value.
-    var inlineString: String {
+    var inlineString: String { inlineString(smallStringsHold: SmallASCIIString.layoutHolds) }
+
+    /// The same, with `SmallASCIIString.layoutHolds` read by the caller.
+    func inlineString(smallStringsHold: Bool) -> String {
       if count == 0 { return "" }
-      if count < 16, (low | high) & 0x8080_8080_8080_8080 == 0, SmallASCIIString.layoutHolds {
+      if count < 16, (low | high) & 0x8080_8080_8080_8080 == 0, smallStringsHold {
         return SmallASCIIString.make(low: low, high: high, count: count)
       }
       // Made in place (a small string needs no allocation): `String(decoding:as:)` went

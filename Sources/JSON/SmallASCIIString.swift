@@ -33,7 +33,7 @@
   /// its second word is small | ASCII | immortal, as the standard library's string
   /// object lays it out), with the count cleared from the second word; nil otherwise.
   @inlinable
-  static func parts(of value: String) -> (low: UInt64, high: UInt64, count: Int)? {
+  static func parts(of value: String, layoutHolds: Bool = layoutHolds) -> (low: UInt64, high: UInt64, count: Int)? {
     guard layoutHolds else { return nil }
     let (low, high) = unsafeBitCast(value, to: (UInt64, UInt64).self)
     guard high &>> 60 == 0xE else { return nil }

@@ -27,9 +27,15 @@ public struct StackText {
     }
   }
 
-  @usableFromInline init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+  /// `SmallASCIIString.layoutHolds`, read once for the text's strings (each read of
+  /// the static checks that it was made).
+  @usableFromInline let smallStringsHold: Bool
+
+  @inlinable @inline(__always)
+  init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
     self.base = base
     self.capacity = capacity
+    smallStringsHold = SmallASCIIString.layoutHolds
   }
 
   @inlinable @inline(__always)
@@ -177,7 +183,7 @@ public struct StackText {
   /// calls of `memcpy` more.
   @inlinable
   public mutating func putStringContent(_ value: String) {
-    if let (low, high, count) = SmallASCIIString.parts(of: value) {
+    if let (low, high, count) = SmallASCIIString.parts(of: value, layoutHolds: smallStringsHold) {
       return putSmallASCII(low: low, high: high, count: count)
     }
     if value.utf8.withContiguousStorageIfAvailable({ putStringContent($0) }) != nil { return }

@@ -10,7 +10,9 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
   public init(kind: String, id: String) {
     self.kind = kind
     self.id = id
-    hash = Int(truncatingIfNeeded: KeyHash.of(id, after: KeyHash.of(kind, after: KeyHash.seeds.start)))
+    // The seeds read once (each read of the static checks that it was made).
+    let seeds = KeyHash.seeds
+    hash = Int(truncatingIfNeeded: KeyHash.of(id, after: KeyHash.of(kind, after: seeds.start, seeds), seeds))
   }
 
   public static func == (lhs: EntityKey, rhs: EntityKey) -> Bool {
@@ -71,21 +73,22 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
 /// table with colliding keys); SipHash, which `Hasher` uses, cost ~380 instructions a
 /// key, more than the rest of a cached read's lookup.
 enum KeyHash {
-  static let seeds: (start: UInt64, chunk: UInt64, length: UInt64) = {
+  typealias Seeds = (start: UInt64, chunk: UInt64, length: UInt64)
+
+  static let seeds: Seeds = {
     var generator = SystemRandomNumberGenerator()
     return (generator.next(), generator.next() | 1, generator.next() | 1)
   }()
 
   /// `state` with `text` mixed in.
   @inline(__always)
-  static func of(_ text: String, after state: UInt64) -> UInt64 {
-    if let hash = text.utf8.withContiguousStorageIfAvailable({ of($0, after: state) }) { return hash }
+  static func of(_ text: String, after state: UInt64, _ seeds: Seeds = seeds) -> UInt64 {
+    if let hash = text.utf8.withContiguousStorageIfAvailable({ of($0, after: state, seeds) }) { return hash }
     var copy = text
-    return copy.withUTF8 { of($0, after: state) }
+    return copy.withUTF8 { of($0, after: state, seeds) }
   }
 
-  static func of(_ bytes: UnsafeBufferPointer<UInt8>, after state: UInt64) -> UInt64 {
-    let seeds = Self.seeds
+  static func of(_ bytes: UnsafeBufferPointer<UInt8>, after state: UInt64, _ seeds: Seeds = seeds) -> UInt64 {
     var state = state
     var offset = 0
     let count = bytes.count
