@@ -191,10 +191,17 @@ public struct JSONScanner {
 
     public init(stringLiteral name: String) { self.init(name) }
 
-    /// A name packed by hand (for names the compiler can lay down as constants); it
-    /// must be what `init(_:)` packs.
-    @inline(__always)
-    init(name: String, low: UInt64, high: UInt64 = 0, count: Int) {
+    /// Whether this key is packed exactly as `other` (for the tests of hand-packed ones).
+    public func isPacked(as other: Key) -> Bool {
+      (packed.low, packed.high, packed.count) == (other.packed.low, other.packed.high, other.packed.count)
+    }
+
+    /// A name packed by hand, for the names read for every request: a `static let`
+    /// that code makes (`Key("kind")`) is checked for initialisation at each use, one
+    /// made of literals is laid down at compile time. It must be what `init(_:)` packs
+    /// (bytes little-endian, 16 at most); a test checks each one.
+    @inlinable @inline(__always)
+    public init(name: String, low: UInt64, high: UInt64 = 0, count: Int) {
       self.name = name
       packed = InlineText(low: low, high: high, count: count)
     }
@@ -288,13 +295,13 @@ public struct JSONScanner {
     }
 
     @usableFromInline let low: UInt64
-    let high: UInt64
+    @usableFromInline let high: UInt64
     /// The byte count when inline; `-1 - index` when the text is `spills[index]`.
     @usableFromInline let count: Int
 
     static let none = InlineText(low: 0, high: 0, count: 0)
 
-    @inline(__always)
+    @inlinable @inline(__always)
     init(low: UInt64, high: UInt64, count: Int) {
       self.low = low
       self.high = high

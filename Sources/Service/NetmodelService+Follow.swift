@@ -5,8 +5,10 @@ import NetworkModels
 extension EntityKey {
   /// `{kind, id}` as the follow methods take them.
   static let fields: [ParamField] = [.required("kind", .string), .required("id", .string)]
-  static let kindName: JSONScanner.Key = "kind"
-  static let idName: JSONScanner.Key = "id"
+  // Packed by hand: read for every request (see `JSONScanner.Key.init(name:low:...)`;
+  // `ParamKeyTests` checks them).
+  static let kindName = JSONScanner.Key(name: "kind", low: 0x646E_696B, count: 4)
+  static let idName = JSONScanner.Key(name: "id", low: 0x6469, count: 2)
 }
 
 extension ParamsReader {

@@ -15,8 +15,9 @@ enum GetFollowState: ServiceMethod {
     let refresh: Bool
     /// nil: the configured default.
     let maxAgeMs: UInt64?
-    private static let refreshName: JSONScanner.Key = "refresh"
-    private static let maxAgeMsName: JSONScanner.Key = "maxAgeMs"
+    // Packed by hand, as `EntityKey.kindName` is.
+    static let refreshName = JSONScanner.Key(name: "refresh", low: 0x0068_7365_7266_6572, count: 7)
+    static let maxAgeMsName = JSONScanner.Key(name: "maxAgeMs", low: 0x734D_6567_4178_616D, count: 8)
 
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       let key = try params.entityKey()
