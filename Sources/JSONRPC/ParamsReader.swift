@@ -118,6 +118,14 @@ public struct ParamsReader {
     }
   }
 
+  /// True when the scanned params surely have no member named `key` (most optional
+  /// params are not sent): checked before the call of `find`.
+  @inline(__always)
+  private func isSurelyAbsent(_ key: JSONScanner.Key) -> Bool {
+    guard case .scanned = source, let envelope else { return false }
+    return !envelope._withUnsafeGuaranteedRef { $0.mayHaveParam(key) }
+  }
+
   /// The tree of a value found as `.other`; only asked for objects, arrays and reals.
   private func build(_ range: Range<Int>) -> JSON? {
     guard case .scanned(let bytes) = source else { return nil }
@@ -133,6 +141,7 @@ public struct ParamsReader {
   }
 
   public func bool(_ key: JSONScanner.Key) throws(ResponseError) -> Bool? {
+    if isSurelyAbsent(key) { return nil }
     switch try find(key) {
     case .absent: return nil
     case .bool(let value): return value
@@ -141,6 +150,7 @@ public struct ParamsReader {
   }
 
   public func integer(_ key: JSONScanner.Key) throws(ResponseError) -> Int64? {
+    if isSurelyAbsent(key) { return nil }
     switch try find(key) {
     case .absent: return nil
     case .integer(let value): return value
