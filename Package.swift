@@ -38,7 +38,7 @@ var package = Package(
     .executableTarget(
       name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
       swiftSettings: releaseSettings),
-    .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix"]),
+    .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "NetworkModels"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport", "NetworkModels"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),

@@ -834,13 +834,8 @@ public struct JSONScanner {
   /// alarms); zero when there is none.
   @inline(__always)
   private static func specialBytes(_ word: UInt64) -> UInt64 {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let quotes = word ^ (ones &* 0x22)
-    let backslashes = word ^ (ones &* 0x5C)
-    let below20 = (word &- ones &* 0x20) & ~word
-    let isQuote = (quotes &- ones) & ~quotes
-    let isBackslash = (backslashes &- ones) & ~backslashes
-    return (below20 | isQuote | isBackslash | word) & (ones &* 0x80)
+    // What a JSON string's text must escape (as `StackText` checks it), and non-ASCII.
+    StackText.needsEscape(word) | word & 0x8080_8080_8080_8080
   }
 
   /// The string whose opening quote is at `pos - 1`, when it is short and plain (at

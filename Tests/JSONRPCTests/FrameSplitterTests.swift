@@ -1,17 +1,6 @@
 import JSONRPC
+import TestSupport
 import Testing
-
-/// A small deterministic generator, so random chunkings repeat from run to run.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 /// What a splitter yields, as comparable values.
 enum Piece: Equatable, CustomStringConvertible {
@@ -75,7 +64,7 @@ func lsp(_ body: String, extraHeaders: String = "") -> String {
     let expected = FrameSplitterTests.bodies.map(Piece.message)
     #expect(split(input, chunks: [input.count]) == expected)
     #expect(split(input, chunks: [1]) == expected)
-    var rng = SplitMix64(state: 42)
+    var rng = SeededRandom(state: 42)
     for _ in 0..<200 {
       let chunks = (0..<16).map { _ in Int.random(in: 1...40, using: &rng) }
       #expect(split(input, chunks: chunks) == expected)

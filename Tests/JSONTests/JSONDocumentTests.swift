@@ -28,22 +28,6 @@ private func read(_ text: String) throws -> JSONDocument {
   return try bytes.withUnsafeBytes { try JSONDocument.parse($0) }
 }
 
-/// SplitMix64: a tiny, fully deterministic generator.
-private struct SplitMix64 {
-  var state: UInt64
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-  mutating func pick<T>(_ choices: [T]) -> T { choices[below(choices.count)] }
-}
-
 @Suite struct JSONDocumentTests {
   @Test func aKeyGivenTwiceKeepsItsFirstPlaceAndItsLastValue() throws {
     let document = try read(#"{"a": 1, "b": 2, "a": {"x": 3}, "c": 4, "b": 5, "\u0061": [6]}"#)
@@ -60,7 +44,7 @@ private struct SplitMix64 {
 
   /// Objects of more than 16 members take another way to find keys given twice.
   @Test func largeObjectsResolveKeysGivenTwiceAsJanssonDoes() throws {
-    var random = SplitMix64(state: 12)
+    var random = SeededRandom(state: 12)
     for round in 0..<200 {
       let keys = (0..<(17 + random.below(40))).map { _ in
         random.pick(["a", "b", "c", "\\u0061", "\\u0062", "long key \(random.below(30))", "k\(random.below(25))", ""])
@@ -134,7 +118,7 @@ private struct SplitMix64 {
   /// at random put the error anywhere, after line breaks, characters of several bytes
   /// and NULs jansson loses, in any container.
   @Test func refusedTextsGiveJanssonsErrorAndPlaceWhereverTheyFail() {
-    var random = SplitMix64(state: 99)
+    var random = SeededRandom(state: 99)
     let tokens =
       [
         "{", "}", "[", "]", ",", ":", " ", "\n", "\r\n", "\"a\"", "\"é😀\"", "\"\\u00e9\"", "1", "-0", "1.5e3", "true",
@@ -178,7 +162,7 @@ private struct SplitMix64 {
       seeds.append(content)
     }
     #expect(seeds.count == 5)
-    var random = SplitMix64(state: 7)
+    var random = SeededRandom(state: 7)
     let pieces = [
       "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u0000", "\\u0061", "\u{0}", "1", "-0", "1e400", "1.5", "true",
       "\"a\":1,", "\"kinds\":{},", "é", "\\ud83d\\ude00",

@@ -128,26 +128,9 @@ private func memberDisagreement(_ bytes: [UInt8], _ value: JSON, _ object: JSONS
   return nil
 }
 
-/// SplitMix64: a tiny, fully deterministic generator.
-private struct SplitMix64 {
-  var state: UInt64
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-  mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-  mutating func pick<T>(_ choices: [T]) -> T { choices[below(choices.count)] }
-}
-
 /// Builds random JSON texts (valid ones, then damaged ones).
 private struct Generator {
-  var random: SplitMix64
+  var random: SeededRandom
 
   static let keys: [String] = [
     "jsonrpc", "id", "method", "params", "a", "b", "", "é", "e\u{301}", "kind", "😀", "x y",
@@ -593,7 +576,7 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
   @Test func differentialAgainstJansson() {
     let total = getenv("JSONSCANNER_DIFF_COUNT").flatMap { Int(String(cString: $0)) } ?? 40_000
     let seed = getenv("JSONSCANNER_DIFF_SEED").flatMap { UInt64(String(cString: $0)) } ?? 0x6E65_746D_6F64_656C
-    var generator = Generator(random: SplitMix64(state: seed))
+    var generator = Generator(random: SeededRandom(state: seed))
     var counts = (inputs: 0, accepted: 0, objects: 0, members: 0)
     var failures = 0
     for index in 0..<total {

@@ -2,6 +2,7 @@ import EventLoop
 import Glibc
 import NetworkModels
 import Posix
+import TestSupport
 import Testing
 
 // Crash consistency in the manner of ALICE (Pillai et al., OSDI 2014): a history of
@@ -551,7 +552,7 @@ private func saveLocal(_ batch: [(String, Bool)], _ backend: LocalBackend, _ loo
   /// seed that fails can be run alone with CRASH_SEED.
   @Test(arguments: 1...12) func randomSharedJournalHistories(seed: UInt64) throws {
     if let only = Process.environment("CRASH_SEED"), UInt64(only) != seed { return }
-    var random = SplitMix(seed)
+    var random = SeededRandom(state: seed)
     var steps: [SharedStep] = []
     for _ in 0..<7 {
       let failing = random.next() % 4 == 0
@@ -672,7 +673,7 @@ private func saveLocal(_ batch: [(String, Bool)], _ backend: LocalBackend, _ loo
   /// restarts in between; a seed that fails can be run alone with CRASH_SEED.
   @Test(arguments: 1...12) func randomOutboxHistories(seed: UInt64) throws {
     if let only = Process.environment("CRASH_SEED"), UInt64(only) != seed { return }
-    var random = SplitMix(seed)
+    var random = SeededRandom(state: seed)
     var failing = false
     _ = try explore(maximumPending: 8) { folder, ledger, recorder in
       recorder.fail = { op in
@@ -718,7 +719,7 @@ private func saveLocal(_ batch: [(String, Bool)], _ backend: LocalBackend, _ loo
 
   @Test(arguments: 1...12) func randomLocalBackendHistories(seed: UInt64) throws {
     if let only = Process.environment("CRASH_SEED"), UInt64(only) != seed { return }
-    var random = SplitMix(seed)
+    var random = SeededRandom(state: seed)
     var failing = false
     _ = try explore(maximumPending: 8) { folder, ledger, recorder in
       recorder.fail = { op in
@@ -753,18 +754,5 @@ private func saveLocal(_ batch: [(String, Bool)], _ backend: LocalBackend, _ loo
     } recover: {
       try Self.recoverLocal($0)
     }
-  }
-}
-
-/// SplitMix64: a small seeded generator, so a failing history can be run again.
-struct SplitMix {
-  var state: UInt64
-  init(_ seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
