@@ -90,9 +90,7 @@ extension JSONScanner {
       guard hasParamsMembers, mayHaveParam(key), let record = paramEntry(key)?.record else { return .absent }
       switch record.kind {
       case .null: return .absent
-      case .string:
-        let value = record.value
-        return .string(value.count < 0 ? value.string(spills) : value.inlineString(smallStringsHold: smallStringsHold))
+      case .string: return .string(text(record.value))
       case .true: return .bool(true)
       case .false: return .bool(false)
       case .integer: return .integer(record.integer)
@@ -113,10 +111,13 @@ extension JSONScanner {
 
     /// The decoded value of a string entry; nil for any other kind.
     public func stringValue(_ entry: Entry) -> String? {
-      guard entry.record.kind == .string else { return nil }
-      // The spills only when the value is one: passing them retained and released them.
-      let value = entry.record.value
-      return value.count < 0 ? value.string(spills) : value.inlineString
+      entry.record.kind == .string ? text(entry.record.value) : nil
+    }
+
+    /// A scanned text: the spills read only when it is one (passing them retained and
+    /// released them).
+    private func text(_ value: InlineText) -> String {
+      value.count < 0 ? value.string(spills) : value.inlineString(smallStringsHold: smallStringsHold)
     }
 
     /// Whether `entry` is a string whose decoded value is `value`.

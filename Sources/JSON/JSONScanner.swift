@@ -127,28 +127,6 @@ public struct JSONScanner {
       }
     }
 
-    /// The members named `names.0` to `names.3` (the last of each, as `entry(_:)`
-    /// finds), in one pass over the records: a request's envelope.
-    public func entries(_ names: (Key, Key, Key, Key)) -> (Entry?, Entry?, Entry?, Entry?) {
-      var found: (Int, Int, Int, Int) = (-1, -1, -1, -1)
-      records.withUnsafeBufferPointer { records in
-        for index in records.indices {
-          let key = records[index].key
-          if key.equals(names.0, spills) {
-            found.0 = index
-          } else if key.equals(names.1, spills) {
-            found.1 = index
-          } else if key.equals(names.2, spills) {
-            found.2 = index
-          } else if key.equals(names.3, spills) {
-            found.3 = index
-          }
-        }
-      }
-      @inline(__always) func entry(_ index: Int) -> Entry? { index < 0 ? nil : Entry(record: records[index]) }
-      return (entry(found.0), entry(found.1), entry(found.2), entry(found.3))
-    }
-
     /// The decoded value of a string entry of this object; nil for any other kind.
     public func stringValue(_ entry: Entry) -> String? {
       entry.record.kind == .string ? entry.record.value.string(spills) : nil
