@@ -154,6 +154,8 @@ public final class FollowStore {
     /// A check read that failed transiently is tried again, as a mutation would be.
     var checkAttempt = 0
     var checkTimer: EventLoop.TimerID?
+    /// The call for `wanted` waits for the intent log's commit (`sendCommittedIntents`).
+    var awaitsCommit = false
 
     var isIdle: Bool {
       wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
@@ -167,6 +169,8 @@ public final class FollowStore {
   /// Entities whose `error` came from a read, not a mutation: a failed read replaces
   /// only these, so a rollback's reason is not hidden by the read that follows it.
   var readErrors: Set<EntityKey> = []
+  /// Calls waiting for the intent log's next commit, in the order they were asked for.
+  var sendsAwaitingCommit: [(key: EntityKey, work: Activity)] = []
   /// Detail objects (compact JSON text) of the entities whose backend answered one.
   var attributes: [EntityKey: String] = [:]
   private var random: SplitMix64
@@ -361,6 +365,15 @@ public final class FollowStore {
 
   private func send(_ key: EntityKey, _ work: Activity) {
     guard let wanted = work.wanted else { return }
+    // A call made before its intent is durable would reach the API even when the
+    // commit then fails and the mutation is refused: it waits for the commit.
+    if !backend.commitsWithIntents, let intentLog, !intentLog.isDurable(key) {
+      if !work.awaitsCommit {
+        work.awaitsCommit = true
+        sendsAwaitingCommit.append((key, work))
+      }
+      return
+    }
     work.inFlight = wanted
     work.callsSent &+= 1
     counters.backendCalls += 1
@@ -470,6 +483,21 @@ public final class FollowStore {
     showAndAnswer(key, work, failure: failure)
     guard work.inFlight == nil, work.retryTimer == nil, !waitingForCredentials.contains(key) else { return }
     if backendHas(key, durable) { settle(key, work) } else { send(key, work) }
+  }
+
+  /// The intent log's commit ended (after `intentNotSaved` for what it took back):
+  /// the calls that waited for it go out, for the intents that are durable now.
+  public func sendCommittedIntents() {
+    guard !sendsAwaitingCommit.isEmpty else { return }
+    let waiting = sendsAwaitingCommit
+    sendsAwaitingCommit.removeAll()
+    for (key, work) in waiting {
+      work.awaitsCommit = false
+      guard let wanted = work.wanted, activities[key] === work, work.inFlight == nil, work.retryTimer == nil,
+        !waitingForCredentials.contains(key)
+      else { continue }
+      if backendHas(key, wanted) { settle(key, work) } else { send(key, work) }
+    }
   }
 
   /// Another environment is active (the intent log already lists its intents): what

@@ -10,4 +10,13 @@ public protocol IntentLog: AnyObject {
 
   /// Number of unsettled intents now.
   var count: Int { get }
+
+  /// Whether the intent of `key` recorded last is on disk (nothing recorded since the
+  /// last commit): a call to the backend for it waits until it is.
+  func isDurable(_ key: EntityKey) -> Bool
+}
+
+extension IntentLog {
+  /// A log that writes nothing (tests): every intent counts as durable.
+  public func isDurable(_ key: EntityKey) -> Bool { true }
 }

@@ -132,6 +132,9 @@ public final class LocalBackend: ModelBackend {
     BackendCapabilities(lists: FollowingLists(loop: loop, followed: followed))
   }
 
+  /// A change is a record of the journal's next commit, undone when that fails.
+  public var commitsWithIntents: Bool { true }
+
   /// Every followed entity of `kind`, for the `following/<kind>` list.
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
     answer { [self] in

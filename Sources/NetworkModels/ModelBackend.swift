@@ -18,9 +18,17 @@ public protocol ModelBackend: AnyObject {
   /// What else the backend does (lists, details, environments…). Read once, when the
   /// store is made: what a backend can do does not change while it runs.
   var capabilities: BackendCapabilities { get }
+
+  /// Whether `setFollowing` only records the change in the state folder's journal,
+  /// in the commit that holds the intent, and is taken back with it when that commit
+  /// fails (the local backend): its calls may be made before the intent is durable.
+  /// Every other backend's calls reach the outside, and wait for the commit.
+  var commitsWithIntents: Bool { get }
 }
 
 extension ModelBackend {
+  public var commitsWithIntents: Bool { false }
+
   public func kindProblem(_ kind: String) -> String? { nil }
 
   /// A backend of follows only.

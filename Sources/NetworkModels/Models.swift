@@ -106,7 +106,8 @@ public final class Models {
   /// Makes this turn's intents durable, then releases the replies that promise them.
   /// A mutation whose intent could not be saved was never accepted: the entity goes
   /// back to the intent on disk and the reply is a retryable failure, so nothing is
-  /// acknowledged that a crash could lose.
+  /// acknowledged that a crash could lose. Calls to the backend wait for this commit
+  /// (`FollowStore.sendCommittedIntents`): a refused mutation is never sent either.
   public func commitIntents() {
     var notSaved: [EntityKey: FollowFailure] = [:]
     // Every turn: a turn with only settlements writes them without an fsync.
@@ -117,6 +118,7 @@ public final class Models {
         store.intentNotSaved(key, durable: durable, failure: failure)
       }
     }
+    store.sendCommittedIntents()
     guard !repliesAwaitingCommit.isEmpty else { return }
     let replies = repliesAwaitingCommit
     repliesAwaitingCommit.removeAll()

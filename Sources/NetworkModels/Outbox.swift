@@ -117,6 +117,10 @@ public final class Outbox: IntentLog, JournalPart {
   /// Unsettled intents, every environment's.
   public var count: Int { live.count }
 
+  public func isDurable(_ key: EntityKey) -> Bool {
+    onDisk.isEmpty || onDisk.index(forKey: Slot(environment: environment, key: key)) == nil
+  }
+
   /// Makes `name` the environment that records are made in and intents are listed
   /// for; the intents of the others stay in the log, waiting for theirs.
   public func switchEnvironment(to name: String) {

@@ -64,4 +64,44 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     let reopened = try LocalBackend(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
     #expect(reopened.isFollowing(k("a")) && reopened.isFollowing(k("c")) && !reopened.isFollowing(k("b")))
   }
+
+  /// Issue 25, item 1: before the fix the call went to the backend when the mutation
+  /// was asked for, before the commit that then failed, so a refused follow was done.
+  @Test(arguments: [false, true])
+  func aMutationWhoseCommitFailsIsNeverSent(awaitSettle: Bool) throws {
+    let temp = try LocalBackendTestFolder()
+    let disk = FullDisk()
+    var folder = temp.folder
+    folder.observer = disk
+    let outbox = try Outbox(folder: folder)
+    let backend = ScriptedBackend()
+    let loop = try EventLoop(clock: ManualClock())
+    let observer = ChangeCounter()
+    let models = Models(
+      store: FollowStore(loop: loop, backend: backend, intentLog: outbox), outbox: outbox, observer: observer)
+    disk.isFull = true
+    var answers: [String] = []
+    models.setFollowing(k("a"), true, awaitSettle: awaitSettle) { outcome in
+      if case .failure(let failure) = outcome { answers.append(failure.failure.message) } else { answers.append("ok") }
+    }
+    #expect(backend.calls.isEmpty)  // nothing goes out before the intent is durable
+    models.commitIntents()
+    #expect(backend.calls.isEmpty)
+    #expect(answers.count == 1 && answers[0].hasPrefix("could not save the intent"))
+    #expect(models.store.state(k("a")).following == nil)
+    #expect(outbox.count == 0)
+    // A durable intent goes out right after its commit.
+    disk.isFull = false
+    models.setFollowing(k("b"), true, awaitSettle: false) { _ in }
+    #expect(backend.calls.isEmpty)
+    models.commitIntents()
+    #expect(backend.calls == [.set(k("b"), true)])
+  }
+}
+
+private final class ChangeCounter: ModelObserver {
+  var changes = 0
+  func modelChanged(_ change: Models.Change) { changes += 1 }
+  func holds(_ entity: EntityKey) -> Bool { false }
+  func holds(_ list: ListKey) -> Bool { false }
 }
