@@ -2286,9 +2286,10 @@ let openRPCDocumentText = ##"""
             ]
           },
           "version": {
-            "description": "Grows by one on every change of this entity's state, and never goes backwards, not even across a restart of the server on the same state folder (each start begins above every version the last run could have shown). Clients drop a state whose version is lower than one they already hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so a reply may carry an older version than a notification that came just before it.",
+            "description": "Grows by one on every change of this entity's state, and never goes backwards, not even across a restart of the server on the same state folder (each start begins above every version the last run could have shown). Clients drop a state whose version is lower than one they already hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so a reply may carry an older version than a notification that came just before it. Never above 2^53 − 1, the largest integer a JSON client reads exactly: a server whose state folder's mark has reached it refuses to start (see the README, Restarts).",
             "type": "integer",
-            "minimum": 0
+            "minimum": 0,
+            "maximum": 9007199254740991
           }
         }
       },
@@ -3076,7 +3077,8 @@ let openRPCDocumentText = ##"""
           "version": {
             "type": "integer",
             "minimum": 0,
-            "description": " Never goes backwards across a restart on the same state folder."
+            "maximum": 9007199254740991,
+            "description": " Never goes backwards across a restart on the same state folder, and never above 2^53 − 1 (see EntityState's version)."
           }
         }
       },
