@@ -5,8 +5,9 @@ import Posix
 /// lines back at start, writes its whole state when the journal is compacted, and is
 /// told how each commit of its records ended.
 public protocol JournalPart: AnyObject {
-  /// Takes one line read at start (a JSON object); false when it is not this part's.
-  func replay(_ record: JSONScanner.ScannedObject) -> Bool
+  /// Takes one line read at start (a JSON object), or says it is not this part's, or
+  /// refuses it: a line a request could not have made is never replayed.
+  func replay(_ record: JSONScanner.ScannedObject) -> ReplayOutcome
   /// Appends one line per element of the state in memory now, records not yet
   /// committed included: what a compaction writes.
   func appendState(to bytes: inout [UInt8])
@@ -39,6 +40,9 @@ public protocol JournalPart: AnyObject {
 ///
 /// At start, an incomplete last line (a write the last run did not finish, so never
 /// acknowledged) is ignored; an unreadable line before it is skipped with a warning.
+/// A part's line that a request could not have made (`ReplayOutcome.invalid`) is never
+/// replayed: it is kept in `journal.log.invalid-<n>` with a warning naming its line,
+/// and left out of the next rewrite.
 ///
 /// All methods must be called on the loop's thread.
 public final class Journal {
@@ -57,11 +61,15 @@ public final class Journal {
   private var parts: [JournalPart] { attached.compactMap(\.part) }
   /// The file's length after the last successful write: where a failed one is cut back to.
   private var writtenSize = 0
-  /// Lines read at start that no part has claimed yet.
-  private var unclaimed: [[UInt8]] = []
+  /// Lines read at start that no part has claimed yet, with their line numbers.
+  private var unclaimed: [(number: Int, bytes: [UInt8])] = []
   /// Files of an earlier version of the state folder that parts read at start: the
   /// next compaction, which holds their content, removes them.
   private var legacyFiles: [String] = []
+  /// Where the lines that parts refused at start are kept (`journal.log.invalid-<n>`),
+  /// and those lines.
+  private var invalidAside: String?
+  private var keptAside: [InvalidLine] = []
   /// Whether the next commit rewrites the file instead of appending to it.
   private var rewriteNeeded = false
   /// After a failed compaction, the line count at which the next one is tried:
@@ -108,9 +116,9 @@ public final class Journal {
   }
 
   private func read(_ bytes: [UInt8]) {
-    let read = JournalLines(bytes) { line, _ in
+    let read = JournalLines(bytes) { line, number in
       let isObject = line.withUnsafeBytes { (try? JSONScanner.scanObjectMembers($0)) != nil }
-      if isObject { unclaimed.append(Array(line)) }
+      if isObject { unclaimed.append((number, Array(line))) }
       return isObject
     }
     lineCount += read.lines
@@ -130,10 +138,31 @@ public final class Journal {
   /// after it went away would leave its state out.
   public func attach(_ part: JournalPart, legacyFiles: [String] = []) {
     attached.append(Attached(part: part))
+    var invalid: [InvalidLine] = []
     unclaimed.removeAll { line in
-      line.withUnsafeBytes { bytes in
-        guard let record = try? JSONScanner.scanObjectMembers(bytes) else { return false }
+      let outcome = line.bytes.withUnsafeBytes { bytes -> ReplayOutcome in
+        guard let record = try? JSONScanner.scanObjectMembers(bytes) else { return .notThisPart }
         return part.replay(record)
+      }
+      switch outcome {
+      case .replayed: return true
+      case .notThisPart: return false
+      case .invalid(let reason):
+        invalid.append(InvalidLine(number: line.number, bytes: line.bytes, reason: reason))
+        return true
+      }
+    }
+    if !invalid.isEmpty {
+      // One file for all the parts' lines: each part that attaches adds its own.
+      let aside = invalidAside ?? folder.nameForInvalidLines(of: Journal.fileName)
+      invalidAside = aside
+      keptAside += invalid
+      if folder.setAside(keptAside, of: Journal.fileName, as: aside, announcing: keptAside.suffix(invalid.count)) {
+        // Kept aside: the next commit writes the journal without them.
+        rewriteNeeded = true
+      } else {
+        // Then they stay where they are, unclaimed (never replayed).
+        unclaimed += invalid.map { ($0.number, $0.bytes) }
       }
     }
     if !legacyFiles.isEmpty {
@@ -262,7 +291,7 @@ public final class Journal {
     var bytes: [UInt8] = []
     for part in parts { part.appendState(to: &bytes) }
     for line in unclaimed {
-      bytes += line
+      bytes += line.bytes
       bytes.append(UInt8(ascii: "\n"))
     }
     do throws(Errno) {

@@ -91,10 +91,12 @@ public final class LocalBackend: ModelBackend {
     }
     if let legacyJournal {
       legacy.append(LocalBackend.legacyJournalName)
-      let replay = LocalBackend.replay(legacyJournal) { key, following in apply(key, following) }
+      var invalid: [InvalidLine] = []
+      let replay = LocalBackend.replay(legacyJournal, invalid: &invalid) { key, following in apply(key, following) }
       if replay.skipped > 0 {
         Log.warn("\(folder.file(LocalBackend.legacyJournalName)): skipped \(replay.skipped) unreadable line(s)")
       }
+      _ = folder.setAside(invalid, of: LocalBackend.legacyJournalName)
     }
     journal.attach(self, legacyFiles: legacy)
   }
@@ -233,7 +235,7 @@ public final class LocalBackend: ModelBackend {
       guard ids.isArray else { return .failure(FormatProblem(message: "follows of \"\(kind)\" is not an array")) }
       var set = Set<String>()
       for element in ids.elements {
-        guard let id = element.string, !id.isEmpty else {
+        guard let id = element.string, EntityKey.problem(kind: kind, id: id) == nil else {
           return .failure(FormatProblem(message: "follows of \"\(kind)\" holds \(element.text), not an id"))
         }
         set.insert(id)
@@ -252,33 +254,50 @@ public final class LocalBackend: ModelBackend {
     buffer.append(UInt8(ascii: "\n"))
   }
 
-  /// Reads a journal, calling `apply` with each readable line's change in file order.
-  static func replay(_ bytes: [UInt8], apply: (EntityKey, Bool) -> Void) -> JournalLines {
-    JournalLines(bytes) { line, _ in
-      guard let change = line.withUnsafeBytes({ parseLine($0) }) else { return false }
-      apply(change.key, change.following)
+  /// Reads a journal, calling `apply` with each readable line's change in file order;
+  /// the follow lines a request could not have made go to `invalid`, not applied.
+  static func replay(_ bytes: [UInt8], invalid: inout [InvalidLine], apply: (EntityKey, Bool) -> Void) -> JournalLines {
+    JournalLines(bytes) { line, number in
+      switch line.withUnsafeBytes({ parseLine($0) }) {
+      case nil: return false
+      case .failure(let problem)?:
+        invalid.append(InvalidLine(number: number, bytes: Array(line), reason: problem.reason))
+      case .success(let change)?: apply(change.key, change.following)
+      }
       return true
     }
   }
 
-  static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (key: EntityKey, following: Bool)? {
+  static func parseLine(_ bytes: UnsafeRawBufferPointer) -> Result<(key: EntityKey, following: Bool), RecordProblem>? {
     guard let object = try? JSONScanner.scanObjectMembers(bytes) else { return nil }
     return parseRecord(object)
   }
 
-  static func parseRecord(_ object: JSONScanner.ScannedObject) -> (key: EntityKey, following: Bool)? {
-    guard let kind = object["k"]?.stringValue, let id = object["i"]?.stringValue,
-      let following = object["f"]?.boolValue
-    else { return nil }
-    return (EntityKey(kind: kind, id: id), following)
+  /// A follow line (one with `"f"` and no `"w"`), checked as a request is; nil for a
+  /// line that is not a follow.
+  static func parseRecord(_ object: JSONScanner.ScannedObject) -> Result<
+    (key: EntityKey, following: Bool), RecordProblem
+  >? {
+    guard let f = object["f"], object["w"] == nil else { return nil }
+    let key: EntityKey
+    switch JournalRecord.key(object) {
+    case .failure(let problem): return .failure(problem)
+    case .success(let checked): key = checked
+    }
+    guard let following = f.boolValue else { return .failure(RecordProblem("\"f\" is not true or false")) }
+    return .success((key, following))
   }
 }
 
 extension LocalBackend: JournalPart {
-  public func replay(_ record: JSONScanner.ScannedObject) -> Bool {
-    guard let change = LocalBackend.parseRecord(record) else { return false }
-    apply(change.key, change.following)
-    return true
+  public func replay(_ record: JSONScanner.ScannedObject) -> ReplayOutcome {
+    switch LocalBackend.parseRecord(record) {
+    case nil: return .notThisPart
+    case .failure(let problem)?: return .invalid(problem.reason)
+    case .success(let change)?:
+      apply(change.key, change.following)
+      return .replayed
+    }
   }
 
   public func appendState(to bytes: inout [UInt8]) {

@@ -81,6 +81,7 @@ public final class Outbox: IntentLog, JournalPart {
       if replay.file.skipped > 0 {
         Log.warn("\(folder.file(Outbox.legacyFileName)): skipped \(replay.file.skipped) unreadable line(s)")
       }
+      _ = journal.folder.setAside(replay.invalid, of: Outbox.legacyFileName)
     }
     journal.attach(self, legacyFiles: legacy)
     // Untagged lines are rewritten with this start's environment, which they belong
@@ -166,8 +167,13 @@ public final class Outbox: IntentLog, JournalPart {
 
   // MARK: JournalPart
 
-  public func replay(_ record: JSONScanner.ScannedObject) -> Bool {
-    guard let (key, lineEnvironment, wanted) = Outbox.parseRecord(record) else { return false }
+  public func replay(_ record: JSONScanner.ScannedObject) -> ReplayOutcome {
+    let (key, lineEnvironment, wanted): (EntityKey, String?, Bool?)
+    switch Outbox.parseRecord(record) {
+    case nil: return .notThisPart
+    case .failure(let problem)?: return .invalid(problem.reason)
+    case .success(let parsed)?: (key, lineEnvironment, wanted) = parsed
+    }
     if lineEnvironment == nil && environment != nil { untaggedLines += 1 }
     let slot = Slot(environment: lineEnvironment ?? environment, key: key)
     if let wanted {
@@ -176,7 +182,7 @@ public final class Outbox: IntentLog, JournalPart {
       live[slot] = nil
     }
     nextSequence += 1
-    return true
+    return .replayed
   }
 
   public func appendState(to bytes: inout [UInt8]) {
@@ -233,14 +239,25 @@ public final class Outbox: IntentLog, JournalPart {
     var file: JournalLines
     /// Records that name no environment although the log now has one.
     var untagged: Int
+    /// Intent lines a request could not have made: not replayed.
+    var invalid: [InvalidLine]
   }
 
   /// Reads a log; lines that name no environment belong to `environment`.
   static func replay(_ bytes: [UInt8], environment: String? = nil) -> Replay {
     var live: [Slot: (wanted: Bool, sequence: UInt64)] = [:]
     var untagged = 0
+    var invalid: [InvalidLine] = []
     let file = JournalLines(bytes) { line, number in
-      guard let (key, lineEnvironment, wanted) = line.withUnsafeBytes({ parseLine($0) }) else { return false }
+      let (key, lineEnvironment, wanted): (EntityKey, String?, Bool?)
+      switch line.withUnsafeBytes({ parseLine($0) }) {
+      case nil: return false
+      case .failure(let problem)?:
+        // Read, and kept aside: not an unreadable line, nor a torn tail.
+        invalid.append(InvalidLine(number: number, bytes: Array(line), reason: problem.reason))
+        return true
+      case .success(let parsed)?: (key, lineEnvironment, wanted) = parsed
+      }
       if lineEnvironment == nil && environment != nil { untagged += 1 }
       let slot = Slot(environment: lineEnvironment ?? environment, key: key)
       if let wanted {
@@ -250,22 +267,32 @@ public final class Outbox: IntentLog, JournalPart {
       }
       return true
     }
-    return Replay(live: live, file: file, untagged: untagged)
+    return Replay(live: live, file: file, untagged: untagged, invalid: invalid)
   }
 
-  static func parseLine(_ bytes: UnsafeRawBufferPointer) -> (EntityKey, String?, Bool?)? {
+  static func parseLine(_ bytes: UnsafeRawBufferPointer) -> Result<(EntityKey, String?, Bool?), RecordProblem>? {
     guard let object = try? JSONScanner.scanObjectMembers(bytes) else { return nil }
     return parseRecord(object)
   }
 
-  static func parseRecord(_ object: JSONScanner.ScannedObject) -> (EntityKey, String?, Bool?)? {
-    guard let kind = object["k"]?.stringValue, let id = object["i"]?.stringValue, let w = object["w"] else {
-      return nil
+  /// An intent line (one with `"w"` and no `"f"`), checked as a request is; nil for a
+  /// line that is not an intent.
+  static func parseRecord(_ object: JSONScanner.ScannedObject) -> Result<(EntityKey, String?, Bool?), RecordProblem>? {
+    guard let w = object["w"], object["f"] == nil else { return nil }
+    let key: EntityKey
+    switch JournalRecord.key(object) {
+    case .failure(let problem): return .failure(problem)
+    case .success(let checked): key = checked
     }
-    let environment = object["e"]?.stringValue
-    if object["e"] != nil && environment == nil { return nil }
-    if w.kind == .null { return (EntityKey(kind: kind, id: id), environment, nil) }
-    guard let wanted = w.boolValue else { return nil }
-    return (EntityKey(kind: kind, id: id), environment, wanted)
+    var environment: String?
+    if let e = object["e"] {
+      guard let name = e.stringValue, !name.isEmpty else {
+        return .failure(RecordProblem("\"e\" is not an environment name"))
+      }
+      environment = name
+    }
+    if w.kind == .null { return .success((key, environment, nil)) }
+    guard let wanted = w.boolValue else { return .failure(RecordProblem("\"w\" is not true, false or null")) }
+    return .success((key, environment, wanted))
   }
 }

@@ -70,4 +70,28 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     let backend = try LocalBackend(loop: try EventLoop(clock: ManualClock()), folder: temp.folder)
     #expect(backend.isFollowing(k("kept")))
   }
+
+  /// Issue 25, item 11: before the fix, a line with an id no request may name was
+  /// replayed (and sent); now it is kept aside and left out of the next rewrite.
+  @Test func linesARequestCouldNotMakeAreKeptAsideNotReplayed() throws {
+    let temp = try LocalBackendTestFolder()
+    let long = String(repeating: "x", count: 257)
+    let lines = [
+      #"{"k":"artist","i":"a","w":true}"#, #"{"k":"artist","i":"\#(long)","w":true}"#,
+      #"{"k":"Artist","i":"b","w":true}"#, #"{"k":"artist","i":"c","w":"yes"}"#,
+      #"{"k":"artist","i":"d","f":true}"#, #"{"k":"artist","i":"","f":true}"#,
+    ]
+    try temp.folder.replace(Journal.fileName, with: Array((lines.joined(separator: "\n") + "\n").utf8))
+    let loop = try EventLoop(clock: ManualClock())
+    let journal = try Journal(folder: temp.folder)
+    let backend = try LocalBackend(loop: loop, journal: journal)
+    let outbox = try Outbox(journal: journal)
+    #expect(outbox.unsettledIntents().map(\.0.id) == ["a"])
+    #expect(backend.isFollowing(k("d")) && backend.followCount == 1)
+    let aside = try temp.folder.read("journal.log.invalid-1").map { String(decoding: $0, as: UTF8.self) }
+    #expect(aside == [lines[5], lines[1], lines[2], lines[3]].joined(separator: "\n") + "\n")
+    try journal.compact()
+    let rewritten = try temp.folder.read(Journal.fileName).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    #expect(!rewritten.contains(long) && !rewritten.contains("Artist") && !rewritten.contains("yes"))
+  }
 }

@@ -329,7 +329,8 @@ private final class Answer<T> {
     let temp = try LocalBackendTestFolder()
     let odd = [
       EntityKey(kind: "artist", id: #"quote"back\slash"#), EntityKey(kind: "artist", id: "line\nbreak\ttab"),
-      EntityKey(kind: "läbel", id: "Björk ✓"),
+      // (A kind is ASCII, as requests are checked; a line with another is not replayed.)
+      EntityKey(kind: "label", id: "Björk ✓"),
     ]
     do {
       let loop = try EventLoop(clock: ManualClock())
