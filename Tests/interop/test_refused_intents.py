@@ -1,7 +1,7 @@
 """A mutation answered "not accepted" is never sent (issue 25, item 1).
 
-When the intent cannot be made durable (here: the state folder removed while the
-server runs), `follow` is answered -32001 "could not save the intent" with
+When the intent cannot be made durable (the state folder removed while the
+server runs, or a full disk: a file size limit), `follow` is answered -32001 "could not save the intent" with
 `retryable: true`. Such an intent must never reach the API, never show as followed
 (no `stateChanged` with `following: true`, no `confirmed: true`), and leave no trace:
 the request goes out only once the intent is durable. Checked against the Artsy demo
@@ -14,11 +14,13 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import sys
 from pathlib import Path
 
 import pytest
 
 import rpcio
+from test_intents import LIMITED
 from test_rest import Artsy, artsy  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(60)
@@ -121,3 +123,28 @@ def test_a_refused_intent_leaves_no_follow_on_the_local_backend(spawn, runtime, 
     kill9(server)
     again, c2 = start(spawn, runtime, "stdio", *args)
     assert [c2.result("getFollowState", k)["following"] for k in (A, B, C)] == [True, False, True]
+
+
+def test_an_intent_refused_for_a_full_disk_never_reaches_the_api(artsy, netmodel_bin, runtime):
+    """A write past RLIMIT_FSIZE fails with EFBIG, as one on a full disk with ENOSPC."""
+    api = artsy()
+    config = runtime.root / "artsy.json"
+    config.write_text(json.dumps(api.config()))
+    state = runtime.root / "state-refused-full"
+    state.mkdir(mode=0o700)
+    argv = [sys.executable, "-c", LIMITED, "300", str(netmodel_bin), "serve", "--backend", "rest",
+            "--config", str(config), "--state-dir", str(state)]
+    server = rpcio.ServerProc(argv, env=runtime.env, stderr_path=runtime.logs / "refused-full.stderr")
+    try:
+        c = server.conn
+        assert c.result("follow", {**A, "await": True})["confirmed"] is True  # a short line fits
+        refused_id = "x" * 250  # its line does not
+        reply = c.call("follow", {"kind": "artist", "id": refused_id})
+        assert reply.get("error", {}).get("code") == UNAVAILABLE, reply
+        assert "File too large" in reply["error"]["message"], reply
+        # Another short one after it fits again (the torn line was cut off) and is sent.
+        assert c.result("follow", {**C, "await": True})["confirmed"] is True
+        posts = [e["body"] for e in api.log() if f"{e['method']} {e['path']}" == POST_ARTIST]
+        assert posts == [f"artist_id={A['id']}", f"artist_id={C['id']}"], posts
+    finally:
+        server.stop()
