@@ -1,8 +1,9 @@
 """A mutation answered "not accepted" is never sent (issue 25, item 1).
 
-When the intent cannot be made durable (the state folder removed while the
-server runs, or a full disk: a file size limit), `follow` is answered -32001 "could not save the intent" with
-`retryable: true`. Such an intent must never reach the API, never show as followed
+When the intent cannot be made durable (the state folder removed while the server
+runs, or a full disk: here a file size limit), `follow` is answered -32001 "could not
+save the intent" with `retryable: true`. Such an intent must never reach the API,
+never show as followed
 (no `stateChanged` with `following: true`, no `confirmed: true`), and leave no trace:
 the request goes out only once the intent is durable. Checked against the Artsy demo
 server (which counts the requests it receives) on stdio and on the socket, with and
