@@ -1,8 +1,8 @@
 // Replay of the state files from arbitrary bytes (what a crash, a full disk or a hand
 // edit can leave): the lines of the outbox and of the local backend (the journal's,
-// and those of `outbox.log` and `local-follows.log` of earlier versions) and the
-// earlier snapshot (`local-follows.json`). Byte 0 picks the outbox's current
-// environment; the rest is the file.
+// and those of `outbox.log` and `local-follows.log` of earlier versions), the earlier
+// snapshot (`local-follows.json`) and the `versions` mark. Byte 0 picks the outbox's
+// current environment; the rest is the file.
 //
 // Oracles: nothing traps; what a replay reads back survives being written again in the
 // program's own format (replay → append lines → replay gives the same intents or
@@ -20,6 +20,9 @@ let environments: [String?] = [nil, "default", "staging", "e\u{0}\u{1F600}"]
 
 func checkOutbox(_ bytes: [UInt8], environment: String?) {
   let replay = Outbox.replay(bytes, environment: environment)
+  if let slot = replay.live.keys.first(where: { EntityKey.problem(kind: $0.key.kind, id: $0.key.id) != nil }) {
+    fuzzFailure("outbox: replayed \(escaped(Array(slot.key.description.utf8))), which no request may name")
+  }
   if replay.file.skipped < 0 || replay.file.skipped > replay.file.lines {
     fuzzFailure("outbox: \(replay.file.skipped) of \(replay.file.lines)")
   }
@@ -37,13 +40,18 @@ func checkOutbox(_ bytes: [UInt8], environment: String?) {
 
 func checkJournal(_ bytes: [UInt8]) {
   var follows: [EntityKey: Bool] = [:]
-  _ = LocalBackend.replay(bytes) { key, following in follows[key] = following }
+  var invalid: [InvalidLine] = []
+  _ = LocalBackend.replay(bytes, invalid: &invalid) { key, following in follows[key] = following }
+  // What is replayed passes the checks a request passes.
+  if let key = follows.keys.first(where: { EntityKey.problem(kind: $0.kind, id: $0.id) != nil }) {
+    fuzzFailure("journal: replayed \(escaped(Array(key.description.utf8))), which no request may name")
+  }
   var again: [UInt8] = []
   for (key, following) in follows.sorted(by: { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }) {
     LocalBackend.appendLine(key, following, to: &again)
   }
   var second: [EntityKey: Bool] = [:]
-  let secondReplay = LocalBackend.replay(again) { key, following in second[key] = following }
+  let secondReplay = LocalBackend.replay(again, invalid: &invalid) { key, following in second[key] = following }
   guard secondReplay.skipped == 0, !secondReplay.tornTail, second == follows else {
     fuzzFailure("journal: its own lines of what it read do not read back the same:\n\(escaped(again))")
   }
@@ -55,6 +63,11 @@ func checkSnapshot(_ bytes: [UInt8]) {
   guard case .success(let again) = LocalBackend.decode(encoded), again == follows else {
     fuzzFailure("snapshot: decode → encode → decode changed it:\n\(escaped(encoded))")
   }
+}
+
+func checkVersionMark(_ bytes: [UInt8]) {
+  guard case .success(let mark) = VersionBase.parseMark(bytes) else { return }
+  if mark > VersionBase.limit { fuzzFailure("versions: a mark of \(mark), above \(VersionBase.limit)") }
 }
 
 @main
@@ -69,6 +82,7 @@ struct FuzzStateFiles {
       checkOutbox(bytes, environment: environments[Int(selector) % environments.count])
       checkJournal(bytes)
       checkSnapshot(bytes)
+      checkVersionMark(bytes)
     }
   }
 }
