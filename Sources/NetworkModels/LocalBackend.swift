@@ -233,6 +233,10 @@ public final class LocalBackend: ModelBackend {
     var result: [String: Set<String>] = [:]
     for (kind, ids) in byKind.members {
       guard ids.isArray else { return .failure(FormatProblem(message: "follows of \"\(kind)\" is not an array")) }
+      // What is read passes the checks a request passes.
+      guard EntityKey.isValidKind(kind) else {
+        return .failure(FormatProblem(message: "follows of a kind outside ^[a-z][a-z0-9_-]{0,63}$"))
+      }
       var set = Set<String>()
       for element in ids.elements {
         guard let id = element.string, EntityKey.problem(kind: kind, id: id) == nil else {

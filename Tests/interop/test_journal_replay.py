@@ -108,3 +108,27 @@ def test_invalid_follow_lines_of_the_local_backend_are_never_replayed(spawn, sta
     assert (state / "journal.log.invalid-1").read_text().splitlines() == lines[1:5]
     stop(server)
     assert sorted((state / "journal.log").read_text().splitlines()) == sorted([lines[0], lines[5]])
+
+
+def test_invalid_lines_of_earlier_versions_files_are_never_replayed(spawn, state):
+    """outbox.log and local-follows.log of the version before the journal; an invalid
+    id in the snapshot local-follows.json makes it unreadable, kept aside as such."""
+    (state / "outbox.log").write_text(
+        line(k="artist", i="kaws", w=True) + "\n" + line(k="artist", i=LONG_ID, w=True) + "\n")
+    (state / "local-follows.log").write_text(
+        line(k="artist", i="adele", f=True) + "\n" + line(k="Artist", i="adele", f=True) + "\n")
+    snapshot = json.dumps({"version": 1, "follows": {"artist": ["banksy", LONG_ID]}})
+    (state / "local-follows.json").write_text(snapshot)
+    server = spawn("--state-dir", state)
+    c = server.conn
+    listed = c.result("fetchList", {"list": "following/artist"})
+    assert [item["id"] for item in listed["items"]] == ["adele", "kaws"], listed
+    log = server.stderr()
+    assert f"{state / 'outbox.log'} line 2: id must be 1 to 256 bytes" in log, log
+    assert f"{state / 'local-follows.log'} line 2: kind must match" in log, log
+    assert f"{state / 'local-follows.json'} could not be read" in log, log
+    assert (state / "outbox.log.invalid-1").read_text() == line(k="artist", i=LONG_ID, w=True) + "\n"
+    assert (state / "local-follows.log.invalid-1").read_text() == line(k="Artist", i="adele", f=True) + "\n"
+    assert (state / "local-follows.json.corrupt-1").read_text() == snapshot
+    stop(server)
+    assert LONG_ID not in (state / "journal.log").read_text()
