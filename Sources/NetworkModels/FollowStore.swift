@@ -447,7 +447,7 @@ public final class FollowStore {
   public func credentialsChanged() {
     let intents = waitingForCredentials
     waitingForCredentials.removeAll()
-    for key in intents.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
+    for key in intents.sorted() {
       guard let work = activities[key], work.wanted != nil, work.inFlight == nil, work.retryTimer == nil else {
         continue
       }
@@ -456,7 +456,7 @@ public final class FollowStore {
     }
     let reads = readsWaitingForCredentials
     readsWaitingForCredentials.removeAll()
-    for key in reads.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) { fetch(key) }
+    for key in reads.sorted() { fetch(key) }
   }
 
   /// The intent of `key` could not be made durable (a full disk), so it was never
@@ -487,12 +487,12 @@ public final class FollowStore {
     attributes.removeAll()
     waitingForCredentials.removeAll()
     readsWaitingForCredentials.removeAll()
-    for key in records.keys.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
+    for key in records.keys.sorted() {
       records[key]!.bits = 0
       records[key]!.confirmedAt = LoopInstant(nanoseconds: 0)
       changed(key)
     }
-    for (key, work) in old.sorted(by: { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }) {
+    for (key, work) in old.sorted(by: { $0.key < $1.key }) {
       if let timer = work.retryTimer { loop.cancel(timer) }
       let current = state(key)
       for waiter in work.settleWaiters { waiter(.failure(SettleFailure(failure: awaitFailure, state: current))) }

@@ -77,7 +77,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// Reads of one kind waiting to go out as one call.
   private final class PendingBatch {
     var ids: [String] = []
-    var waiters: [String: [Completion]] = [:]
+    /// By bytes: `caf\u{E9}` and `cafe\u{301}` are two ids of the batch (`ExactString`).
+    var waiters: [ExactString: [Completion]] = [:]
     var timer: EventLoop.TimerID?
     var priority = HTTPPriority.preload
   }
@@ -230,8 +231,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   private func enqueue(_ key: EntityKey, _ batch: RESTConfiguration.Batch, _ completion: @escaping Completion) {
     let pending = batches[key.kind] ?? PendingBatch()
     batches[key.kind] = pending
-    if pending.waiters[key.id] == nil { pending.ids.append(key.id) }
-    pending.waiters[key.id, default: []].append(completion)
+    let id = ExactString(key.id)
+    if pending.waiters[id] == nil { pending.ids.append(key.id) }
+    pending.waiters[id, default: []].append(completion)
     pending.priority = max(pending.priority, readPriority)
     if pending.ids.count >= batch.maxIds {
       flush(kind: key.kind)
@@ -260,7 +262,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
         if case .success(.notFollowing) = answer, self.capturedValues.count > 0 {
           self.forgetCaptures(EntityKey(kind: kind, id: id))
         }
-        for waiter in pending.waiters[id] ?? [] { waiter(answer) }
+        for waiter in pending.waiters[ExactString(id)] ?? [] { waiter(answer) }
       }
     }
   }
