@@ -35,6 +35,20 @@ import Testing
     #expect(!"ab".hasSameBytes(as: "ac"))
   }
 
+  @Test func shortASCIITextsAreComparedByEveryByte() {
+    let letters = Array("abcdefghijklmnopqrst".utf8)
+    for count in 1...letters.count {
+      let text = String(decoding: letters[..<count], as: UTF8.self)
+      #expect(text.hasSameBytes(as: String(decoding: Array(text.utf8), as: UTF8.self)))
+      #expect(!text.hasSameBytes(as: String(decoding: letters[..<(count - 1)], as: UTF8.self)))
+      for place in 0..<count {
+        var changed = Array(letters[..<count])
+        changed[place] = UInt8(ascii: "Z")
+        #expect(!text.hasSameBytes(as: String(decoding: changed, as: UTF8.self)))
+      }
+    }
+  }
+
   @Test func orderIsTheOrderOfTheBytes() {
     var random = SeededRandom(state: 25)
     let pieces = ["a", "b", "\u{E9}", "e\u{301}", "\u{212A}", "K", "\u{1F600}", ""]
