@@ -103,6 +103,18 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     values = Self.initialValues(configuration.values, environmentVariables)
     fillsValues = Self.fillsValues(configuration)
+    warnOfProxies()
+  }
+
+  /// At start, the environments whose token a proxy variable keeps from going out
+  /// (each request is refused too, with the same words).
+  private func warnOfProxies() {
+    guard configuration.auth != nil else { return }
+    for (name, base) in configuration.environments {
+      if case .refused(let reason) = http.proxies.route(base, carriesCredentials: true) {
+        Log.warn("environment \(name) (\(base)): requests with the auth token are \(reason)")
+      }
+    }
   }
 
   // MARK: ConfigurableBackend
@@ -320,13 +332,15 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     body: [UInt8]? = nil
   ) -> HTTPRequest {
     var headers = headers
+    var carriesCredentials = false
     if let auth = configuration.auth, let authToken {
       headers.append((auth.header, auth.scheme.map { "\($0) \(authToken)" } ?? authToken))
+      carriesCredentials = true
     }
     return HTTPRequest(
       method: endpoint.method, url: url, headers: headers, body: body,
       timeout: .milliseconds(endpoint.timeoutMs ?? configuration.timeoutMs),
-      connectTimeout: .milliseconds(configuration.connectTimeoutMs))
+      connectTimeout: .milliseconds(configuration.connectTimeoutMs), carriesCredentials: carriesCredentials)
   }
 
   private func reportAttributes(_ key: EntityKey, _ response: HTTPResponse, _ pointer: JSONPointer) {
