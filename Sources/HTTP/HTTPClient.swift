@@ -177,7 +177,7 @@ public final class HTTPClient {
     case .refused(let reason):
       counters.transportErrors += 1
       refusedByProxy(request, reason)
-      let message = "\(request.summary): \(reason)"
+      let message = "\(request.summary): not sent: \(reason)"
       loop.execute { completion(.failure(HTTPError(.invalidRequest, message))) }
       return
     }
@@ -211,7 +211,7 @@ public final class HTTPClient {
     let variable = proxies.route(request.url, carriesCredentials: false).proxyVariable ?? "?"
     guard !proxiesWarnedOf.contains(variable) else { return }
     proxiesWarnedOf.append(variable)
-    Log.warn("HTTP \(request.summary): \(reason)")
+    Log.warn("HTTP \(request.summary): not sent: \(reason)")
   }
 
   /// `request`'s timeouts in libcurl's milliseconds. Requests nearly always carry the

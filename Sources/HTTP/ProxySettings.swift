@@ -64,7 +64,7 @@ public struct ProxySettings: Sendable, Equatable {
   public enum Route: Sendable, Equatable {
     case direct
     case through(Proxy)
-    /// Not sent, and why.
+    /// Not sent, and why (a sentence to follow "not sent: ").
     case refused(String)
 
     var proxyVariable: String? {
@@ -83,9 +83,9 @@ public struct ProxySettings: Sendable, Equatable {
       let hop = URLParts(proxy.url.contains("://") ? proxy.url : "http://" + proxy.url)
       if !(hop.map { LoopbackHost.contains($0.host) } ?? false) {
         return .refused(
-          "not sent: it carries the auth token over plain http://, and \(proxy.variable) names a proxy that is not "
-            + "loopback (\(hop?.hostAndPort ?? "?")), where anyone on the way reads it; use https://, a loopback "
-            + "proxy, or name \(target.host) in no_proxy")
+          "the auth token would go over plain http:// through a proxy that is not loopback "
+            + "(\(hop?.hostAndPort ?? "?"), from \(proxy.variable)), where anyone on the way reads it; use https://, "
+            + "a loopback proxy, or name \(target.host) in no_proxy")
       }
     }
     return .through(proxy)

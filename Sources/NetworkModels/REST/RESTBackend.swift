@@ -112,7 +112,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     guard configuration.auth != nil else { return }
     for (name, base) in configuration.environments {
       if case .refused(let reason) = http.proxies.route(base, carriesCredentials: true) {
-        Log.warn("environment \(name) (\(base)): requests with the auth token are \(reason)")
+        Log.warn("environment \(name) (\(base)): nothing with the auth token is sent: \(reason)")
       }
     }
   }
