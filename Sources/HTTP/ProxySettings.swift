@@ -1,3 +1,4 @@
+import Glibc
 import Posix
 
 /// Which proxy a request goes through, decided here rather than by libcurl: a proxy is
@@ -26,6 +27,7 @@ public struct ProxySettings: Sendable, Equatable {
   public var https: Proxy?
   public var all: Proxy?
   /// `no_proxy`'s entries, lower case, without a leading dot; "*" is every host.
+  /// Names, addresses and CIDR ranges (see `bypasses`).
   public var noProxy: [String]
 
   public init(http: Proxy? = nil, https: Proxy? = nil, all: Proxy? = nil, noProxy: [String] = []) {
@@ -92,13 +94,47 @@ public struct ProxySettings: Sendable, Equatable {
   }
 
   /// `no_proxy`: a name matches itself and the names under it (`example.com` matches
-  /// `api.example.com`), case aside; an address matches itself (no ranges).
+  /// `api.example.com`), case aside; an address matches itself, or a range of them in
+  /// CIDR notation (`10.0.0.0/8`, `fd00::/8`), as libcurl matches them.
   private func bypasses(_ host: String) -> Bool {
     let host = host.lowercased()
     let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    let address = IPAddress(bare)
     return noProxy.contains { entry in
-      entry == "*" || entry == host || entry == bare || host.hasSuffix("." + entry)
+      if entry == "*" || entry == host || entry == bare || host.hasSuffix("." + entry) { return true }
+      guard let address, let slash = entry.firstIndex(of: "/"), let bits = Int(entry[entry.index(after: slash)...]),
+        let network = IPAddress(String(entry[..<slash]))
+      else { return false }
+      return address.isIn(network, prefixBits: bits)
     }
+  }
+}
+
+/// An IPv4 or IPv6 address's bytes, for `no_proxy`'s ranges.
+struct IPAddress {
+  var bytes: [UInt8]
+
+  init?(_ text: String) {
+    var buffer = [UInt8](repeating: 0, count: 16)
+    let text = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
+    if inet_pton(AF_INET, text, &buffer) == 1 {
+      bytes = Array(buffer.prefix(4))
+    } else if inet_pton(AF_INET6, text, &buffer) == 1 {
+      bytes = buffer
+    } else {
+      return nil
+    }
+  }
+
+  /// Whether the first `prefixBits` bits are `network`'s (of the same family).
+  func isIn(_ network: IPAddress, prefixBits: Int) -> Bool {
+    guard bytes.count == network.bytes.count, (0...bytes.count * 8).contains(prefixBits) else { return false }
+    for index in 0..<bytes.count {
+      let bits = min(8, max(0, prefixBits - index * 8))
+      let mask: UInt8 = bits == 0 ? 0 : ~UInt8(0) << (8 - bits)
+      if bytes[index] & mask != network.bytes[index] & mask { return false }
+    }
+    return true
   }
 }
 

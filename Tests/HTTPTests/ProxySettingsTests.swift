@@ -50,6 +50,16 @@ import Testing
       settings(["https_proxy": "p:1", "no_proxy": "*"]).route("https://a.b/", carriesCredentials: true) == .direct)
   }
 
+  @Test func noProxyRangesInCIDRNotation() {
+    let proxied = settings(["https_proxy": "http://127.0.0.1:3", "no_proxy": "10.0.0.0/8,192.168.4.0/23,fd00::/8"])
+    for url in ["https://10.200.3.4/", "https://192.168.5.255:8443/", "https://[fd12::1]/"] {
+      #expect(proxied.route(url, carriesCredentials: true) == .direct, "\(url)")
+    }
+    for url in ["https://11.0.0.1/", "https://192.168.6.1/", "https://[fe80::1]/", "https://10.example.com/"] {
+      #expect(proxied.route(url, carriesCredentials: true) != .direct, "\(url)")
+    }
+  }
+
   /// The token over plain http:// through another host is the hop reading it.
   @Test func theTokenNeverGoesOverPlainHTTPThroughAProxyThatIsNotLoopback() {
     let remote = settings(["http_proxy": "http://user:pw@proxy.example.com:3128"])
