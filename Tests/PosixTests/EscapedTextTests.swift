@@ -26,11 +26,10 @@ import Testing
     #expect(EscapedText.line("x\u{2028}y\u{202E}z\u{2066}") == "x\\u{2028}y\\u{202E}z\\u{2066}")
   }
 
-  @Test func invalidUTF8IsShownByteByByte() {
-    #expect(EscapedText.line(bytes: [0x61, 0xFF, 0x62]) == "a\\xffb")
-    #expect(EscapedText.line(bytes: [0xC0, 0xAF]) == "\\xc0\\xaf")  // an overlong "/"
-    #expect(EscapedText.line(bytes: [0xED, 0xA0, 0x80]) == "\\xed\\xa0\\x80")  // a surrogate
-    #expect(EscapedText.line(bytes: [0xE2, 0x98]) == "\\xe2\\x98")  // cut short
-    #expect(EscapedText.line(bytes: Array("ok ☃".utf8)) == "ok ☃")
+  /// Bytes that were not UTF-8 became U+FFFD when decoded: shown as an escape, not as
+  /// a character that looks like any other.
+  @Test func whatWasNotUTF8IsShownAsAnEscape() {
+    #expect(EscapedText.line(String(decoding: [0x61, 0xFF, 0x62], as: UTF8.self)) == "a\\u{FFFD}b")
+    #expect(EscapedText.line(String(decoding: [0xC0, 0xAF], as: UTF8.self)) == "\\u{FFFD}\\u{FFFD}")
   }
 }
