@@ -101,7 +101,14 @@ public struct ProxySettings: Sendable, Equatable {
     let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     let address = IPAddress(bare)
     return noProxy.contains { entry in
-      if entry == "*" || entry == host || entry == bare || host.hasSuffix("." + entry) { return true }
+      // By bytes, as the host is sent: `String` equality would take canonically
+      // equivalent names for one.
+      let name = Array(entry.utf8)
+      if name == Array("*".utf8) || host.utf8.elementsEqual(name) || bare.utf8.elementsEqual(name)
+        || (host.utf8.count > name.count && host.utf8.reversed().starts(with: ([UInt8(ascii: ".")] + name).reversed()))
+      {
+        return true
+      }
       guard let address, let slash = entry.firstIndex(of: "/"), let bits = Int(entry[entry.index(after: slash)...]),
         let network = IPAddress(String(entry[..<slash]))
       else { return false }
