@@ -104,6 +104,18 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     values = Self.initialValues(configuration.values, environmentVariables)
     fillsValues = Self.fillsValues(configuration)
+    warnOfProxies()
+  }
+
+  /// At start, the environments whose token a proxy variable keeps from going out
+  /// (each request is refused too, with the same words).
+  private func warnOfProxies() {
+    guard configuration.auth != nil else { return }
+    for (name, base) in configuration.environments {
+      if case .refused(let reason) = http.proxies.route(base, carriesCredentials: true) {
+        Log.warn("environment \(name) (\(base)): nothing with the auth token is sent: \(reason)")
+      }
+    }
   }
 
   // MARK: ConfigurableBackend
@@ -322,13 +334,15 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     body: [UInt8]? = nil
   ) -> HTTPRequest {
     var headers = headers
+    var carriesCredentials = false
     if let auth = configuration.auth, let authToken {
       headers.append((auth.header, auth.scheme.map { "\($0) \(authToken)" } ?? authToken))
+      carriesCredentials = true
     }
     return HTTPRequest(
       method: endpoint.method, url: url, headers: headers, body: body,
       timeout: .milliseconds(endpoint.timeoutMs ?? configuration.timeoutMs),
-      connectTimeout: .milliseconds(configuration.connectTimeoutMs))
+      connectTimeout: .milliseconds(configuration.connectTimeoutMs), carriesCredentials: carriesCredentials)
   }
 
   private func reportAttributes(_ key: EntityKey, _ response: HTTPResponse, _ pointer: JSONPointer) {
