@@ -252,11 +252,25 @@ class Subscription:
         else:
             self._call_back(state)
 
-    def _call_back(self, state: State) -> None:
-        for cb in list(self._callbacks):
+    def _call_back(self, state: State, callbacks: Optional[List[Callback]] = None) -> None:
+        for cb in list(self._callbacks) if callbacks is None else callbacks:
             res = _invoke(cb, state, run_awaitable=False)
             if res is not None:
                 self._runners.setdefault(id(cb), _CallbackRunner()).submit(_queue_key(state), res)
+
+    def _on_change_from_now(self, callback: Callback) -> None:
+        """on_change for a callback added from another thread (the blocking client), on
+        the loop: by then the held states may have gone to the callbacks already, so it
+        gets the newest state of each entity and list (and the newest figures) first,
+        in the same step as it joins: nothing is missed or doubled in between."""
+        self.on_change(callback)
+        if self._held is not None or self._closed:
+            return  # the held states (the snapshot first) still go to every callback
+        current: List[State] = [*self._latest.values(), *self._lists.values()]
+        if self.stats is not None:
+            current.append(self.stats)
+        for state in current:
+            self._call_back(state, [callback])
 
     def _release(self) -> None:
         """Callbacks get the states held since the subscribe answer."""

@@ -56,7 +56,9 @@ class SyncSubscription:
         return self._sub.stats
 
     def on_change(self, callback: Callback) -> Callback:
-        self._client._loop.call_soon_threadsafe(self._sub.on_change, callback)
+        """``callback(state)`` on the background thread: first the newest state of each
+        entity and list (the snapshot, or what replaced it), then every change."""
+        self._client._loop.call_soon_threadsafe(self._sub._on_change_from_now, callback)
         return callback
 
     def get(self, timeout: Optional[float] = None) -> State:
