@@ -11,7 +11,21 @@ import os
 import random
 import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from . import _protocol
 from ._trust import open_checked
@@ -490,6 +504,49 @@ class AsyncClient:
         reader, writer = await open_checked(path, LINE_LIMIT)
         policy = Reconnect() if reconnect is True else reconnect or None
         return cls(reader, writer, timeout=timeout, path=path, reconnect=policy)
+
+    @classmethod
+    async def connect_or_spawn(
+        cls,
+        path: Optional[str] = None,
+        *,
+        binary: Optional[str] = None,
+        args: Sequence[str] = (),
+        env: Optional[Dict[str, str]] = None,
+        stderr: Any = None,
+        timeout: Optional[float] = None,
+        reconnect: Union[bool, Reconnect] = True,
+    ) -> "AsyncClient":
+        """The user's server: connect to the one listening on ``path`` (default
+        :func:`default_socket_path`), else start one (:meth:`spawn` with ``args``) that
+        also listens there, so other clients share it rather than fail on its state
+        folder. :attr:`spawned` says which happened.
+
+        Only "nobody listens" (no socket file, or a stale one) starts a server: a socket
+        that is not certainly yours raises :class:`UntrustedSocket` as :meth:`connect`
+        does. Should another client start a server meanwhile, ours cannot take the
+        state folder or the socket and exits: that one is connected to instead."""
+        path = path or default_socket_path()
+        try:
+            return await cls.connect(path, timeout=timeout, reconnect=reconnect)
+        except (FileNotFoundError, ConnectionRefusedError):
+            pass  # nobody listens there
+        client = await cls.spawn(binary, *args, f"--socket={path}", env=env, stderr=stderr, timeout=timeout)
+        try:
+            await client.initialize()  # a server that cannot start says why here
+        except ConnectionLost as failed:
+            await client.close()
+            try:
+                return await cls.connect(path, timeout=timeout, reconnect=reconnect)
+            except (FileNotFoundError, ConnectionRefusedError):
+                raise failed from None
+        return client
+
+    @property
+    def spawned(self) -> bool:
+        """Whether this client started its server (:meth:`spawn`), rather than
+        connected to a running one."""
+        return self.process is not None
 
     @property
     def pid(self) -> Optional[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from .aio import _UNSET, AsyncClient, Callback, EntityRefLike, InterfaceState, Page, Reconnect, Subscription, Topic
 from .state import EntityState, ListState, State, Stats
@@ -126,6 +126,32 @@ class Client:
         cls, path: Optional[str] = None, *, timeout: Optional[float] = None, reconnect: Union[bool, Reconnect] = True
     ) -> "Client":
         return cls(lambda: AsyncClient.connect(path, reconnect=reconnect), timeout)
+
+    @classmethod
+    def connect_or_spawn(
+        cls,
+        path: Optional[str] = None,
+        *,
+        binary: Optional[str] = None,
+        args: Sequence[str] = (),
+        env: Optional[Dict[str, str]] = None,
+        stderr: Any = None,
+        timeout: Optional[float] = None,
+        reconnect: Union[bool, Reconnect] = True,
+    ) -> "Client":
+        """The user's server: the one listening on ``path``, else one started here that
+        listens there too (see :meth:`AsyncClient.connect_or_spawn`)."""
+        return cls(
+            lambda: AsyncClient.connect_or_spawn(
+                path, binary=binary, args=args, env=env, stderr=stderr, reconnect=reconnect
+            ),
+            timeout,
+        )
+
+    @property
+    def spawned(self) -> bool:
+        """Whether this client started its server, rather than connected to a running one."""
+        return self._client.spawned
 
     def _run(self, coro: Awaitable[T], timeout: Any = _UNSET) -> T:
         if timeout is _UNSET:
