@@ -341,6 +341,16 @@ export interface ReconnectOptions {
   maxAttempts?: number;
 }
 
+/** connectOrSpawn(): connect's options, and spawn's for a server started when none listens. */
+export interface ConnectOrSpawnOptions extends ConnectOptions {
+  bin?: string;
+  /** Serve options of a spawned server (`--socket=PATH` is added); unused when one is running. */
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  stderr?: SpawnOptions['stderr'];
+}
+
 export interface ConnectOptions {
   /** Default: defaultSocketPath(). */
   path?: string;
@@ -374,6 +384,14 @@ export interface NetmodelClientEvents {
 export declare class NetmodelClient extends EventEmitter {
   static spawn(options?: SpawnOptions): Promise<NetmodelClient>;
   static connect(options?: ConnectOptions): Promise<NetmodelClient>;
+  /**
+   * The user's server: the one listening on the socket, else one spawned here that
+   * listens there too (other clients then share it). `spawned` says which.
+   */
+  static connectOrSpawn(options?: ConnectOrSpawnOptions): Promise<NetmodelClient>;
+
+  /** Whether this client started its server, rather than connected to a running one. */
+  readonly spawned: boolean;
 
   readonly process: ChildProcess | null;
   readonly socketPath: string | null;

@@ -133,6 +133,43 @@ export class NetmodelClient extends EventEmitter {
     return client;
   }
 
+  /**
+   * The user's server: connect to the one listening on `path` (default
+   * defaultSocketPath()), else spawn one (`bin`, `args`, `env`, `cwd`, `stderr` as for
+   * spawn()) that also listens there, so other clients share it rather than fail on its
+   * state folder. `spawned` says which happened. Only "nobody listens" (no socket file,
+   * or a stale one) spawns: an UntrustedSocketError rejects as connect() does. Should
+   * another client start a server meanwhile, ours cannot take the state folder or the
+   * socket and exits: that one is connected to instead.
+   */
+  static async connectOrSpawn({ path, timeout, reconnect = true, bin, args = [], env, cwd, stderr } = {}) {
+    const socketPath = path ?? defaultSocketPath();
+    try {
+      return await NetmodelClient.connect({ path: socketPath, timeout, reconnect });
+    } catch (error) {
+      if (!nobodyListens(error)) throw error;
+    }
+    const client = await NetmodelClient.spawn({ bin, args: [...args, `--socket=${socketPath}`], env, cwd, stderr, timeout });
+    try {
+      await client.initialize(); // a server that cannot start says why here
+    } catch (failed) {
+      await client.close().catch(() => {});
+      if (!(failed instanceof ConnectionLostError)) throw failed;
+      try {
+        return await NetmodelClient.connect({ path: socketPath, timeout, reconnect });
+      } catch (error) {
+        if (!nobodyListens(error)) throw error;
+        throw failed;
+      }
+    }
+    return client;
+  }
+
+  /** Whether this client started its server (spawn()), rather than connected to a running one. */
+  get spawned() {
+    return this.process !== null;
+  }
+
   get pid() {
     return this.process?.pid;
   }
@@ -679,6 +716,11 @@ function openSocket(path) {
     });
     socket.once('error', reject);
   });
+}
+
+// connect() met no server: no socket file, or one nobody listens on any more.
+function nobodyListens(error) {
+  return error?.code === 'ENOENT' || error?.code === 'ECONNREFUSED';
 }
 
 function waitExit(child, ms) {
