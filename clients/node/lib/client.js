@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { ClientErrorCodes, ConnectionLostError, ErrorCodes, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
+import { LineSplitter } from './lines.js';
 import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
 import { checkSocketFolder } from './trust.js';
@@ -456,25 +457,20 @@ export class NetmodelClient extends EventEmitter {
   #attach(readable, conn) {
     this.#conn = conn;
     this._hold();
-    let buffer = '';
-    readable.setEncoding('utf8'); // keeps a UTF-8 sequence split across chunks whole
-    readable.on('data', (chunk) => {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        if (!line) continue;
-        let msg;
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          this.emit('protocolError', new Error(`netmodel sent a line that is not JSON: ${line.slice(0, 200)}`));
-          continue;
-        }
-        for (const m of Array.isArray(msg) ? msg : [msg]) this.#dispatch(conn, m);
+    const lines = new LineSplitter();
+    const onLine = (text) => {
+      const line = text.trim();
+      if (!line) return;
+      let msg;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        this.emit('protocolError', new Error(`netmodel sent a line that is not JSON: ${line.slice(0, 200)}`));
+        return;
       }
-    });
+      for (const m of Array.isArray(msg) ? msg : [msg]) this.#dispatch(conn, m);
+    };
+    readable.on('data', (chunk) => lines.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, onLine));
     readable.on('error', () => {}); // followed by 'close'
     readable.on('close', () => {
       if (!this.process) return this.#lost(conn, new Error('socket closed'));
