@@ -27,7 +27,7 @@ from typing import (
     Union,
 )
 
-from . import _protocol
+from . import _protocol, results
 from ._trust import open_checked
 from .errors import METHOD_NOT_FOUND, SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
 from .state import EntityState, ListState, State, Stats, params_key
@@ -629,8 +629,8 @@ class AsyncClient:
             msg["params"] = params
         await self._send(msg)
 
-    async def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
-        result: Dict[str, Any] = await self.call("initialize", {}, timeout=timeout)
+    async def initialize(self, *, timeout: Any = _UNSET) -> results.InitializeResult:
+        result: results.InitializeResult = await self.call("initialize", {}, timeout=timeout)
         self._saw_instance(result.get("serverInfo"))
         return result
 
@@ -694,8 +694,8 @@ class AsyncClient:
         result = await self.call("setInterfaceState", {"items": refs, "state": state}, timeout=timeout)
         return int(result["accepted"])
 
-    async def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
-        result: Dict[str, Any] = await self.call("stats", timeout=timeout)
+    async def stats(self, *, timeout: Any = _UNSET) -> results.Stats:
+        result: results.Stats = await self.call("stats", timeout=timeout)
         self._saw_instance(result)
         return result
 
@@ -706,7 +706,7 @@ class AsyncClient:
         *,
         values: Optional[Dict[str, Optional[str]]] = None,
         timeout: Any = _UNSET,
-    ) -> Dict[str, Any]:
+    ) -> results.ConfigureResult:
         """Set the backend environment, token and/or named values (``values={"me": "109"}``,
         the configuration's ``{me}``; ``None`` as a value forgets it); ``auth_token=None``
         forgets the token."""
@@ -717,7 +717,7 @@ class AsyncClient:
             params["authToken"] = auth_token
         if values:
             params["values"] = dict(values)
-        result: Dict[str, Any] = await self.call("configure", params, timeout=timeout)
+        result: results.ConfigureResult = await self.call("configure", params, timeout=timeout)
         # A restarted server has forgotten it: sent again after a reconnect.
         previous = self._configured or {}
         merged = {**previous, **params}

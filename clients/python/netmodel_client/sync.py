@@ -7,6 +7,7 @@ import concurrent.futures
 import threading
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
+from . import results
 from .aio import _UNSET, AsyncClient, Callback, EntityRefLike, InterfaceState, Page, Reconnect, Subscription, Topic
 from .state import EntityState, ListState, State, Stats
 
@@ -248,7 +249,7 @@ class Client:
     def call(self, method: str, params: Any = None, *, timeout: Any = _UNSET) -> Any:
         return self._run(self._client.call(method, params, timeout=None), timeout)
 
-    def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+    def initialize(self, *, timeout: Any = _UNSET) -> results.InitializeResult:
         return self._run(self._client.initialize(timeout=None), timeout)
 
     def follow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
@@ -280,7 +281,7 @@ class Client:
     ) -> int:
         return self._run(self._client.set_interface_state(list(items), state, timeout=None), timeout)
 
-    def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+    def stats(self, *, timeout: Any = _UNSET) -> results.Stats:
         return self._run(self._client.stats(timeout=None), timeout)
 
     def configure(
@@ -290,7 +291,7 @@ class Client:
         *,
         values: Optional[Dict[str, Optional[str]]] = None,
         timeout: Any = _UNSET,
-    ) -> Dict[str, Any]:
+    ) -> results.ConfigureResult:
         return self._run(self._client.configure(environment, auth_token, values=values, timeout=None), timeout)
 
     def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> SyncSubscription:
