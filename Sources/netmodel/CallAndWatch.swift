@@ -155,9 +155,11 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
 
 /// The versions `watch` printed, per entity or list: a notification written before the
 /// subscribe answer may carry a state the snapshot already showed (equal version),
-/// which is the same state seen twice; only newer ones are printed.
+/// which is the same state seen twice; only newer ones are printed. Keyed by bytes:
+/// `String` equality would make `café` with U+00E9 and with e + U+0301 one entity, and
+/// hide the second's states.
 struct PrintedVersions {
-  private var versions: [String: Int64] = [:]
+  private var versions: [[UInt8]: Int64] = [:]
 
   mutating func print(_ params: JSON) {
     if let state = params["state"], let key = Self.key(state), let version = state["version"]?.integer {
@@ -168,9 +170,19 @@ struct PrintedVersions {
     try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
   }
 
-  private static func key(_ state: JSON) -> String? {
-    if let list = state["list"]?.string { return "list\u{0}\(list)\u{0}\(state["params"]?.text ?? "{}")" }
-    if let kind = state["kind"]?.string, let id = state["id"]?.string { return "entity\u{0}\(kind)\u{0}\(id)" }
+  /// The fields length-prefixed, so no two states share a key.
+  private static func key(_ state: JSON) -> [UInt8]? {
+    if let list = state["list"]?.string { return key(["list", list, state["params"]?.text ?? "{}"]) }
+    if let kind = state["kind"]?.string, let id = state["id"]?.string { return key(["entity", kind, id]) }
     return nil
+  }
+
+  private static func key(_ fields: [String]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for field in fields {
+      withUnsafeBytes(of: UInt32(truncatingIfNeeded: field.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+      bytes.append(contentsOf: field.utf8)
+    }
+    return bytes
   }
 }

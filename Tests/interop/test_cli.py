@@ -315,3 +315,16 @@ def test_watch_takes_its_options_in_any_order(netmodel_bin, runtime, elsewhere):
         stop(watcher)
     done = run(netmodel_bin, runtime, "watch", "entity", "--bogus")
     assert done.returncode == 2 and "unknown option --bogus" in done.stderr, done
+
+
+@pytest.mark.timeout(120)
+def test_watch_keeps_ids_apart_that_differ_only_in_unicode_normalisation(netmodel_bin, runtime, server):
+    # The same text to Swift's String ==, two ids to the API (issue 25: ids are bytes).
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    watcher, next_line = watch(netmodel_bin, runtime, f"entity:artist/{composed}", f"entity:artist/{decomposed}")
+    try:
+        snapshot = [next_line(), next_line()]
+        assert all(line["seq"] == 0 for line in snapshot), snapshot
+        assert sorted(line["state"]["id"] for line in snapshot) == sorted([composed, decomposed]), snapshot
+    finally:
+        stop(watcher)
