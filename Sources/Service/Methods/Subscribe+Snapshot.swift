@@ -67,7 +67,8 @@ extension Subscribe {
           if snapshot.isOverLimit { break }
         }
       case .entity(nil, .some), .stats:
-        // Its snapshot comes as its first `stats` notification, right after this reply.
+        // An id without a kind never gets here (`topic` refuses it); a stats topic's
+        // snapshot comes as its first `statsChanged`, right after this reply.
         break
       }
     }
