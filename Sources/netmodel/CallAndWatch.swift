@@ -33,8 +33,10 @@ let watchUsage = """
 
   """
 
+/// Escaped as the log is (`EscapedText`): a message can quote the server's error text
+/// or an API's, and none of it may move the cursor or forge a line of the terminal.
 func fail(_ message: String, code: Int32) -> Int32 {
-  try? FileDescriptor.standardError.writeAll("netmodel: \(message)\n")
+  try? FileDescriptor.standardError.writeAll("netmodel: \(EscapedText.line(message))\n")
   return code
 }
 

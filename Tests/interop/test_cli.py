@@ -328,3 +328,14 @@ def test_watch_keeps_ids_apart_that_differ_only_in_unicode_normalisation(netmode
         assert sorted(line["state"]["id"] for line in snapshot) == sorted([composed, decomposed]), snapshot
     finally:
         stop(watcher)
+
+
+def test_an_error_text_reaches_the_terminal_escaped(netmodel_bin, runtime, elsewhere):
+    # The server's -32601 quotes the method name; call prints that message on stderr.
+    forged = "no\x1b]0;pwned\x07Such\nnetmodel: error: forged"
+    done = run(netmodel_bin, runtime, "call", f"--socket={elsewhere}", "--", forged)
+    assert done.returncode == 1, done
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr, repr(done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netmodel: error -32601"), repr(done.stderr)
+    assert "\\x1b]0;pwned\\x07Such\\nnetmodel: error: forged" in lines[0], repr(done.stderr)
