@@ -81,7 +81,7 @@ end
 function M.toggle(view, lnum)
   local item = view.item_at[lnum or api.nvim_win_get_cursor(0)[1]]
   if item then
-    nm.set_following(item.kind, item.id, not item.following, nm.report)
+    nm.set_following(item.kind, item.id, nm.follow_on_press(item), nm.report)
   end
 end
 
@@ -98,7 +98,9 @@ function M.open(list, params)
     end
   end
   local buf = api.nvim_create_buf(true, true)
-  api.nvim_buf_set_name(buf, 'netmodel://' .. list)
+  -- A list is its name and its params: each pair its own buffer, named apart.
+  local key = nm._params_key(params)
+  api.nvim_buf_set_name(buf, 'netmodel://' .. list .. (key ~= '{}' and key or ''))
   vim.bo[buf].filetype = 'netmodel-list'
   vim.bo[buf].modifiable = false
   api.nvim_set_current_buf(buf)
