@@ -177,12 +177,12 @@ function H.start_demo(api, args)
     return vim.json.decode(out)
   end
   -- examples/<api>/config.json with its `local` environment at this server, written
-  -- to a file; returns the file's path.
-  function demo.config(overrides)
+  -- to a file; returns the file's path. modify(config): changes it first.
+  function demo.config(modify)
     local config = vim.json.decode(table.concat(vim.fn.readfile(H.examples .. '/' .. api .. '/config.json'), '\n'))
     config.environments['local'] = demo.url
-    for k, v in pairs(overrides or {}) do
-      config[k] = v
+    if modify then
+      modify(config)
     end
     local path = dir .. '/config.json'
     vim.fn.writefile({ vim.json.encode(config) }, path)

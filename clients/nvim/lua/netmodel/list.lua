@@ -9,6 +9,50 @@ M.views = {} -- bufnr -> view
 
 local HELP = '<CR> toggle follow · L next page · R refresh · q close'
 
+-- The interface states the buffer reports (setInterfaceState, the node
+-- controller's): the rows a window shows are `visible`; DISPLAY_SCREENS window
+-- heights above and below them `display`; PRELOAD_SCREENS more heights beyond
+-- that `preload`. The server loads their follow state and details (`attributes`)
+-- ahead, visible first, and drops the waiting work of rows set back to `none`.
+M.DISPLAY_SCREENS = 1
+M.PRELOAD_SCREENS = 2
+local LEVEL = { none = 0, preload = 1, display = 2, visible = 3 }
+
+-- The text a row shows of an item's details (`attributes`), or nil: its name, by
+-- the names APIs give it. open_list(…, { describe = fn }) replaces it.
+function M.describe(attributes)
+  if type(attributes) ~= 'table' then
+    return nil
+  end
+  for _, field in ipairs({ 'name', 'display_name', 'title', 'login', 'acct' }) do
+    local v = attributes[field]
+    if type(v) == 'string' and v ~= '' then
+      return v
+    end
+  end
+end
+
+local function entity_key(kind, id)
+  return kind .. '\0' .. id
+end
+
+-- Lines set as they differ from what the buffer holds, so that windows keep their
+-- place (and a new page is only appended).
+local function set_lines(buf, lines)
+  local old = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local common = math.min(#old, #lines)
+  for i = 1, common do
+    if old[i] ~= lines[i] then
+      api.nvim_buf_set_lines(buf, i - 1, i, false, { lines[i] })
+    end
+  end
+  if #lines > common then
+    api.nvim_buf_set_lines(buf, common, -1, false, vim.list_slice(lines, common + 1))
+  elseif #old > common then
+    api.nvim_buf_set_lines(buf, common, -1, false, {})
+  end
+end
+
 local function render(view)
   local buf, s = view.buf, view.state or {}
   -- a fetch in flight shows as loading at once, whatever the last state said
@@ -25,8 +69,11 @@ local function render(view)
     if titles[i - 1] then
       table.insert(lines, '── ' .. titles[i - 1])
     end
-    table.insert(lines, ('  %s/%s'):format(item.kind, item.id))
+    local key = entity_key(item.kind, item.id)
+    local details = view.describe(view.details[key] or item.attributes)
+    table.insert(lines, ('  %s/%s%s'):format(item.kind, item.id, details and '  ' .. details or ''))
     view.item_at[#lines] = item
+    view.watch_kind(item.kind)
     marks[#lines - 1] = button.label(item)
   end
   local err = view.error or s.error
@@ -39,13 +86,119 @@ local function render(view)
   end
 
   vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  set_lines(buf, lines)
   vim.bo[buf].modifiable = false
   api.nvim_buf_clear_namespace(buf, button.ns, 0, -1)
   for line, chunks in pairs(marks) do
     api.nvim_buf_set_extmark(buf, button.ns, line, 0, { virt_text = chunks, virt_text_pos = 'eol' })
   end
+  M.report_later(view) -- the rows under the windows may be other items now
 end
+
+-- key -> {level, item}: the level each item has in the windows showing the view's
+-- buffer now (the highest, when several windows show it); none when it is hidden.
+local function levels_shown(view)
+  local want = {}
+  local function mark(from, to, level)
+    for lnum = math.max(from, 1), to do
+      local item = view.item_at[lnum]
+      if item then
+        local key = entity_key(item.kind, item.id)
+        local had = want[key]
+        if not had or LEVEL[had.level] < LEVEL[level] then
+          want[key] = { level = level, item = item }
+        end
+      end
+    end
+  end
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == view.buf then
+      local rows = api.nvim_win_call(win, function() -- one value only in 0.7
+        return { vim.fn.line('w0'), vim.fn.line('w$') }
+      end)
+      local top, bottom = rows[1], rows[2]
+      local height = math.max(api.nvim_win_get_height(win), 1)
+      local display = M.DISPLAY_SCREENS * height
+      local preload = display + M.PRELOAD_SCREENS * height
+      mark(top - preload, bottom + preload, 'preload')
+      mark(top - display, bottom + display, 'display')
+      mark(top, bottom, 'visible')
+    end
+  end
+  return want
+end
+
+-- Tells the server the levels that changed since the last report (setInterfaceState,
+-- one call per level: `none` first, so what left the windows leaves its queue before
+-- the rest is queued). `hidden`: every item goes to none (the buffer is hidden or
+-- wiped out).
+function M.report(view, hidden)
+  view.report_scheduled = false
+  if view.no_interface then
+    return
+  end
+  local conn = nm._connection()
+  if view.interface_gen ~= conn.gen then
+    -- The server forgets a connection's interest with the connection.
+    view.interface, view.interface_gen = {}, conn.gen
+  end
+  if conn.status ~= 'connected' then
+    return -- reported again once connected: the list's snapshot renders it
+  end
+  local want = hidden and {} or levels_shown(view)
+  local changes = { none = {}, visible = {}, display = {}, preload = {} }
+  for key, had in pairs(view.interface) do
+    if not want[key] then
+      table.insert(changes.none, { kind = had.item.kind, id = had.item.id })
+      view.interface[key] = nil
+    end
+  end
+  for key, w in pairs(want) do
+    local had = view.interface[key]
+    if not had or had.level ~= w.level then
+      table.insert(changes[w.level], { kind = w.item.kind, id = w.item.id })
+      view.interface[key] = w
+    end
+  end
+  for _, level in ipairs({ 'none', 'visible', 'display', 'preload' }) do
+    if #changes[level] > 0 then
+      nm.request('setInterfaceState', { items = changes[level], state = level }, function(err)
+        if err and err.code == require('netmodel.protocol').errors.METHOD_NOT_FOUND then
+          view.no_interface = true -- an older server: no preload, nothing else changes
+        end
+      end)
+    end
+  end
+end
+
+-- Scrolling fires many events: one report per turn of the loop.
+function M.report_later(view, hidden)
+  if hidden then
+    view.report_hidden = true
+  end
+  if view.report_scheduled then
+    return
+  end
+  view.report_scheduled = true
+  vim.schedule(function()
+    local was_hidden = view.report_hidden
+    view.report_hidden = false
+    if M.views[view.buf] == view or was_hidden then
+      M.report(view, was_hidden)
+    end
+  end)
+end
+
+local group = api.nvim_create_augroup('netmodel_list', { clear = true })
+-- Any window's scroll or resize, and a window closed (several may show one buffer).
+api.nvim_create_autocmd({ 'WinScrolled', 'WinClosed', 'VimResized' }, {
+  group = group,
+  callback = function()
+    for _, view in pairs(M.views) do
+      M.report_later(view)
+    end
+  end,
+})
 
 local function on_state(view, state)
   if not nm._newer(view.held, 'list', state) then
@@ -85,8 +238,9 @@ function M.toggle(view, lnum)
   end
 end
 
--- Opens (or shows again) the buffer of a list; params default to {}.
-function M.open(list, params)
+-- Opens (or shows again) the buffer of a list; params default to {}. opts.describe
+-- (attributes -> text or nil): what a row shows of its item's details.
+function M.open(list, params, opts)
   if params == nil or (type(params) == 'table' and next(params) == nil) then
     params = vim.empty_dict() -- a bare {} would be sent as [], which the server refuses
   end
@@ -104,8 +258,39 @@ function M.open(list, params)
   vim.bo[buf].filetype = 'netmodel-list'
   vim.bo[buf].modifiable = false
   api.nvim_set_current_buf(buf)
-  local view = { buf = buf, list = list, params = params, held = {}, item_at = {} }
+  local view = {
+    buf = buf,
+    list = list,
+    params = params,
+    held = {},
+    item_at = {},
+    interface = {}, -- key -> {level, item}: what the server was told
+    details = {}, -- key -> attributes, from the entities' own states
+    describe = opts and opts.describe or M.describe,
+    kind_subs = {},
+  }
   M.views[buf] = view
+  -- Details come as the entities' states (preload, getEntity, a follow answer):
+  -- one subscription per kind the list holds.
+  function view.watch_kind(kind)
+    if view.kind_subs[kind] then
+      return
+    end
+    view.kind_subs[kind] = nm.subscribe({ type = 'entity', kind = kind }, function(state)
+      if type(state.attributes) == 'table' and state.id then
+        view.details[entity_key(kind, state.id)] = state.attributes
+        if not view.render_scheduled then
+          view.render_scheduled = true
+          vim.schedule(function()
+            view.render_scheduled = false
+            if M.views[buf] == view then
+              render(view)
+            end
+          end)
+        end
+      end
+    end)
+  end
 
   local function map(lhs, fn, desc)
     vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = desc })
@@ -127,11 +312,33 @@ function M.open(list, params)
     view.error = err
     render(view)
   end)
+  api.nvim_create_autocmd('CursorMoved', {
+    buffer = buf,
+    callback = function()
+      M.report_later(view)
+    end,
+  })
+  api.nvim_create_autocmd('BufWinEnter', {
+    buffer = buf,
+    callback = function()
+      M.report_later(view)
+    end,
+  })
+  api.nvim_create_autocmd('BufHidden', {
+    buffer = buf,
+    callback = function()
+      M.report_later(view, true) -- it leaves its last window
+    end,
+  })
   api.nvim_create_autocmd('BufWipeout', {
     buffer = buf,
     once = true,
     callback = function()
+      M.report(view, true)
       view.sub.unsubscribe()
+      for _, sub in pairs(view.kind_subs) do
+        sub.unsubscribe()
+      end
       M.views[buf] = nil
     end,
   })
