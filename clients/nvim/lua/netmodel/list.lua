@@ -54,6 +54,9 @@ local function set_lines(buf, lines)
 end
 
 local function render(view)
+  if not api.nvim_buf_is_loaded(view.buf) then
+    return -- wiped out or unloaded (Neovim quitting): nothing to draw on
+  end
   local buf, s = view.buf, view.state or {}
   -- a fetch in flight shows as loading at once, whatever the last state said
   local status = (view.fetching or not s.state) and 'loading' or s.state
