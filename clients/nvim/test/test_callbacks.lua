@@ -70,4 +70,32 @@ H.test('a subscription on_error that throws does not stop the retries', function
   H.ok(reported[1] and reported[1]:find('on_error throws', 1, true), 'reported: ' .. vim.inspect(reported))
 end)
 
+H.test('an on_state that throws: the rest of the snapshot, the other subscriptions and later states still come', function()
+  local srv = H.start_server(H.tmpdir())
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true })
+  reported = {}
+  local thrower, other = {}, {}
+  nm.subscribe({ 'entity:artist/kaws', 'entity:artist/banksy' }, function(state)
+    table.insert(thrower, state.id .. '=' .. tostring(state.following))
+    error('on_state throws')
+  end)
+  nm.subscribe('entity:artist/kaws', function(state)
+    table.insert(other, state.following)
+  end)
+  H.wait(5000, function()
+    return #thrower >= 2 and #other >= 1
+  end, function()
+    return 'both snapshot states, though the first threw (' .. vim.inspect({ thrower, other }) .. ')'
+  end)
+  local _, err = nm.request_sync('follow', { kind = 'artist', id = 'kaws', await = true })
+  H.eq(nil, err, 'follow')
+  H.wait(5000, function()
+    return other[#other] == true and thrower[#thrower] == 'kaws=true'
+  end, function()
+    return 'the follow in both (' .. vim.inspect({ thrower, other }) .. ')'
+  end)
+  H.ok(#reported >= 3 and reported[1]:find('on_state throws', 1, true), 'reported: ' .. vim.inspect(reported))
+  H.eq('connected', nm.info().status, 'still connected')
+end)
+
 H.finish()

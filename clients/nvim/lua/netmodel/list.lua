@@ -72,11 +72,11 @@ local function render(view)
     if titles[i - 1] then
       table.insert(lines, '── ' .. titles[i - 1])
     end
-    local key = entity_key(item.kind, item.id)
-    local details = view.describe(view.details[key] or item.attributes)
+    -- An item's attributes are its entity's (ListItem): details a preload loads
+    -- come as a new state of the list.
+    local details = view.describe(item.attributes)
     table.insert(lines, ('  %s/%s%s'):format(item.kind, item.id, details and '  ' .. details or ''))
     view.item_at[#lines] = item
-    view.watch_kind(item.kind)
     marks[#lines - 1] = button.label(item)
   end
   local err = view.error or s.error
@@ -268,32 +268,9 @@ function M.open(list, params, opts)
     held = {},
     item_at = {},
     interface = {}, -- key -> {level, item}: what the server was told
-    details = {}, -- key -> attributes, from the entities' own states
     describe = opts and opts.describe or M.describe,
-    kind_subs = {},
   }
   M.views[buf] = view
-  -- Details come as the entities' states (preload, getEntity, a follow answer):
-  -- one subscription per kind the list holds.
-  function view.watch_kind(kind)
-    if view.kind_subs[kind] then
-      return
-    end
-    view.kind_subs[kind] = nm.subscribe({ type = 'entity', kind = kind }, function(state)
-      if type(state.attributes) == 'table' and state.id then
-        view.details[entity_key(kind, state.id)] = state.attributes
-        if not view.render_scheduled then
-          view.render_scheduled = true
-          vim.schedule(function()
-            view.render_scheduled = false
-            if M.views[buf] == view then
-              render(view)
-            end
-          end)
-        end
-      end
-    end)
-  end
 
   local function map(lhs, fn, desc)
     vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = desc })
@@ -339,9 +316,6 @@ function M.open(list, params, opts)
     callback = function()
       M.report(view, true)
       view.sub.unsubscribe()
-      for _, sub in pairs(view.kind_subs) do
-        sub.unsubscribe()
-      end
       M.views[buf] = nil
     end,
   })
