@@ -94,12 +94,13 @@ H.test('scrolling a list buffer preloads around its windows and withdraws what l
     local nm = require('netmodel')
     nm.setup({ socket = ..., spawn = false, quiet = true })
     -- what the buffer tells the server: id -> its last level
-    _G.level = {}
+    _G.level, _G.told = {}, 0
     local request = nm.request
     nm.request = function(method, params, cb, opts)
       if method == 'setInterfaceState' then
         for _, item in ipairs(params.items) do
           _G.level[item.id] = params.state
+          _G.told = _G.told + 1
         end
       end
       return request(method, params, cb, opts)
@@ -198,6 +199,17 @@ H.test('scrolling a list buffer preloads around its windows and withdraws what l
     end
   end
   H.ok(sent_mid < queued_mid, ('of %d middle rows only some were sent (%d)'):format(queued_mid, sent_mid))
+
+  -- the connection drops (the server lives on, and forgets its interest): the rows
+  -- shown are told again on the new one
+  local told = C([[
+    local c = require('netmodel')._connection()
+    c:_lost(c.gen, 'dropped by the test', 'eof')
+    return _G.told
+  ]])
+  H.wait(10000, function()
+    return C("return require('netmodel').info().status") == 'connected' and C('return _G.told') >= told + height
+  end, 'the visible rows told again after a reconnect')
 
   -- a second window on the buffer, on top: both ranges count
   local win2 = C([[

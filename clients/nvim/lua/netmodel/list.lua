@@ -205,7 +205,9 @@ api.nvim_create_autocmd({ 'WinScrolled', 'WinClosed', 'VimResized' }, {
 
 local function on_state(view, state)
   if not nm._newer(view.held, 'list', state) then
-    return
+    -- The same state again, e.g. the snapshot of a new connection to the same
+    -- server, which forgot the old connection's interest: told again.
+    return M.report_later(view)
   end
   view.state, view.error = state, nil
   -- A restarted server knows nothing of the list: load it again.
