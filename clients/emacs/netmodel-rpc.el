@@ -560,7 +560,8 @@ Returns the result, or signals `netmodel-error' with the error plist."
   (when netmodel--retry-timer (cancel-timer netmodel--retry-timer))
   (setq netmodel--retry-timer nil)
   (let ((conn netmodel--conn))
-    (setq netmodel--conn nil netmodel--status 'idle netmodel--attempts 0 netmodel--retry-secs 0)
+    (setq netmodel--conn nil netmodel--status 'idle netmodel--attempts 0 netmodel--retry-secs 0
+          netmodel--spawn-failures 0 netmodel--spawn-gave-up nil netmodel--down-reported nil)
     (when conn
       (let ((proc netmodel--process))
         (when (and (eq netmodel--transport 'spawn) (process-live-p proc))

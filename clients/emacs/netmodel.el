@@ -139,7 +139,10 @@ The server sends it again once `configure' sets a token."
            (cond ((netmodel-sub-closed sub)
                   (when name (netmodel-request "unsubscribe" (list :subscription name))))
                  (err (setf (netmodel-sub-error sub) err)
-                      (when (netmodel-sub-on-error sub)
+                      ;; The end of a connection is told once, by `netmodel--end-subscriptions'.
+                      (when (and (netmodel-sub-on-error sub)
+                                 (not (memql (plist-get err :code)
+                                             (list netmodel-connection-lost netmodel-not-connected))))
                         (netmodel--call (netmodel-sub-on-error sub) err)))
                  (t (setf (netmodel-sub-name sub) name (netmodel-sub-error sub) nil
                           (netmodel-sub-instance sub) (plist-get res :instance))
