@@ -127,7 +127,7 @@ Called with the argument `seen', it returns what it recorded, oldest first."
 (defun nmt-control (demo method path &optional body)
   "METHOD /_control/PATH of DEMO with BODY (serialized as JSON): the answer, parsed."
   (with-temp-buffer
-    (let ((code (apply #'call-process "curl" nil t nil "-sS" "--noproxy" "*" "-X" method
+    (let ((code (apply #'call-process "curl" nil t nil "-sSf" "--noproxy" "*" "-X" method
                        (concat (plist-get demo :url) "/_control/" path)
                        (and body (list "-H" "Content-Type: application/json"
                                        "--data-binary" (json-serialize body))))))
