@@ -382,10 +382,7 @@ looked for only at its start, and a body is parsed once it is complete."
                          (netmodel--unreadable "a header without Content-Length" header)))))
                   ;; `position-bytes' of the end is known: no scan of the body
                   ((< (1- (position-bytes (point-max))) netmodel--body-bytes) (setq more nil))
-                  (t (let ((end (byte-to-position (+ 1 netmodel--body-bytes)))
-                           ;; A big message makes a big result, all of it live: collecting
-                           ;; while it is built finds nothing to free.
-                           (gc-cons-threshold (max gc-cons-threshold (* 4 netmodel--body-bytes))))
+                  (t (let ((end (byte-to-position (+ 1 netmodel--body-bytes))))
                        (push (netmodel--parse (point-min) end) messages)
                        (delete-region (point-min) end)
                        (setq netmodel--body-bytes nil)))))))
@@ -540,9 +537,7 @@ Returns the result, or signals `netmodel-error' with the error plist."
     (netmodel-request method params (lambda (e r) (setq done t err e result r)) :timeout timeout)
     ;; Not `jsonrpc-request': it throws out of the process filter, leaving the
     ;; messages that came with the answer unread until more arrive.
-    (let ((deadline (+ (float-time) timeout 1))
-          ;; Reads of 4 KiB (the default) make a big answer cost a filter call each.
-          (read-process-output-max (max read-process-output-max (* 1024 1024))))
+    (let ((deadline (+ (float-time) timeout 1)))
       (while (and (not done) (< (float-time) deadline))
         (accept-process-output nil 0.02)))
     (cond ((not done) (signal 'netmodel-error (list :code netmodel-timeout :message "timed out")))

@@ -2,7 +2,7 @@
 # How long the Emacs client takes to read one big message: bench-read.sh [LISP-DIR] [MB...]
 # (default: this client, 5 and 30 MB). A stand-in server (big-reply-server.py) answers
 # `netmodel-request-sync' with one message of that size; the time is from the request to
-# the parsed result. Give another LISP-DIR (e.g. an older clients/emacs) to compare.
+# the parsed result (and the CPU time Emacs spent: the machine may be busy). Give another LISP-DIR (e.g. an older clients/emacs) to compare.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 lisp="${1:-$(dirname "$here")}"
@@ -21,8 +21,9 @@ for mb in "${sizes[@]}"; do
 (progn
   (require 'netmodel)
   (setq netmodel-socket \"$sock\" netmodel-spawn nil netmodel-quiet t)
-  (let* ((t0 (float-time))
+  (let* ((t0 (float-time)) (cpu0 (float-time (get-internal-run-time)))
          (items (netmodel-request-sync \"big\" nil 600)))
-    (message \"%s MB: %.2f s (%d items)\" $mb (- (float-time) t0) (length items))))"
+    (message \"%s MB: %.2f s, Emacs CPU %.2f s (%d items)\" $mb (- (float-time) t0)
+             (- (float-time (get-internal-run-time)) cpu0) (length items))))"
   wait
 done

@@ -37,6 +37,26 @@
       (should (equal (list :a (string ?\\ ?u ?0 ?0 ?0 ?0 0) (intern (string ?: ?k 0)) (vector (string ?x 0)))
                      (netmodel--parse (point-min) (point-max)))))))
 
+;; Bytes are counted as the server counts them (UTF-8), whatever the reads' sizes.
+(ert-deftest netmodel-reads-messages-split-anywhere ()
+  (let* ((proc (make-pipe-process :name "nmt-pipe" :noquery t :buffer (generate-new-buffer " *nmt-pipe*")))
+         (netmodel--process proc)
+         (frame (lambda (json) (format "Content-Length: %d\r\n\r\n%s"
+                                       (string-bytes (encode-coding-string json 'utf-8)) json)))
+         (text (concat (funcall frame "{\"jsonrpc\":\"2.0\",\"id\":901,\"result\":\"é1 ✓\"}")
+                       (funcall frame "{\"jsonrpc\":\"2.0\",\"id\":902,\"result\":[\"€\",2]}")))
+         got)
+    (unwind-protect
+        (dolist (chunk '(1 7 1000))
+          (setq got nil)
+          (dolist (id '(901 902))
+            (puthash id (netmodel--make-req :id id :callback (lambda (_e r) (push r got))) netmodel--callbacks))
+          (cl-loop for i from 0 below (length text) by chunk
+                   do (netmodel--filter proc (substring text i (min (length text) (+ i chunk)))))
+          (should (equal '("é1 ✓" ["€" 2]) (reverse got)))
+          (should (= 0 (buffer-size (process-buffer proc)))))
+      (delete-process proc))))
+
 (ert-deftest netmodel-request-ids-and-timers-belong-to-one-request ()
   ;; Ids restarted at 1 on each connection: an old request's :timeout cancelled the
   ;; new request with its id.  Both requests wait 3 s for the backend; the first
