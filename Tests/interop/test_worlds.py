@@ -14,6 +14,7 @@ import os
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -306,6 +307,7 @@ def test_every_connection_is_told_when_configure_changes_the_daemons_world(api, 
     rpcio.wait_for_socket(server, sock)
     other = connect(sock)
     other.result("initialize", {})
+    silent = connect(sock)  # has sent nothing: its framing is not known, it is not told
     c = server.conn
     c.result("configure", {"environment": "staging", "authToken": "very-secret-token", "values": {"me": "bob"}})
     for conn in (c, other):
@@ -316,6 +318,8 @@ def test_every_connection_is_told_when_configure_changes_the_daemons_world(api, 
         assert params["changed"] == ["environment", "authToken", "values"], note
         assert params["values"] == ["me"], note
         assert "very-secret-token" not in json.dumps(note)
+    silent.assert_quiet(0.3)
+    assert silent.result("configure", {}) == {"environment": "staging"}
     # From the socket: the token only; stdio hears it too.
     other.result("configure", {"authToken": None})
     for conn in (c, other):
@@ -361,3 +365,42 @@ def test_a_token_from_the_environment_with_a_line_break_is_refused_at_start(api,
     assert "WORLDS_TOKEN" in done.stderr and "control characters" in done.stderr, done.stderr
     assert "leaky-value" not in done.stderr and "X-Evil" not in done.stderr, done.stderr
     assert api.requests() == []
+
+
+def test_the_python_client_ignores_configuration_changed_and_goes_on(api, serve_rest, runtime, connect):
+    """Clients ignore notifications they do not know: the Python client, told of
+    another connection's configure, still answers and still delivers its stream."""
+    import asyncio
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
+    from netmodel_client.aio import AsyncClient
+
+    sock = runtime.root / "p.sock"
+    server = serve_rest(config(api), f"--socket={sock}")
+    rpcio.wait_for_socket(server, sock)
+
+    raw = connect(sock)  # beside the client: the notification is sent to it too
+    raw.result("initialize", {})  # its framing known (NDJSON)
+
+    async def run():
+        client = await AsyncClient.connect(str(sock), reconnect=False)
+        try:
+            sub = await client.subscribe({"type": "entity", "kind": "artist", "id": "a1"})
+            assert (await client.get_follow_state("artist", "a1")).confirmed is True
+            server.conn.result("configure", {"environment": "staging"})
+            # The switch makes a1 unknown; read again in staging it is not followed.
+            state = await client.get_follow_state("artist", "a1")
+            assert state.confirmed is False, state
+            seen = []
+            async for change in sub:
+                seen.append(change)
+                if getattr(change, "confirmed", None) is False:
+                    break
+            assert seen, "the stream goes on after configurationChanged"
+        finally:
+            await client.close()
+
+    asyncio.run(asyncio.wait_for(run(), 20))
+    (note,) = configuration_notes(raw)
+    assert note["params"]["changed"] == ["environment"], note

@@ -96,7 +96,7 @@ enum Configure: ServiceMethod {
   private static let notification = MessageEncoder.Notification(method: "configurationChanged")
 
   /// The environment, token and values are the daemon's, not a connection's: every
-  /// connection (the one that asked too) hears that its world changed, ahead of the
+  /// connection that has spoken (the one that asked too) hears that its world changed, ahead of the
   /// replies of this turn as `stateChanged` is. The token itself is never sent.
   private static func tellEveryConnection(_ changed: Changes, environment: String, by service: NetmodelService) {
     let what = JSON.array()
@@ -107,7 +107,10 @@ enum Configure: ServiceMethod {
     for name in changed.values { _ = values.append(.string(name)) }
     let params = JSON.object().set("environment", .string(environment)).set("changed", what).set("values", values)
       .encoded()
-    for connection in service.server.connections.values.sorted(by: { $0.id < $1.id }) {
+    // A connection that has not spoken yet is not told: its framing is not known, and
+    // a Content-Length header sent to an NDJSON peer would be a line that is not JSON.
+    // What it asks first is answered in the new world anyway.
+    for connection in service.server.connections.values.sorted(by: { $0.id < $1.id }) where connection.framing != nil {
       connection.sendNotification { buffer in
         notification.encode(into: &buffer) { $0.append(contentsOf: params) }
       }
