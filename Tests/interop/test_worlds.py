@@ -224,6 +224,30 @@ def test_a_switch_drops_the_old_environments_late_answers_and_withdraws_its_wait
     assert state["attributes"] is None, state
 
 
+def test_a_subscriber_never_sees_the_page_the_old_environment_answered_late(api, serve_rest):
+    c = serve_rest(config(api)).conn
+    gate = api.hold("prod")
+    topic = {"type": "list", "list": "following", "params": {}}
+    c.result("subscribe", {"topics": [topic]})  # starts the load: held at prod
+    api.wait_requests(1, "prod")
+    c.result("configure", {"environment": "staging"})
+    gate.set()
+    shown = []
+
+    def loaded_in_staging(state):
+        if "items" in state:
+            shown.append(state)
+            return state["state"] == "loaded"
+        return False
+
+    rpcio.notes_until(c, loaded_in_staging)
+    assert [i for i, _ in names(shown[-1])] == ["staging-only"], shown[-1]
+    for state in shown:
+        assert not any(name and name.startswith("prod ") for _, name in names(state)), state
+    rpcio.wait_for(lambda: all(e["answered"] for e in api.requests("prod")), 5)
+    c.assert_quiet(0.3)  # prod's late page changes nothing
+
+
 def test_an_answer_asked_with_the_old_token_is_asked_again_with_the_new_one(api, serve_rest):
     c = serve_rest(config(api), env={"WORLDS_TOKEN": "first-token"}).conn
     gate = api.hold("prod")
