@@ -162,6 +162,23 @@ public final class HTTPClient {
     return true
   }
 
+  /// Gives up every request still waiting for a connection, as `cancel` does each
+  /// (completions on the loop, oldest of the highest priority first); transfers under
+  /// way finish as usual. Returns how many were given up.
+  @discardableResult
+  public func cancelWaiting() -> Int {
+    var given: [WaitingQueue.Entry] = []
+    while let waiting = queue.popFirst() { given.append(waiting) }
+    guard !given.isEmpty else { return 0 }
+    counters.cancelled += given.count
+    loop.execute {
+      for waiting in given {
+        waiting.completion(.failure(HTTPError(.cancelled, "\(waiting.request.summary): cancelled before it was sent")))
+      }
+    }
+    return given.count
+  }
+
   /// Moves a waiting request behind the others waiting at `priority`; false when it
   /// has gone out or completed.
   @discardableResult

@@ -501,6 +501,25 @@ public final class FollowStore {
     replayIntents()
   }
 
+  /// What the backend answered for entities of `kinds` was read through a value that
+  /// changed (`{me}`: another account): it says nothing now. Each one's confirmed state
+  /// and attributes become unknown (a new version, so subscribers see it) and are read
+  /// again when asked; a pending intent stays and is sent, nothing being known to hold
+  /// it. Calls under way were asked with the old value: the backend asks them again.
+  public func valuesChanged(kinds: Set<String>) {
+    guard !kinds.isEmpty else { return }
+    for key in records.keys.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) where kinds.contains(key.kind) {
+      var record = records[key]!
+      record.confirmed = nil
+      record.requested = false
+      record.following = activities[key]?.wanted
+      record.confirmedAt = LoopInstant(nanoseconds: 0)
+      records[key] = record
+      if !attributes.isEmpty { attributes.removeValue(forKey: key) }
+      changed(key)
+    }
+  }
+
   /// Intents refused for want of credentials, waiting for `credentialsChanged()`.
   public var waitingForCredentialsCount: Int { waitingForCredentials.count }
 

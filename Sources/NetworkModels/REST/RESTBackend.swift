@@ -34,7 +34,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// Values answers gave for entities, for their later requests (RESTBackend+Captures).
   public var capturedValues = CapturedValues()
   private var authToken: String?
-  private var batches: [String: PendingBatch] = [:]
+  /// Why the token `auth.tokenEnv` names was not taken (never the token itself).
+  public private(set) var tokenEnvironmentProblem: String?
+  var batches: [String: PendingBatch] = [:]
+  /// The world requests are asked under now (RESTBackend+World).
+  var world = World()
   /// The configured values that are set (`{me}`), by name; see RESTBackend+Values.
   var values: [String: String] = [:]
   let fillsValues: Bool
@@ -75,7 +79,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   /// Reads of one kind waiting to go out as one call.
-  private final class PendingBatch {
+  final class PendingBatch {
     var ids: [String] = []
     /// By bytes: `caf\u{E9}` and `cafe\u{301}` are two ids of the batch (`ExactString`).
     var waiters: [ExactString: [Completion]] = [:]
@@ -100,7 +104,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     self.environment = environment ?? configuration.defaultEnvironment
     http = HTTPClient(loop: loop, maxConnections: configuration.maxInFlight)
     if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
-      authToken = token
+      if let problem = AuthToken.problem(token) {
+        tokenEnvironmentProblem = "the token in $\(name) " + problem
+      } else {
+        authToken = token
+      }
     }
     values = Self.initialValues(configuration.values, environmentVariables)
     fillsValues = Self.fillsValues(configuration)
@@ -124,13 +132,27 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
 
   public func selectEnvironment(_ name: String) -> Bool {
     guard configuration.baseURL(of: name) != nil else { return false }
+    guard !name.utf8.elementsEqual(environment.utf8) else { return true }
     environment = name
+    worldChanged(environment: true)
     return true
   }
 
-  /// A token with a line break would add a header of its own: it is refused (no token).
-  public func setAuthToken(_ token: String?) {
-    authToken = token.flatMap { $0.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 }
+  /// The token requests carry from now on (nil: none); one `AuthToken.problem` refuses
+  /// is refused, the previous one kept.
+  @discardableResult
+  public func setAuthToken(_ token: String?) -> TokenChange {
+    if let token, AuthToken.problem(token) != nil { return .refused }
+    let same =
+      switch (token, authToken) {
+      case (nil, nil): true
+      case (let new?, let old?): new.utf8.elementsEqual(old.utf8)
+      default: false
+      }
+    guard !same else { return .unchanged }
+    authToken = token
+    worldChanged(environment: false)
+    return .changed
   }
 
   // MARK: ModelBackend
@@ -151,8 +173,14 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     _ completion: @escaping Completion
   ) {
     count(key.kind, following ? "follow" : "unfollow")
+    let world = self.world
     send(request, endpoint) { [weak self] result in
       guard let self else { return }
+      guard self.world == world else {
+        return self.answeredInOldWorld(world, completion) {
+          self.setFollowing(key, following, completion: completion)
+        }
+      }
       completion(self.changeAnswer(result, endpoint, key, following))
     }
   }
@@ -264,8 +292,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     let state = endpoints.state.endpoint
     count(kind, "state")
     let call = request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
+    let world = self.world
     send(call, state, priority: pending.priority) { [weak self] result in
       guard let self else { return }
+      guard self.world == world else {
+        for id in pending.ids {
+          for waiter in pending.waiters[id] ?? [] {
+            self.answeredInOldWorld(world, waiter) {
+              self.fetchFollowing(EntityKey(kind: kind, id: id), completion: waiter)
+            }
+          }
+        }
+        return
+      }
       // A status meaning answers for every id of the call: Artsy's batched check
       // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
       let answers = self.batchOutcome(result, state, batch, ids: pending.ids, kind: kind)
