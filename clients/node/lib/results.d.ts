@@ -475,6 +475,16 @@ export interface StatsParams {
   stats: Stats;
 }
 
+/** The params of the `configurationChanged` notification (see `x-notifications`). */
+export interface ConfigurationChangedParams {
+  /** The environment now active. */
+  environment: string;
+  /** What changed: any of "environment", "authToken", "values". */
+  changed: ("environment" | "authToken" | "values")[];
+  /** The names of the values that changed. */
+  values: string[];
+}
+
 export interface UnsubscribeResult {
   ok: true;
 }

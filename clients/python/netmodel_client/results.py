@@ -365,6 +365,16 @@ StatsParams = TypedDict(
     },
 )
 
+# The params of the `configurationChanged` notification (see `x-notifications`).
+ConfigurationChangedParams = TypedDict(
+    "ConfigurationChangedParams",
+    {
+        "environment": str,
+        "changed": List[Literal["environment", "authToken", "values"]],
+        "values": List[str],
+    },
+)
+
 UnsubscribeResult = TypedDict(
     "UnsubscribeResult",
     {
