@@ -1,4 +1,5 @@
 import HTTP
+import JSON
 import Posix
 
 /// One world at a time: the environment, the token and the values every request is
@@ -83,7 +84,7 @@ extension RESTBackend {
       let failure = droppedWithEnvironment
       loop.execute {
         for id in batch.ids {
-          for waiter in batch.waiters[id] ?? [] { waiter(.failure(failure)) }
+          for waiter in batch.waiters[ExactString(id)] ?? [] { waiter(.failure(failure)) }
         }
       }
     }

@@ -297,7 +297,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       guard let self else { return }
       guard self.world == world else {
         for id in pending.ids {
-          for waiter in pending.waiters[id] ?? [] {
+          for waiter in pending.waiters[ExactString(id)] ?? [] {
             self.answeredInOldWorld(world, waiter) {
               self.fetchFollowing(EntityKey(kind: kind, id: id), completion: waiter)
             }
