@@ -34,6 +34,10 @@ public final class HTTPClient {
   /// libcurl's queue.
   public let maxConnections: Int
   public let maxBodyBytes: Int
+  /// Which proxy each request goes through, if any (see `ProxySettings`).
+  public let proxies: ProxySettings
+  /// The variables whose proxy refused a request already: said in the log once each.
+  private var proxiesWarnedOf: [String] = []
   public private(set) var counters = Counters()
   /// Transfers handed to libcurl and not yet completed.
   public var inFlight: Int { inFlightCount }
@@ -80,9 +84,12 @@ public final class HTTPClient {
     set { rate.perSecond = max(0, newValue) }
   }
 
-  public init(loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20) {
+  public init(
+    loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20, proxies: ProxySettings = .process
+  ) {
     precondition(curlGlobalInit == CURLE_OK, "curl_global_init failed")
     self.loop = loop
+    self.proxies = proxies
     self.maxConnections = max(1, maxConnections)
     self.maxBodyBytes = maxBodyBytes
     guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
@@ -155,6 +162,23 @@ public final class HTTPClient {
     return true
   }
 
+  /// Gives up every request still waiting for a connection, as `cancel` does each
+  /// (completions on the loop, oldest of the highest priority first); transfers under
+  /// way finish as usual. Returns how many were given up.
+  @discardableResult
+  public func cancelWaiting() -> Int {
+    var given: [WaitingQueue.Entry] = []
+    while let waiting = queue.popFirst() { given.append(waiting) }
+    guard !given.isEmpty else { return 0 }
+    counters.cancelled += given.count
+    loop.execute {
+      for waiting in given {
+        waiting.completion(.failure(HTTPError(.cancelled, "\(waiting.request.summary): cancelled before it was sent")))
+      }
+    }
+    return given.count
+  }
+
   /// Moves a waiting request behind the others waiting at `priority`; false when it
   /// has gone out or completed.
   @discardableResult
@@ -163,12 +187,23 @@ public final class HTTPClient {
   }
 
   private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
+    var proxy = ""
+    switch proxies.route(request.url, carriesCredentials: request.carriesCredentials) {
+    case .direct: break
+    case .through(let chosen): proxy = chosen.url
+    case .refused(let reason):
+      counters.transportErrors += 1
+      refusedByProxy(request, reason)
+      let message = "\(request.summary): not sent: \(reason)"
+      loop.execute { completion(.failure(HTTPError(.invalidRequest, message))) }
+      return
+    }
     guard let transfer = idleTransfers.popLast() ?? newTransfer() else {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
     transfer.begin(request, startedAt: loop.clock.now, completion: completion)
-    if let error = transfer.configure(timeoutsMs: timeoutsMs(request)) {
+    if let error = transfer.configure(timeoutsMs: timeoutsMs(request), proxy: proxy) {
       recycle(transfer)
       counters.transportErrors += 1
       loop.execute { completion(.failure(error)) }
@@ -185,6 +220,15 @@ public final class HTTPClient {
     transfers[transfer.slot] = transfer
     inFlightCount += 1
     onStart?(request)
+  }
+
+  /// Says once per proxy variable, at warn, that it keeps requests from going out: each
+  /// failure says so too, but a log reader should not have to find it in a reply.
+  private func refusedByProxy(_ request: HTTPRequest, _ reason: String) {
+    let variable = proxies.route(request.url, carriesCredentials: false).proxyVariable ?? "?"
+    guard !proxiesWarnedOf.contains(variable) else { return }
+    proxiesWarnedOf.append(variable)
+    Log.warn("HTTP \(request.summary): not sent: \(reason)")
   }
 
   /// `request`'s timeouts in libcurl's milliseconds. Requests nearly always carry the

@@ -9,10 +9,13 @@ public struct HTTPRequest: Sendable, Equatable {
   /// The whole transfer, connection included; zero means no limit.
   public var timeout: Duration
   public var connectTimeout: Duration
+  /// Whether a header holds the auth token: such a request never goes over plain
+  /// http:// through a proxy that is not loopback (`ProxySettings`).
+  public var carriesCredentials: Bool
 
   public init(
     method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
-    timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3)
+    timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3), carriesCredentials: Bool = false
   ) {
     self.method = method
     self.url = url
@@ -20,11 +23,13 @@ public struct HTTPRequest: Sendable, Equatable {
     self.body = body
     self.timeout = timeout
     self.connectTimeout = connectTimeout
+    self.carriesCredentials = carriesCredentials
   }
 
   public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
     a.method == b.method && a.url == b.url && a.body == b.body && a.timeout == b.timeout
-      && a.connectTimeout == b.connectTimeout && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
+      && a.connectTimeout == b.connectTimeout && a.carriesCredentials == b.carriesCredentials
+      && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
   }
 
   /// `METHOD url`, safe to log: headers (where tokens live) and bodies are left out.

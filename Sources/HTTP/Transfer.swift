@@ -78,13 +78,11 @@ final class Transfer {
     // One buffer per handle, for its whole life: one per transfer was an allocation,
     // a free and two options a request.
     check(nm_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
-    if Self.environmentNamesNoProxy {
-      // What libcurl would find in the environment, said once: it otherwise reads
-      // five variables a request (no_proxy, NO_PROXY, http_proxy, all_proxy,
-      // ALL_PROXY), each a scan of the whole environment, ~1.6k instructions.
-      check(nm_easy_setopt_string(easy, CURLOPT_PROXY, ""))
-      check(nm_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
-    }
+    // The proxy is the client's choice (`ProxySettings`), set per request: libcurl must
+    // not pick one of its own from the environment (it otherwise reads five variables
+    // a request, each a scan of the whole environment).
+    check(nm_easy_setopt_string(easy, CURLOPT_PROXY, ""))
+    check(nm_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
     check(nm_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
     // Only what an API speaks: no file://, no redirects to another scheme.
     check(nm_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
@@ -121,13 +119,15 @@ final class Transfer {
     var askCompression = false
     /// HTTPGET 1 and no CUSTOMREQUEST: a plain GET.
     var plainGET = false
+    /// CURLOPT_PROXY: "" for none (what `prepare` set).
+    var proxy = ""
   }
 
   /// Sets the options of this request on a handle `prepare` set up: every option a
   /// request may set is set by each one, or was set to the same value by the handle's
   /// last (`applied`: nil when unknown), so nothing of the handle's last request stays.
   /// nil when libcurl took them all.
-  func configure(timeoutsMs: (total: Int, connect: Int)) -> HTTPError? {
+  func configure(timeoutsMs: (total: Int, connect: Int), proxy: String) -> HTTPError? {
     let easy = handle
     var failed: CURLcode = CURLE_OK
     func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
@@ -143,6 +143,8 @@ final class Transfer {
     if last?.askCompression != options.askCompression {
       check(nm_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, options.askCompression ? "" : nil))
     }
+    options.proxy = proxy
+    if last?.proxy != proxy { check(nm_easy_setopt_string(easy, CURLOPT_PROXY, proxy)) }
     options.timeoutMs = timeoutsMs.total
     options.connectTimeoutMs = timeoutsMs.connect
     if last?.timeoutMs != options.timeoutMs { check(nm_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutsMs.total)) }
@@ -189,12 +191,6 @@ final class Transfer {
     }
     return nil
   }
-
-  /// Whether no variable names a proxy libcurl would use for http or https (it takes
-  /// an empty one as unset). The process never changes its environment after start, so
-  /// this is read once; when one is set, libcurl reads them itself, as it always did.
-  static let environmentNamesNoProxy: Bool = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
-    .allSatisfy { (Process.environment($0) ?? "").isEmpty }
 
   /// Whether `url` names this machine by its loopback address or `localhost`. Reads
   /// bytes: it runs for every request, and `String` prefix tests cost more than the

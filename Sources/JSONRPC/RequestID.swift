@@ -37,6 +37,27 @@ public enum RequestID: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// A string id by its bytes (`ExactString`): a peer that numbers its requests
+  /// `caf\u{E9}` and `cafe\u{301}` must be answered, and cancelled, as two.
+  public static func == (lhs: RequestID, rhs: RequestID) -> Bool {
+    switch (lhs, rhs) {
+    case (.integer(let a), .integer(let b)): return a == b
+    case (.string(let a), .string(let b)): return a.hasSameBytes(as: b)
+    case (.real(let a), .real(let b)): return a == b
+    case (.null, .null): return true
+    default: return false
+    }
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .integer(let value): hasher.combine(0 as UInt8); hasher.combine(value)
+    case .string(let value): hasher.combine(1 as UInt8); hasher.combine(ExactString(value))
+    case .real(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+    case .null: hasher.combine(3 as UInt8)
+    }
+  }
+
   public var description: String {
     var buffer: [UInt8] = []
     encode(into: &buffer)

@@ -1,5 +1,7 @@
+import JSON
+
 /// (kind, id): which object of the backend an entity is.
-public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
+public struct EntityKey: Hashable, Comparable, Sendable, CustomStringConvertible {
   public let kind: String
   public let id: String
   /// The strings' hash, taken once: the store asks its tables about one key many times
@@ -15,8 +17,15 @@ public struct EntityKey: Hashable, Sendable, CustomStringConvertible {
     hash = Int(truncatingIfNeeded: KeyHash.of(id, after: KeyHash.of(kind, after: seeds.start, seeds), seeds))
   }
 
+  /// By bytes, as the hash is: the API behind an id tells `caf\u{E9}` and
+  /// `cafe\u{301}` apart, and `String ==` would not (`ExactString`).
   public static func == (lhs: EntityKey, rhs: EntityKey) -> Bool {
-    lhs.hash == rhs.hash && lhs.kind == rhs.kind && lhs.id == rhs.id
+    lhs.hash == rhs.hash && lhs.kind.hasSameBytes(as: rhs.kind) && lhs.id.hasSameBytes(as: rhs.id)
+  }
+
+  /// Kind, then id, each in byte order: the order files and requests list keys in.
+  public static func < (lhs: EntityKey, rhs: EntityKey) -> Bool {
+    lhs.kind.hasSameBytes(as: rhs.kind) ? lhs.id.precedesByBytes(rhs.id) : lhs.kind.precedesByBytes(rhs.kind)
   }
 
   public func hash(into hasher: inout Hasher) {

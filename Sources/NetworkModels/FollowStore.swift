@@ -473,7 +473,7 @@ public final class FollowStore {
   public func credentialsChanged() {
     let intents = waitingForCredentials
     waitingForCredentials.removeAll()
-    for key in intents.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
+    for key in intents.sorted() {
       guard let work = activities[key], work.wanted != nil, work.inFlight == nil, work.retryTimer == nil else {
         continue
       }
@@ -482,7 +482,7 @@ public final class FollowStore {
     }
     let reads = readsWaitingForCredentials
     readsWaitingForCredentials.removeAll()
-    for key in reads.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) { fetch(key) }
+    for key in reads.sorted() { fetch(key) }
   }
 
   /// The intent of `key` could not be made durable (a full disk), so it was never
@@ -528,18 +528,37 @@ public final class FollowStore {
     attributes.removeAll()
     waitingForCredentials.removeAll()
     readsWaitingForCredentials.removeAll()
-    for key in records.keys.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) {
+    for key in records.keys.sorted() {
       records[key]!.bits = 0
       records[key]!.confirmedAt = LoopInstant(nanoseconds: 0)
       changed(key)
     }
-    for (key, work) in old.sorted(by: { ($0.key.kind, $0.key.id) < ($1.key.kind, $1.key.id) }) {
+    for (key, work) in old.sorted(by: { $0.key < $1.key }) {
       if let timer = work.retryTimer { loop.cancel(timer) }
       let current = state(key)
       for waiter in work.settleWaiters { waiter(.failure(SettleFailure(failure: awaitFailure, state: current))) }
       for waiter in work.readWaiters { read(key, refresh: true, maxAgeMs: 0, completion: waiter) }
     }
     replayIntents()
+  }
+
+  /// What the backend answered for entities of `kinds` was read through a value that
+  /// changed (`{me}`: another account): it says nothing now. Each one's confirmed state
+  /// and attributes become unknown (a new version, so subscribers see it) and are read
+  /// again when asked; a pending intent stays and is sent, nothing being known to hold
+  /// it. Calls under way were asked with the old value: the backend asks them again.
+  public func valuesChanged(kinds: Set<String>) {
+    guard !kinds.isEmpty else { return }
+    for key in records.keys.sorted(by: { ($0.kind, $0.id) < ($1.kind, $1.id) }) where kinds.contains(key.kind) {
+      var record = records[key]!
+      record.confirmed = nil
+      record.requested = false
+      record.following = activities[key]?.wanted
+      record.confirmedAt = LoopInstant(nanoseconds: 0)
+      records[key] = record
+      if !attributes.isEmpty { attributes.removeValue(forKey: key) }
+      changed(key)
+    }
   }
 
   /// Intents refused for want of credentials, waiting for `credentialsChanged()`.

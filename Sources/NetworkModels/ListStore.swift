@@ -68,6 +68,9 @@ public final class ListStore {
     var error: FollowFailure?
     var version: UInt64 = 0
     var loading: PageRequest?
+    /// Bumped by every page asked for: an answer to an earlier one (a load abandoned
+    /// with the world it was asked in) is not read.
+    var loadSerial: UInt64 = 0
     var waiters: [(Snapshot) -> Void] = []
     /// A follow it depends on was confirmed since it loaded.
     var stale = false
@@ -195,10 +198,51 @@ public final class ListStore {
     invalidate { $0.description.dependsOn.contains(key.kind) }
   }
 
-  /// Another environment is active: every loaded list is out of date; those someone
-  /// listens to are fetched again, there.
+  /// Another environment is active: what every list holds was fetched in the old one
+  /// (see `startOver`).
   public func environmentChanged() {
-    invalidate { _ in true }
+    startOver { _ in true }
+  }
+
+  /// Values the lists of these names were fetched through changed (`{me}` in a path:
+  /// another account's list): see `startOver`.
+  public func valuesChanged(_ names: Set<String>) {
+    guard !names.isEmpty else { return }
+    startOver { names.contains($0.name) }
+  }
+
+  /// Nothing a list held is shown again, not even while it is fetched anew (unlike
+  /// an out-of-date list, which keeps its items meanwhile): each affected list is idle
+  /// again, a page on its way is not read when it comes, and one that was loading,
+  /// has callers waiting or someone listening is fetched from its first page now.
+  private func startOver(where isAffected: (ListKey) -> Bool) {
+    for (key, entry) in entries where isAffected(key) && (entry.phase != .idle || entry.loading != nil) {
+      let reload = entry.loading != nil || !entry.waiters.isEmpty || hasSubscribers?(key) == true
+      entry.loading = nil
+      entry.loadSerial &+= 1
+      for item in entry.items { unindex(item.key, from: key) }
+      entry.items = []
+      entry.next = nil
+      entry.hasMore = true
+      entry.error = nil
+      entry.stale = false
+      entry.refill = nil
+      entry.refillTarget = 0
+      entry.refillPages = 0
+      entry.refillTokens = []
+      entry.refillKeys = []
+      entry.pages = 0
+      entry.tokens = []
+      entry.lastPage = []
+      entry.phase = .idle
+      entry.version &+= 1
+      store.versions.ensure(entry.version)
+      if reload {
+        load(key, entry, as: .first, from: nil)
+      } else {
+        onChange?(key)
+      }
+    }
   }
 
   private func invalidate(where isAffected: (Entry) -> Bool) {
@@ -250,7 +294,10 @@ public final class ListStore {
       onChange?(key)
     }
     counters.pageCalls += 1
+    entry.loadSerial &+= 1
+    let serial = entry.loadSerial
     source?.fetchListPage(ListPageRequest(key: key, params: entry.params, page: token)) { [weak self] result in
+      guard entry.loadSerial == serial else { return }
       self?.pageReturned(key, entry, request, token, result)
     }
   }

@@ -1,3 +1,5 @@
+import JSON
+
 /// One list as a client names it: `fetchList {list, params}`. Two requests with equal
 /// params (whatever their member order) are the same list.
 public struct ListKey: Hashable, Sendable, CustomStringConvertible {
@@ -12,6 +14,17 @@ public struct ListKey: Hashable, Sendable, CustomStringConvertible {
   }
 
   public var description: String { paramsText == "{}" ? name : "\(name) \(paramsText)" }
+
+  /// By bytes (`ExactString`): params `{"q":"caf\u{E9}"}` and `{"q":"cafe\u{301}"}` are
+  /// two lists to the API, so they are two here.
+  public static func == (lhs: ListKey, rhs: ListKey) -> Bool {
+    lhs.name.hasSameBytes(as: rhs.name) && lhs.paramsText.hasSameBytes(as: rhs.paramsText)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(ExactString(name))
+    hasher.combine(ExactString(paramsText))
+  }
 }
 
 /// Where the next page starts, in the paging style of the list's endpoint.

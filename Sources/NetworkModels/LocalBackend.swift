@@ -33,8 +33,9 @@ public final class LocalBackend: ModelBackend {
   private let loop: EventLoop
   public let journal: Journal
   public var folder: StateFolder { journal.folder }
-  /// kind → followed ids, as callers see it now.
-  private var follows: [String: Set<String>] = [:]
+  /// kind → followed ids, as callers see it now; by bytes, as the ids' owners tell
+  /// them apart (`ExactString`).
+  private var follows: [ExactString: Set<ExactString>] = [:]
   /// The changes recorded since the last commit, in call order: what a failed commit
   /// undoes (in reverse order).
   private var changes: [(key: EntityKey, following: Bool)] = []
@@ -75,7 +76,7 @@ public final class LocalBackend: ModelBackend {
       switch LocalBackend.decode(bytes) {
       case .success(let loaded):
         legacy.append(LocalBackend.legacySnapshotName)
-        for (kind, ids) in loaded { for id in ids { apply(EntityKey(kind: kind, id: id), true) } }
+        for (kind, ids) in loaded { for id in ids { apply(EntityKey(kind: kind.string, id: id.string), true) } }
       case .failure(let problem):
         let aside = try folder.moveAside(LocalBackend.legacySnapshotName, suffix: "corrupt")
         snapshotProblem =
@@ -140,24 +141,27 @@ public final class LocalBackend: ModelBackend {
   /// Every followed entity of `kind`, for the `following/<kind>` list.
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
     answer { [self] in
-      (follows[kind] ?? []).sorted().map { EntityKey(kind: kind, id: $0) }
+      (follows[ExactString(kind)] ?? []).sorted().map { EntityKey(kind: kind, id: $0.string) }
     } deliver: {
       completion(.success($0))
     }
   }
 
   /// Whether `key` is followed now (synchronous; for tests and the service's stats).
-  public func isFollowing(_ key: EntityKey) -> Bool { follows[key.kind]?.contains(key.id) ?? false }
+  public func isFollowing(_ key: EntityKey) -> Bool {
+    follows[ExactString(key.kind)]?.contains(ExactString(key.id)) ?? false
+  }
 
   /// Sets `key`'s state in memory; returns whether it changed.
   @discardableResult
   private func apply(_ key: EntityKey, _ following: Bool) -> Bool {
+    let kind = ExactString(key.kind)
     if following {
-      guard follows[key.kind, default: []].insert(key.id).inserted else { return false }
+      guard follows[kind, default: []].insert(ExactString(key.id)).inserted else { return false }
       followCount += 1
     } else {
-      guard follows[key.kind]?.remove(key.id) != nil else { return false }
-      if follows[key.kind]!.isEmpty { follows[key.kind] = nil }
+      guard follows[kind]?.remove(ExactString(key.id)) != nil else { return false }
+      if follows[kind]!.isEmpty { follows[kind] = nil }
       followCount -= 1
     }
     return true
@@ -200,20 +204,20 @@ public final class LocalBackend: ModelBackend {
     let message: String
   }
 
-  static func encode(_ follows: [String: Set<String>]) -> [UInt8] {
+  static func encode(_ follows: [ExactString: Set<ExactString>]) -> [UInt8] {
     let byKind = JSON.object()
     for kind in follows.keys.sorted() {
       guard let ids = follows[kind], !ids.isEmpty else { continue }
       let array = JSON.array()
-      for id in ids.sorted() { array.append(.string(id)) }
-      byKind.set(kind, array)
+      for id in ids.sorted() { array.append(.string(id.string)) }
+      byKind.set(kind.string, array)
     }
     var bytes = JSON.object().set("version", .integer(formatVersion)).set("follows", byKind).encoded()
     bytes.append(UInt8(ascii: "\n"))
     return bytes
   }
 
-  static func decode(_ bytes: [UInt8]) -> Result<[String: Set<String>], FormatProblem> {
+  static func decode(_ bytes: [UInt8]) -> Result<[ExactString: Set<ExactString>], FormatProblem> {
     let document: JSON
     do {
       document = try JSON.parse(bytes)
@@ -230,21 +234,21 @@ public final class LocalBackend: ModelBackend {
     guard let byKind = document["follows"], byKind.isObject else {
       return .failure(FormatProblem(message: "no \"follows\" object"))
     }
-    var result: [String: Set<String>] = [:]
+    var result: [ExactString: Set<ExactString>] = [:]
     for (kind, ids) in byKind.members {
       guard ids.isArray else { return .failure(FormatProblem(message: "follows of \"\(kind)\" is not an array")) }
       // What is read passes the checks a request passes.
       guard EntityKey.isValidKind(kind) else {
         return .failure(FormatProblem(message: "follows of a kind outside ^[a-z][a-z0-9_-]{0,63}$"))
       }
-      var set = Set<String>()
+      var set = Set<ExactString>()
       for element in ids.elements {
         guard let id = element.string, EntityKey.problem(kind: kind, id: id) == nil else {
           return .failure(FormatProblem(message: "follows of \"\(kind)\" holds \(element.text), not an id"))
         }
-        set.insert(id)
+        set.insert(ExactString(id))
       }
-      if !set.isEmpty { result[kind] = set }
+      if !set.isEmpty { result[ExactString(kind)] = set }
     }
     return .success(result)
   }
@@ -306,7 +310,9 @@ extension LocalBackend: JournalPart {
 
   public func appendState(to bytes: inout [UInt8]) {
     for kind in follows.keys.sorted() {
-      for id in follows[kind]!.sorted() { LocalBackend.appendLine(EntityKey(kind: kind, id: id), true, to: &bytes) }
+      for id in follows[kind]!.sorted() {
+        LocalBackend.appendLine(EntityKey(kind: kind.string, id: id.string), true, to: &bytes)
+      }
     }
   }
 

@@ -25,7 +25,7 @@ public final class MemoryBackend: ModelBackend {
   }
 
   public func followed(kind: String, completion: @escaping (Result<[EntityKey], FollowFailure>) -> Void) {
-    let keys = follows.filter { $0.kind == kind }.sorted { $0.id < $1.id }
+    let keys = follows.filter { $0.kind == kind }.sorted()
     loop.execute { completion(.success(keys)) }
   }
 }

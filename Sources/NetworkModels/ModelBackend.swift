@@ -93,17 +93,53 @@ public protocol ConfigurableBackend: AnyObject {
   var environmentNames: [String] { get }
   /// False when there is no environment of that name.
   func selectEnvironment(_ name: String) -> Bool
-  /// nil removes the token.
-  func setAuthToken(_ token: String?)
+  /// nil removes the token. A token `AuthToken.problem` refuses is refused, the
+  /// previous one kept.
+  @discardableResult
+  func setAuthToken(_ token: String?) -> TokenChange
   /// The named values `configure {values}` can set (`me`); none by default.
   var valueNames: [String] { get }
+  /// A named value as it is set now (nil: not set).
+  func value(_ name: String) -> String?
   /// Sets a named value (nil forgets it); the reason it cannot, or nil.
   func setValue(_ name: String, _ value: String?) -> String?
+  /// The kinds and lists whose requests name any of the values `names`.
+  func usesOfValues(_ names: [String]) -> ValueUses
 }
 
 extension ConfigurableBackend {
   public var valueNames: [String] { [] }
+  public func value(_ name: String) -> String? { nil }
   public func setValue(_ name: String, _ value: String?) -> String? { "this backend has no values" }
+  public func usesOfValues(_ names: [String]) -> ValueUses { ValueUses() }
+}
+
+/// What was fetched through a value (`{me}` in a path): the kinds whose states and the
+/// lists whose items were read with it. Configuration names, not ids.
+public struct ValueUses: Equatable, Sendable {
+  public var kinds: Set<String> = []
+  public var lists: Set<String> = []
+
+  public init(kinds: Set<String> = [], lists: Set<String> = []) {
+    self.kinds = kinds
+    self.lists = lists
+  }
+
+  public var isEmpty: Bool { kinds.isEmpty && lists.isEmpty }
+}
+
+public enum TokenChange: Sendable {
+  case changed, unchanged, refused
+}
+
+/// What a token must be to go out as a header value.
+public enum AuthToken {
+  /// Why `token` cannot be sent as a header value: a control byte (CR or LF would end
+  /// the header and start another; NUL would cut it short in libcurl).
+  public static func problem(_ token: String) -> String? {
+    guard token.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+    return "must not contain control characters (CR, LF, NUL, …): it is sent as a header value"
+  }
 }
 
 /// A backend's own figures, which `stats` shows under `backend`.

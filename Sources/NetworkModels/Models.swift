@@ -141,10 +141,40 @@ public final class Models {
   // MARK: Configuration
 
   /// `configure {authToken}` (nil removes it). With `resend`, intents and reads
-  /// refused for want of credentials go out again now.
-  public func setAuthToken(_ token: String?, resend: Bool) {
-    environments?.setAuthToken(token)
+  /// refused for want of credentials go out again now (also when the token is the one
+  /// set already: a host signing in again). True when the token changed.
+  @discardableResult
+  public func setAuthToken(_ token: String?, resend: Bool) -> Bool {
+    guard let environments else { return false }
+    let change = environments.setAuthToken(token)
+    if change == .refused { return false }
     if resend { store.credentialsChanged() }
+    return change == .changed
+  }
+
+  /// `configure {values}`, set in order (nil forgets one); returns the names whose
+  /// value changed. What was fetched through a changed value is stale at once: the
+  /// states of kinds whose requests name it are unknown until read again, and lists
+  /// whose requests name it start over (ListStore `valuesChanged`).
+  @discardableResult
+  public func setValues(_ values: [(name: String, value: String?)]) -> [String] {
+    guard let environments else { return [] }
+    var changed: [String] = []
+    for (name, value) in values {
+      let before = environments.value(name)
+      _ = environments.setValue(name, value)
+      let after = environments.value(name)
+      let same = before.map { old in after.map { old.utf8.elementsEqual($0.utf8) } ?? false } ?? (after == nil)
+      if !same && !changed.contains(name) { changed.append(name) }
+    }
+    guard !changed.isEmpty else { return [] }
+    let uses = environments.usesOfValues(changed)
+    Log.info(
+      "values \(changed.joined(separator: ", ")) changed: states of \(uses.kinds.sorted()) and lists "
+        + "\(uses.lists.sorted()) are read again")
+    store.valuesChanged(kinds: uses.kinds)
+    lists.valuesChanged(uses.lists)
+    return changed
   }
 
   /// Intents and states belong to the environment they were made in or read from:

@@ -1,4 +1,9 @@
 /// Logs to stderr, one line per message: stdout carries protocol bytes only.
+///
+/// A message is escaped whole (`EscapedText`) before its prefix and newline are added:
+/// messages carry text from outside (an API's error, a list's cursor, a peer's method
+/// name), and escaping here rather than at each call site leaves none unescaped — a
+/// line break in it cannot forge a line of its own, nor an ESC reach the terminal.
 public enum Log {
   public enum Level: Int, Comparable, Sendable {
     case debug, info, warn, error, off
@@ -39,6 +44,6 @@ public enum Log {
 
   private static func write(_ level: Level, _ message: () -> String) {
     guard isEnabled(level) else { return }
-    try? FileDescriptor.standardError.writeAll("netmodel: \(level.label): \(message())\n")
+    try? FileDescriptor.standardError.writeAll("netmodel: \(level.label): \(EscapedText.line(message()))\n")
   }
 }

@@ -13,6 +13,13 @@ extension NetmodelService {
     if let object = try params.object("params") {
       for (member, value) in object.members {
         let memberPath = path + "/params/" + ParamsReader.escapePointer(member)
+        // A repeated name comes once from the scan, so a name already here is another
+        // spelling of one (`caf\u{E9}`, `cafe\u{301}`): `String` keys merge the two, the
+        // API would not.
+        if value.kind != .null, values[member] != nil {
+          throw .invalidParams(
+            "params.\(member) is another spelling (Unicode form) of a param given already", path: memberPath)
+        }
         switch value.kind {
         case .string: values[member] = value.string
         case .integer: values[member] = String(value.integer ?? 0)
@@ -50,7 +57,7 @@ extension NetmodelService {
     // Sorted: the error names the same param whatever the member order.
     for (name, value) in values.sorted(by: { $0.key < $1.key }) {
       let memberPath = path + "/params/" + ParamsReader.escapePointer(name)
-      guard description.requiredParams.contains(name) else {
+      guard description.requiredParams.contains(where: { $0.hasSameBytes(as: name) }) else {
         let taken = description.requiredParams.isEmpty ? "none" : description.requiredParams.joined(separator: ", ")
         throw .invalidParams("list \(key.name) takes no param \(name) (its params: \(taken))", path: memberPath)
       }

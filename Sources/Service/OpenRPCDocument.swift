@@ -5,7 +5,7 @@ let openRPCDocumentText = ##"""
   "openrpc": "1.3.2",
   "info": {
     "title": "netmodel",
-    "description": "netmodel keeps network models (followable entities, stateful lists, preloading by interface state) in memory for UI hosts that are not written in Swift, and speaks JSON-RPC 2.0 to them.\n\n**Transports.** `netmodel serve` speaks on stdin/stdout; `--socket[=PATH]` also (with `--no-stdio`, only) listens on a Unix socket (folder 0700, socket 0600, peers with another uid refused). All connections share the same models.\n\n**Framing** is detected per connection from its first non-whitespace byte: `C` or `c` selects the LSP base protocol (`Content-Length: N` header, other headers ignored, a blank line, then N bytes of UTF-8 JSON); `{` or `[` selects newline-delimited JSON, one message per line. Replies use the framing the peer used. Stdout carries protocol bytes only.\n\n**Message size limit** (default 16 MiB, `--max-message-bytes`): a larger message is skipped and answered with -32600 (id `null`) whose `data.limit` is the limit in bytes; the connection goes on.\n\n**Batches** are supported: an empty batch gets one -32600 error, a batch of only notifications gets no reply. A batch of more than 10000 elements (`--max-batch-elements`) is refused whole with one -32600 (id `null`, `data.limit`, `data.elements`); once a batch's reply holds 8 MiB (`--max-unread-bytes`), its remaining requests are not run and are each answered -32600 with `data.limit`.\n\n**Replies waiting for a peer** are bounded (default 8 MiB, `--max-unread-bytes`): past that, the server reads none of the peer's messages until the peer has read its replies; nothing is dropped. So are a peer's requests waiting for an answer (10000, `--max-pending-requests`). At exit the server waits at most 3 s (`--shutdown-timeout-ms`) for peers to read what is queued.\n\n**Network models.** `follow`, `unfollow` and `setFollowState` change an entity's shown state at once (optimistic), send the change to the backend (one call per entity in flight, toggles coalesced, transient failures retried with backoff and jitter) and roll back to the last confirmed state when the backend refuses; `getFollowState` reads it. Every follow method answers with an `EntityState` (components.schemas).\n\n**Server notifications.** After `subscribe`, the server sends `stateChanged` notifications (requests without an id, from server to client) carrying the new full state. OpenRPC describes only client-to-server methods, so these are described under `x-notifications`, with their params as components.schemas.StateChangedParams.\n\n`x-protocol` below says the same in machine-readable form.",
+    "description": "netmodel keeps network models (followable entities, stateful lists, preloading by interface state) in memory for UI hosts that are not written in Swift, and speaks JSON-RPC 2.0 to them.\n\n**Transports.** `netmodel serve` speaks on stdin/stdout; `--socket[=PATH]` also (with `--no-stdio`, only) listens on a Unix socket (folder 0700, socket 0600, peers with another uid refused). All connections share the same models.\n\n**Framing** is detected per connection from its first non-whitespace byte: `C` or `c` selects the LSP base protocol (`Content-Length: N` header, other headers ignored, a blank line, then N bytes of UTF-8 JSON); `{` or `[` selects newline-delimited JSON, one message per line. Replies use the framing the peer used. Stdout carries protocol bytes only.\n\n**Message size limit** (default 16 MiB, `--max-message-bytes`): a larger message is skipped and answered with -32600 (id `null`) whose `data.limit` is the limit in bytes; the connection goes on.\n\n**Batches** are supported: an empty batch gets one -32600 error, a batch of only notifications gets no reply. A batch of more than 10000 elements (`--max-batch-elements`) is refused whole with one -32600 (id `null`, `data.limit`, `data.elements`); once a batch's reply holds 8 MiB (`--max-unread-bytes`), its remaining requests are not run and are each answered -32600 with `data.limit`.\n\n**Replies waiting for a peer** are bounded (default 8 MiB, `--max-unread-bytes`): past that, the server reads none of the peer's messages until the peer has read its replies; nothing is dropped. So are a peer's requests waiting for an answer (10000, `--max-pending-requests`). At exit the server waits at most 3 s (`--shutdown-timeout-ms`) for peers to read what is queued.\n\n**Network models.** `follow`, `unfollow` and `setFollowState` change an entity's shown state at once (optimistic), send the change to the backend (one call per entity in flight, toggles coalesced, transient failures retried with backoff and jitter) and roll back to the last confirmed state when the backend refuses; `getFollowState` reads it. Every follow method answers with an `EntityState` (components.schemas).\n\n**Server notifications.** After `subscribe`, the server sends `stateChanged` notifications (requests without an id, from server to client) carrying the new full state. OpenRPC describes only client-to-server methods, so these are described under `x-notifications`, with their params as components.schemas.StateChangedParams. Every connection, subscribed or not, is sent `configurationChanged` when a `configure` (from any connection) changes the daemon's environment, token or values.\n\n`x-protocol` below says the same in machine-readable form.",
     "version": "0.1.0"
   },
   "x-protocol": {
@@ -960,7 +960,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "subscribe",
       "summary": "Subscribes this connection to state changes; returns the current states.",
-      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by kind, then id). Each entity appears once in the snapshot, in topic order.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).\n\nA stats topic (`type: \"stats\"`) adds nothing to the snapshot: the server's figures (the `stats` result) come as a `statsChanged` notification right after the reply, then at most once a second when they changed (see `x-notifications`).",
+      "description": "Registers the topics for this connection and answers with the subscription's name and a snapshot: for a topic that names an entity (kind and id), its current state — an entity never fetched appears with `confirmed: null` and is fetched, and its state follows as a `stateChanged` notification; for a wildcard topic (a kind, or no kind), the states of the matching entities the server holds in memory now (ordered by the UTF-8 bytes of kind, then id). Each entity appears once in the snapshot, in topic order. A topic named more than once is one topic (topics compare by the UTF-8 bytes of their kind, id, list and params, so ids equal only under Unicode equivalence are two topics): it adds one entry to the snapshot, and however many wildcard topics are named the store is walked once. A snapshot that would pass the connection's `--max-unread-bytes` (default 8388608 bytes, the bound of a batch's reply) is refused with -32602, `data.path` `/topics` and `data.limit` the limit; nothing is subscribed, and narrower topics (a kind or ids rather than every entity) fit.\n\nFrom then on every change of a matching entity's state is sent to this connection as a `stateChanged` notification (see `x-notifications`), the connection's own changes included, until `unsubscribe` or the connection closes. An entity matched by several topics of one subscription is notified once per change.\n\nA list topic (`type: \"list\"`) adds the list's ListState to the snapshot, after the entities (a list never loaded starts loading), and every change of the list — a page, a refresh, a follow of one of its items — is sent as a `stateChanged` whose `state` is the whole ListState (coalesced per (subscription, list) like entities). An unknown list is -32004 UnknownKindOrList (`data.list`); a missing list param -32602. A bad topic is answered -32602 with `data.path` at it (`/topics/0/kind`); then no subscription is made. An entity topic whose `kind` the backend cannot have refuses the whole subscribe with -32004 (`data.path` names the topic's kind); nothing is subscribed. The result's `instance` names the server process (see `InitializeResult`).\n\nA stats topic (`type: \"stats\"`) adds nothing to the snapshot: the server's figures (the `stats` result) come as a `statsChanged` notification right after the reply, then at most once a second when they changed (see `x-notifications`).",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1448,7 +1448,7 @@ let openRPCDocumentText = ##"""
     {
       "name": "configure",
       "summary": "Sets the backend environment, auth token and named values.",
-      "description": "Both params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend: the rest backend sends it in the auth header its configuration names (replacing a token read from the configuration's `auth.tokenEnv`); it is never logged, echoed or counted, and `null` forgets it (no auth header is sent then). `environment` names one of the rest configuration's environments (named base URLs); an unknown name is -32602 with `data.path` \"/environment\" and the message lists the configured names. It starts as the configuration's `environment` (or `--environment`); the local backend accepts any name and starts as \"default\". Changing the token sends again every intent and read that was refused for want of credentials (401/403). Intents and states belong to an environment. Changing the environment (rest backend) leaves the old environment's pending intents in the outbox for it: they are not sent to the new one, calls still under way there are no longer heard, an awaited mutation of it is answered -32001 (the intent stays pending for its environment), and they are sent again when their environment is active again, in this run (`configure`) or after a start in it (`--environment`). Every cached state and list is dropped: each known entity's state becomes unknown (`following`/`confirmed` null, a new `version`, told to subscribers) and is read again from the new environment when asked (waiting reads are read there at once; subscribed lists are fetched again), and the new environment's own pending intents are sent.",
+      "description": "**One world for every connection.** The environment, the token and the values are the daemon's, not a connection's: a `configure` from any connection changes what every connection's requests are answered from, and every open connection (the one that asked too) is told with a `configurationChanged` notification (see `x-notifications`) naming the environment now active and what changed; the token itself is never in it. A `configure` that changes nothing (the same environment, token or values again) tells nobody. The daemon serves one user's world at a time: hosts that need two accounts or environments at once run two daemons (two `--socket` paths and `--state-dir`s).\n\nBoth params are optional; members not given keep their value, so `configure` without params just returns the current environment. `authToken` is held for the backend: the rest backend sends it in the auth header its configuration names (replacing a token read from the configuration's `auth.tokenEnv`); it is never logged, echoed or counted, and `null` forgets it (no auth header is sent then). `environment` names one of the rest configuration's environments (named base URLs); an unknown name is -32602 with `data.path` \"/environment\" and the message lists the configured names. It starts as the configuration's `environment` (or `--environment`); the local backend accepts any name and starts as \"default\". Changing the token sends again every intent and read that was refused for want of credentials (401/403). Intents and states belong to an environment. Changing the environment (rest backend) leaves the old environment's pending intents in the outbox for it: they are not sent to the new one, calls still under way there are no longer heard, an awaited mutation of it is answered -32001 (the intent stays pending for its environment), and they are sent again when their environment is active again, in this run (`configure`) or after a start in it (`--environment`). Every cached state and list is dropped: each known entity's state becomes unknown (`following`/`confirmed` null, a new `version`, told to subscribers) and is read again from the new environment when asked (waiting reads are read there at once; subscribed lists are fetched again), and the new environment's own pending intents are sent. Answers are tagged with the environment, token and values they were asked under: a change withdraws the requests still waiting for a connection, and an answer that arrives afterwards to a request of the old ones is never read — one asked with the old token or values is asked again with the new ones; one of the old environment is dropped (a detail is asked again in the new one). Changing a value makes what was fetched through it stale at once: every list whose requests name it starts over (its items are not shown again; a subscribed or loading one is fetched from its first page), and the states and attributes of the kinds whose requests (or lists) name it become unknown (`confirmed` null, a new version, subscribers told) until read again. A new token is taken as new credentials for the same account: states are kept (change `values` or the environment to change accounts). A token with a control character (CR, LF, NUL, …: it would break the auth header) is -32602 with `data.path` \"/authToken\", the message never repeats it, and the previous token stays.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1462,7 +1462,7 @@ let openRPCDocumentText = ##"""
         },
         {
           "name": "authToken",
-          "description": "The token for the backend, or null to forget it.",
+          "description": "The token for the backend, or null to forget it. Sent as a header value: one holding a control character (U+0000–U+001F, U+007F) is refused with -32602 (`data.path` \"/authToken\") and the previous token stays.",
           "required": false,
           "schema": {
             "type": [
@@ -1819,6 +1819,95 @@ let openRPCDocumentText = ##"""
                 },
                 "waitingForCredentials": 0
               }
+            }
+          ]
+        }
+      ]
+    },
+    {
+      "name": "configurationChanged",
+      "summary": "The daemon's environment, token or values changed (server to client), sent to every connection.",
+      "description": "A JSON-RPC notification (no id; do not answer it): `{\"jsonrpc\":\"2.0\",\"method\":\"configurationChanged\",\"params\":{\"environment\":…,\"changed\":[…],\"values\":[…]}}`, written to every open connection that has sent a message (its framing known) — subscribed or not, the one whose `configure` made the change included — in the turn of a `configure` that changed the environment, the token or a value (one that changes nothing sends none). The environment, token and values are the daemon's, shared by every connection: a host that holds states or lists should take them as of the new world (states already told are told again as they change: the entities and lists the change reached are sent to subscribers as `stateChanged` with new versions). Never carries the token, nor the values themselves: only the names of the values that changed. Has no `seq` and is not coalesced or counted in `stats.notifications`; it is written ahead of the replies of its turn, as `stateChanged` is. Clients that do not know it ignore it, as they ignore any notification they do not know.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "environment",
+          "description": "The environment now active.",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "changed",
+          "description": "What changed, in this order: any of \"environment\", \"authToken\", \"values\".",
+          "required": true,
+          "schema": {
+            "type": "array",
+            "uniqueItems": true,
+            "items": {
+              "enum": [
+                "environment",
+                "authToken",
+                "values"
+              ]
+            }
+          }
+        },
+        {
+          "name": "values",
+          "description": "The names of the values that changed (set, replaced or forgotten), in the order `configure` gave them; empty when none did.",
+          "required": true,
+          "schema": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      ],
+      "x-params-schema": {
+        "$ref": "#/components/schemas/ConfigurationChangedParams"
+      },
+      "examples": [
+        {
+          "name": "another connection switched to staging and set a token",
+          "params": [
+            {
+              "name": "environment",
+              "value": "staging"
+            },
+            {
+              "name": "changed",
+              "value": [
+                "environment",
+                "authToken"
+              ]
+            },
+            {
+              "name": "values",
+              "value": []
+            }
+          ]
+        },
+        {
+          "name": "the user's own account id changed",
+          "params": [
+            {
+              "name": "environment",
+              "value": "production"
+            },
+            {
+              "name": "changed",
+              "value": [
+                "values"
+              ]
+            },
+            {
+              "name": "values",
+              "value": [
+                "me"
+              ]
             }
           ]
         }
@@ -2184,7 +2273,7 @@ let openRPCDocumentText = ##"""
       },
       "EntityID": {
         "title": "EntityID",
-        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.) Ids are data, never path syntax: on the rest backend an id that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is sent; every other id reaches the server percent-encoded as the one segment it is (README \"The REST backend\").",
+        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.) An id is its bytes: it is never normalized, and two ids are one entity only when their UTF-8 bytes are equal (`caf\u00e9` and `cafe\u0301` are two entities, as they are to the API). Ids are data, never path syntax: on the rest backend an id that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is sent; every other id reaches the server percent-encoded as the one segment it is (README \"The REST backend\").",
         "type": "string",
         "minLength": 1,
         "maxLength": 256
@@ -3103,6 +3192,41 @@ let openRPCDocumentText = ##"""
           },
           "stats": {
             "$ref": "#/components/schemas/Stats"
+          }
+        }
+      },
+      "ConfigurationChangedParams": {
+        "title": "ConfigurationChangedParams",
+        "description": "The params of the `configurationChanged` notification (see `x-notifications`).",
+        "type": "object",
+        "required": [
+          "environment",
+          "changed",
+          "values"
+        ],
+        "properties": {
+          "environment": {
+            "description": "The environment now active.",
+            "type": "string"
+          },
+          "changed": {
+            "description": "What changed: any of \"environment\", \"authToken\", \"values\".",
+            "type": "array",
+            "uniqueItems": true,
+            "items": {
+              "enum": [
+                "environment",
+                "authToken",
+                "values"
+              ]
+            }
+          },
+          "values": {
+            "description": "The names of the values that changed.",
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         }
       }

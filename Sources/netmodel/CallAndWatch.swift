@@ -12,6 +12,9 @@ let callUsage = """
   The socket defaults to the server's default path (see `netmodel --help`).
   --timeout=MS gives up after MS milliseconds without the answer (exit 1), telling
   the server to cancel the request; by default it waits as long as the server takes.
+  Options may come anywhere, in any order; after `--` everything is params. An
+  error the server could not tie to the request (id null: it passed the server's
+  --max-message-bytes) is printed as the answer (exit 1).
 
   """
 
@@ -26,25 +29,14 @@ let watchUsage = """
   TOPIC is `entity` (everything), `entity:KIND`,
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
   `stats` (the server's figures, printed as its statsChanged notifications' params), or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
+  --socket may come anywhere among the topics; after `--` everything is a topic.
 
   """
 
-/// `--socket=PATH` (or `--socket PATH`) from the front of the arguments.
-func socketOption(_ arguments: inout ArraySlice<String>) -> String {
-  var path = ServeOptions.defaultSocketPath()
-  while let first = arguments.first, first.hasPrefix("--socket") {
-    arguments.removeFirst()
-    if let equals = first.firstIndex(of: "=") {
-      path = String(first[first.index(after: equals)...])
-    } else if let next = arguments.popFirst() {
-      path = next
-    }
-  }
-  return path
-}
-
+/// Escaped as the log is (`EscapedText`): a message can quote the server's error text
+/// or an API's, and none of it may move the cursor or forge a line of the terminal.
 func fail(_ message: String, code: Int32) -> Int32 {
-  try? FileDescriptor.standardError.writeAll("netmodel: \(message)\n")
+  try? FileDescriptor.standardError.writeAll("netmodel: \(EscapedText.line(message))\n")
   return code
 }
 
@@ -55,55 +47,35 @@ func helpRequested(_ arguments: ArraySlice<String>, usage: String) -> Bool {
   return true
 }
 
-/// Reports a JSON-RPC error reply on stderr: `error CODE: message data`; exit code 1.
-func failWithErrorReply(_ error: JSON) -> Int32 {
+/// A JSON-RPC error reply as one line: `error CODE: message data`.
+func errorText(_ error: JSON) -> String {
   let code = error["code"]?.integer ?? 0
   let message = error["message"]?.string ?? "error"
   let data = error["data"].map { " " + $0.text } ?? ""
-  return fail("error \(code): \(message)\(data)", code: 1)
+  return "error \(code): \(message)\(data)"
 }
 
-/// `--timeout=MS` (or `--timeout MS`) among the options before METHOD, taken out;
-/// the other options are left for `socketOption`. nil when not given.
-func timeoutOption(_ arguments: inout ArraySlice<String>) throws(RPCClient.Failure) -> Int? {
-  var others: ArraySlice<String> = []
-  var timeout: Int?
-  while let first = arguments.first, first.hasPrefix("--") {
-    arguments.removeFirst()
-    guard first.hasPrefix("--timeout") else {
-      others.append(first)
-      if !first.contains("="), let value = arguments.popFirst() { others.append(value) }  // --socket PATH
-      continue
-    }
-    let text = first.firstIndex(of: "=").map { String(first[first.index(after: $0)...]) } ?? arguments.popFirst()
-    guard let text, let ms = Int(text), ms > 0 else {
-      throw RPCClient.Failure(description: "--timeout needs a number of milliseconds above 0")
-    }
-    timeout = ms
-  }
-  arguments = others + arguments
-  return timeout
-}
+/// Reports a JSON-RPC error reply on stderr; exit code 1.
+func failWithErrorReply(_ error: JSON) -> Int32 { fail(errorText(error), code: 1) }
 
 func runCall(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: callUsage) { return 0 }
-  var arguments = arguments
-  let timeout: Int?
+  let options: ClientOptions
   do {
-    timeout = try timeoutOption(&arguments)
+    options = try ClientOptions(arguments, command: "call", accepted: [.socket, .timeout])
   } catch {
-    return fail("\(error.description)\n\(callUsage)", code: 2)
+    return fail("\(error.message)\n\(callUsage)", code: 2)
   }
-  let socket = socketOption(&arguments)
-  guard let method = arguments.popFirst() else { return fail("call needs a METHOD\n\(callUsage)", code: 2) }
+  var operands = options.operands[...]
+  guard let method = operands.popFirst() else { return fail("call needs a METHOD\n\(callUsage)", code: 2) }
   do {
-    let params = try paramsFromArguments(Array(arguments))
-    var client = try RPCClient(socketPath: socket)
+    let params = try paramsFromArguments(Array(operands))
+    var client = try RPCClient(socketPath: options.socket)
     defer { client.close() }
-    if let timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
+    if let timeout = options.timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
     let id = try client.send(method: method, params: params)
     let answer = Result { () throws(RPCClient.Failure) in try client.reply(to: id) }
-    if case .failure = answer, timeout != nil { client.cancel(id) }  // a busy server stops working on it
+    if case .failure = answer, options.timeout != nil { client.cancel(id) }  // a busy server stops working on it
     let reply = try answer.get()
     if let error = reply["error"] { return failWithErrorReply(error) }
     try? FileDescriptor.standardOutput.writeAll((reply["result"]?.text ?? "null") + "\n")
@@ -146,13 +118,17 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
 
 func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: watchUsage) { return 0 }
-  var arguments = arguments
-  let socket = socketOption(&arguments)
-  guard !arguments.isEmpty else { return fail("watch needs at least one TOPIC\n\(watchUsage)", code: 2) }
+  let options: ClientOptions
+  do {
+    options = try ClientOptions(arguments, command: "watch", accepted: [.socket])
+  } catch {
+    return fail("\(error.message)\n\(watchUsage)", code: 2)
+  }
+  guard !options.operands.isEmpty else { return fail("watch needs at least one TOPIC\n\(watchUsage)", code: 2) }
   do {
     let topics = JSON.array()
-    for text in arguments { topics.append(try topic(from: text)) }
-    var client = try RPCClient(socketPath: socket)
+    for text in options.operands { topics.append(try topic(from: text)) }
+    var client = try RPCClient(socketPath: options.socket)
     defer { client.close() }
     let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
     let reply = try client.reply(to: id)
@@ -166,6 +142,7 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
       printed.print(line)
     }
     while let message = try client.receive() {
+      if RPCClient.isUnmatchedError(message), let error = message["error"] { return failWithErrorReply(error) }
       guard let method = message["method"]?.string, method == "stateChanged" || method == "statsChanged",
         let params = message["params"]
       else { continue }
@@ -180,9 +157,11 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
 
 /// The versions `watch` printed, per entity or list: a notification written before the
 /// subscribe answer may carry a state the snapshot already showed (equal version),
-/// which is the same state seen twice; only newer ones are printed.
+/// which is the same state seen twice; only newer ones are printed. Keyed by bytes:
+/// `String` equality would make `café` with U+00E9 and with e + U+0301 one entity, and
+/// hide the second's states.
 struct PrintedVersions {
-  private var versions: [String: Int64] = [:]
+  private var versions: [[UInt8]: Int64] = [:]
 
   mutating func print(_ params: JSON) {
     if let state = params["state"], let key = Self.key(state), let version = state["version"]?.integer {
@@ -193,9 +172,19 @@ struct PrintedVersions {
     try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
   }
 
-  private static func key(_ state: JSON) -> String? {
-    if let list = state["list"]?.string { return "list\u{0}\(list)\u{0}\(state["params"]?.text ?? "{}")" }
-    if let kind = state["kind"]?.string, let id = state["id"]?.string { return "entity\u{0}\(kind)\u{0}\(id)" }
+  /// The fields length-prefixed, so no two states share a key.
+  private static func key(_ state: JSON) -> [UInt8]? {
+    if let list = state["list"]?.string { return key(["list", list, state["params"]?.text ?? "{}"]) }
+    if let kind = state["kind"]?.string, let id = state["id"]?.string { return key(["entity", kind, id]) }
     return nil
+  }
+
+  private static func key(_ fields: [String]) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for field in fields {
+      withUnsafeBytes(of: UInt32(truncatingIfNeeded: field.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+      bytes.append(contentsOf: field.utf8)
+    }
+    return bytes
   }
 }

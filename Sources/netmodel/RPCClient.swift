@@ -123,14 +123,26 @@ struct RPCClient {
     }
   }
 
-  /// Waits for the reply to request `id`. Notifications met on the way are kept for
-  /// `receive`: the server writes a turn's state changes before its replies.
+  /// Waits for the reply to request `id`, or an error the server could not tie to a
+  /// request (`isUnmatchedError`), which answers it. Notifications met on the way are
+  /// kept for `receive`: the server writes a turn's state changes before its replies.
   mutating func reply(to id: Int64) throws(Failure) -> JSON {
     while let message = try receiveFromSocket() {
-      if message["id"]?.integer == id { return message }
+      if message["id"]?.integer == id || Self.isUnmatchedError(message) { return message }
       if message["id"] == nil { held.append(message) }
     }
     throw Failure(description: "the server closed the connection before answering")
+  }
+}
+
+extension RPCClient {
+  /// An error reply with id null: the server could not read the request's id (it
+  /// passed `--max-message-bytes`, or did not parse), so it skipped the request. Each
+  /// command sends one request and waits for it, so this is its answer: waiting on
+  /// would never end.
+  static func isUnmatchedError(_ message: JSON) -> Bool {
+    guard message["error"] != nil, message["method"] == nil else { return false }
+    return message["id"]?.isNull ?? true
   }
 }
 

@@ -66,6 +66,10 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       let rest = RESTBackend(configuration: configuration, loop: loop)
+      if let problem = rest.tokenEnvironmentProblem {
+        Log.error("\(problem); not started")
+        return 2
+      }
       // Values captured from answers (YouTube's subscription ids) outlive the process:
       // an unfollow after a restart needs what the follow answered.
       rest.capturedValues = try CapturedValues(folder: folder)

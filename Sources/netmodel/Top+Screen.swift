@@ -1,4 +1,5 @@
 import JSON
+import Posix
 
 /// Per-second changes between two `stats` pushes, over the server's own time
 /// (`uptimeMs`), so a push that arrived late does not make a spike.
@@ -58,7 +59,10 @@ private func int(_ json: JSON, _ path: [String]) -> Int64 {
 }
 
 /// One frame of `top`, fitted to the terminal: a header, the figures, then the
-/// endpoints and connections as tables, busiest first, as many rows as fit.
+/// endpoints and connections as tables, busiest first, as many rows as fit. Every
+/// string of the server's is escaped (`EscapedText`): a name with ESC or a line break
+/// in it (an instance, an endpoint of a hostile configuration) would drive the
+/// terminal or break the screen's rows.
 struct TopScreen {
   let stats: JSON
   let rates: TopRates
@@ -71,7 +75,7 @@ struct TopScreen {
     let memory = Double(int(stats, "residentMemoryBytes")) / 1_048_576
     lines.append(
       style(
-        "netmodel top — instance \(stats["instance"]?.string ?? "?"), up \(duration(uptime)), "
+        "netmodel top — instance \(EscapedText.line(stats["instance"]?.string ?? "?")), up \(duration(uptime)), "
           + "connections \(int(stats, "connections", "open")), \(format(memory)) MB resident", "1;7", pad: true))
     let pending = int(stats, "entitiesPending")
     let failed = int(stats, "entitiesFailed")
@@ -111,7 +115,7 @@ struct TopScreen {
     guard !endpoints.isEmpty else { return [] }
     let rows = endpoints.map { name, figures in
       (
-        name: name, inFlight: int(figures, "inFlight"), rate: rates.endpoints[name]?.calls ?? 0,
+        name: EscapedText.line(name), inFlight: int(figures, "inFlight"), rate: rates.endpoints[name]?.calls ?? 0,
         latency: rates.endpoints[name]?.latencyMs, last: int(figures, "latencyLastMs"),
         total: int(figures, "finished")
       )
@@ -127,7 +131,7 @@ struct TopScreen {
   private func connectionRows() -> [String] {
     let rows = (stats["connections"]?["list"]?.elements ?? []).map { connection in
       (
-        id: int(connection, "id"), transport: connection["transport"]?.string ?? "?",
+        id: int(connection, "id"), transport: EscapedText.line(connection["transport"]?.string ?? "?"),
         subscriptions: int(connection, "subscriptions"), queued: int(connection, "queued"),
         unsent: int(connection, "unsentBytes")
       )

@@ -14,17 +14,21 @@ let topUsage = """
   server goes away.
   --json prints each pushed Stats object as one line of JSON instead, with a
   "rates" member: per-second changes since the previous line.
+  Options may come in any order. An error the server could not tie to the request
+  (id null) ends top with that error (exit 1).
 
   """
 
 func runTop(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: topUsage) { return 0 }
-  var arguments = arguments
-  let socket = socketOption(&arguments)
-  var json = false
-  for argument in arguments {
-    guard argument == "--json" else { return fail("top: unknown option \(argument)\n\(topUsage)", code: 2) }
-    json = true
+  let options: ClientOptions
+  do {
+    options = try ClientOptions(arguments, command: "top", accepted: [.socket, .json])
+  } catch {
+    return fail("\(error.message)\n\(topUsage)", code: 2)
+  }
+  if let operand = options.operands.first {
+    return fail("top: unexpected argument \(operand)\n\(topUsage)", code: 2)
   }
   // Read from a descriptor, not delivered: the terminal is restored before the exit.
   guard let signals = try? SignalFD(signals: [SIGINT, SIGTERM, SIGWINCH]) else {
@@ -32,7 +36,7 @@ func runTop(_ arguments: ArraySlice<String>) -> Int32 {
   }
   var client: RPCClient
   do {
-    client = try RPCClient(socketPath: socket)
+    client = try RPCClient(socketPath: options.socket)
     let id = try client.send(
       method: "subscribe",
       params: JSON.object().set("topics", JSON.array().append(JSON.object().set("type", .string("stats")))))
@@ -42,7 +46,7 @@ func runTop(_ arguments: ArraySlice<String>) -> Int32 {
     return fail(error.description, code: 1)
   }
   defer { client.close() }
-  var top = TopView(json: json)
+  var top = TopView(json: options.json)
   top.start()
   let outcome = top.run(&client, signals: signals)
   top.stop()
@@ -101,6 +105,7 @@ struct TopView {
     while true {
       do {
         while let message = try client.bufferedMessage() {
+          if RPCClient.isUnmatchedError(message), let error = message["error"] { return .failed(errorText(error)) }
           guard message["method"]?.string == "statsChanged", let stats = message["params"]?["stats"] else { continue }
           take(stats)
         }

@@ -24,7 +24,8 @@ let usage = """
     --max-message-bytes N       largest accepted message (default 16777216)
     --max-unread-bytes N        replies a peer may leave unread before the server
                                 stops reading its messages; also the most a batch's
-                                reply holds before the rest is refused (default 8388608)
+                                reply holds before the rest is refused, and the largest
+                                subscribe snapshot answered (default 8388608)
     --max-batch-elements N      longest batch accepted (default 10000)
     --max-pending-requests N    requests of one peer that may wait for an answer
                                 before its messages are not read (default 10000)

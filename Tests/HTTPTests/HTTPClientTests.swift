@@ -234,6 +234,24 @@ import Testing
     #expect(client.counters.cancelled == 1 && client.counters.requests == 4)
   }
 
+  /// What a backend does when its environment, token or values change: every request
+  /// still waiting is given up at once; the one on the wire finishes.
+  @Test func everyWaitingRequestCanBeGivenUpAtOnce() throws {
+    server.handler = { _ in .after(milliseconds: 10, .respond(status: 200)) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var outcomes: [String: Result<HTTPResponse, HTTPError>] = [:]
+    for (path, priority) in [("/0", HTTPPriority.preload), ("/1", .user), ("/2", .preload)] {
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + path), priority: priority) { outcomes[path] = $0 }
+    }
+    #expect(client.cancelWaiting() == 2)
+    #expect(outcomes.isEmpty, "the completions run on the loop, not inside cancelWaiting")
+    #expect(client.waiting == 0 && client.cancelWaiting() == 0)
+    try run { outcomes.count == 3 }
+    #expect(paths == ["/0"])
+    #expect(outcomes["/1"]?.failure?.kind == .cancelled && outcomes["/2"]?.failure?.kind == .cancelled)
+    #expect((try? outcomes["/0"]?.get())?.status == 200 && client.counters.cancelled == 2)
+  }
+
   /// A completion that sends runs while its connection is free: the new request must
   /// still wait behind a waiting one of higher priority (and may pass lower ones).
   @Test func aRequestSentFromACompletionDoesNotOvertakeHigherPriorityWork() throws {

@@ -28,3 +28,13 @@ import Testing
         == #"{"jsonrpc":"2.0","method":"state\"Changed","params":[1]}"#)
   }
 }
+
+/// A request id is its bytes: two spellings are two requests (`ExactString`).
+@Suite struct RequestIDBytesTests {
+  @Test func equivalentStringIDsAreTwoIDs() {
+    let ids: [RequestID] = [.string("caf\u{E9}"), .string("cafe\u{301}"), .string("K"), .string("\u{212A}")]
+    #expect(Set(ids).count == 4)
+    #expect(RequestID.string("caf\u{E9}") == .string(String(decoding: Array("caf\u{E9}".utf8), as: UTF8.self)))
+    #expect(RequestID.integer(1) != .string("1") && RequestID.real(1) != .integer(1))
+  }
+}

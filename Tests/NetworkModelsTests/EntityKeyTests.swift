@@ -70,3 +70,24 @@ import Testing
     #expect(table[EntityKey(kind: "artists", id: "id-1")] == nil)
   }
 }
+
+/// Keys made of text from clients compare by bytes (`ExactString`).
+@Suite struct ExactKeyTests {
+  @Test func entityAndListKeysOfEquivalentSpellingsAreApart() {
+    for (one, other) in [("caf\u{E9}", "cafe\u{301}"), ("K", "\u{212A}")] {
+      #expect(EntityKey(kind: "artist", id: one) != EntityKey(kind: "artist", id: other))
+      #expect(Set([EntityKey(kind: "artist", id: one), EntityKey(kind: "artist", id: other)]).count == 2)
+      let lists = [
+        ListKey(name: "byTag", paramsText: #"{"tag":"\#(one)"}"#),
+        ListKey(name: "byTag", paramsText: #"{"tag":"\#(other)"}"#),
+      ]
+      #expect(lists[0] != lists[1] && Set(lists).count == 2)
+      #expect(ListKey(name: one) != ListKey(name: other))
+      #expect(
+        EntityKey(kind: "artist", id: one) < EntityKey(kind: "artist", id: other)
+          || EntityKey(kind: "artist", id: other) < EntityKey(kind: "artist", id: one))
+    }
+    #expect(EntityKey(kind: "a", id: "z") < EntityKey(kind: "b", id: "a"))
+    #expect(ListKey(name: "x", paramsText: "{}") == ListKey(name: String("x"), paramsText: String("{}")))
+  }
+}

@@ -25,7 +25,10 @@ final class EnvironmentBackend: ModelBackend, ConfigurableBackend {
     environment = name
     return true
   }
-  func setAuthToken(_ token: String?) { self.token = token }
+  func setAuthToken(_ token: String?) -> TokenChange {
+    self.token = token
+    return .changed
+  }
 }
 
 /// The models over a backend, recording every change they report as text, in order.

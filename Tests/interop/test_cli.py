@@ -243,3 +243,99 @@ def test_watch_exits_1_when_the_server_goes_away(netmodel_bin, runtime, server):
     finally:
         if watcher.poll() is None:
             watcher.kill()
+
+
+# --------------------------------------------------------------------------
+# issue 25 item 12: an answer with id null ends the command; options in any order
+
+
+@pytest.fixture
+def tiny_server(socket_server, runtime):
+    """A server that skips every message over 64 bytes, answering it with id null."""
+    return socket_server(None, "--state-dir", str(runtime.root / "state"), "--max-message-bytes", 64)
+
+
+def test_call_and_watch_end_on_an_error_without_an_id(netmodel_bin, runtime, tiny_server):
+    long_id = "x" * 200  # the request passes 64 bytes: the server cannot read its id
+    done = run(netmodel_bin, runtime, "call", "follow", "kind=artist", f"id={long_id}", timeout=20)
+    assert done.returncode == 1 and done.stdout == "", done
+    assert "-32600" in done.stderr and "--max-message-bytes" in done.stderr, done.stderr
+
+    watched = run(netmodel_bin, runtime, "watch", f"entity:artist/{long_id}", timeout=20)
+    assert watched.returncode == 1 and watched.stdout == "", watched
+    assert "-32600" in watched.stderr and "--max-message-bytes" in watched.stderr, watched.stderr
+
+    # What fits is answered as before.
+    assert run(netmodel_bin, runtime, "call", "stats").returncode == 0
+
+
+@pytest.fixture
+def elsewhere(socket_server, runtime):
+    """A server on a socket that is not the default path: only --socket finds it."""
+    path = runtime.root / "alt" / "nm.sock"
+    socket_server(path, "--state-dir", str(runtime.root / "state"))
+    return str(path)
+
+
+def test_call_takes_its_options_in_any_order(netmodel_bin, runtime, elsewhere):
+    assert run(netmodel_bin, runtime, "call", "stats").returncode == 1  # not at the default path
+    for args in (
+        ["call", "stats", f"--socket={elsewhere}"],
+        ["call", "--timeout", "20000", "--socket", elsewhere, "stats"],
+        ["call", f"--socket={elsewhere}", "--timeout=20000", "stats"],
+        ["call", "follow", "kind=artist", f"--socket={elsewhere}", "id=banksy", "--timeout=20000", "await:=true"],
+        ["call", f"--socket={elsewhere}", "--", "getFollowState", "kind=artist", "id=banksy"],
+    ):
+        done = run(netmodel_bin, runtime, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        json.loads(done.stdout)
+    state = json.loads(run(netmodel_bin, runtime, "call", "getFollowState", "kind=artist", "id=banksy",
+                           f"--socket={elsewhere}").stdout)
+    assert state["following"] is True
+
+    for args in (["call", "--bogus", f"--socket={elsewhere}", "stats"], ["call", "stats", "--json"],
+                 ["call", "stats", "--socket"], ["call", "stats", "--timeout=0"]):
+        done = run(netmodel_bin, runtime, *args)
+        assert done.returncode == 2, (args, done)
+    assert "unknown option --bogus" in run(netmodel_bin, runtime, "call", "--bogus", "stats").stderr
+
+
+@pytest.mark.timeout(120)
+def test_watch_takes_its_options_in_any_order(netmodel_bin, runtime, elsewhere):
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", "entity:artist/banksy", f"--socket={elsewhere}", "entity:gene"],
+        env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        readline = line_reader(watcher.stdout)
+        line = readline(STEP)
+        assert line, f"watch printed nothing: {watcher.poll()} {watcher.stderr.read() if line == '' else ''}"
+        assert json.loads(line)["state"]["id"] == "banksy"
+    finally:
+        stop(watcher)
+    done = run(netmodel_bin, runtime, "watch", "entity", "--bogus")
+    assert done.returncode == 2 and "unknown option --bogus" in done.stderr, done
+
+
+@pytest.mark.timeout(120)
+def test_watch_keeps_ids_apart_that_differ_only_in_unicode_normalisation(netmodel_bin, runtime, server):
+    # The same text to Swift's String ==, two ids to the API (issue 25: ids are bytes).
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    watcher, next_line = watch(netmodel_bin, runtime, f"entity:artist/{composed}", f"entity:artist/{decomposed}")
+    try:
+        snapshot = [next_line(), next_line()]
+        assert all(line["seq"] == 0 for line in snapshot), snapshot
+        assert sorted(line["state"]["id"] for line in snapshot) == sorted([composed, decomposed]), snapshot
+    finally:
+        stop(watcher)
+
+
+def test_an_error_text_reaches_the_terminal_escaped(netmodel_bin, runtime, elsewhere):
+    # The server's -32601 quotes the method name; call prints that message on stderr.
+    forged = "no\x1b]0;pwned\x07Such\nnetmodel: error: forged"
+    done = run(netmodel_bin, runtime, "call", f"--socket={elsewhere}", "--", forged)
+    assert done.returncode == 1, done
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr, repr(done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("netmodel: error -32601"), repr(done.stderr)
+    assert "\\x1b]0;pwned\\x07Such\\nnetmodel: error: forged" in lines[0], repr(done.stderr)

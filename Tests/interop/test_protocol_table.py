@@ -26,6 +26,11 @@ GENERATED = [
     "clients/nvim/lua/netmodel/protocol.lua",
     "clients/emacs/netmodel-protocol.el",
 ]
+# The result types (components.schemas, methods[].result), for the clients with types.
+GENERATED_TYPES = [
+    "clients/python/netmodel_client/results.py",
+    "clients/node/lib/results.d.ts",
+]
 
 
 def client_table():
@@ -111,7 +116,7 @@ def test_watch_takes_the_table_shorthands(socket_server, runtime, netmodel_bin):
 @pytest.fixture
 def copy(tmp_path):
     """The schema, the generator and the generated files, in a temporary repository."""
-    for rel in ["schema/openrpc.json", "scripts/gen-protocol", *GENERATED]:
+    for rel in ["schema/openrpc.json", "scripts/gen-protocol", *GENERATED, *GENERATED_TYPES]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, tmp_path / rel)
     return tmp_path
@@ -153,6 +158,19 @@ def test_check_fails_when_the_schema_changes_and_a_file_is_missing(copy):
     assert not (copy / GENERATED[3]).exists()  # --check writes nothing
     assert check(copy).returncode == 0 and check(copy, "--check").returncode == 0
     assert "return version >= held" in (copy / GENERATED[0]).read_text(encoding="utf-8")
+
+
+def test_check_fails_when_a_result_type_is_not_the_schema(copy):
+    doc = json.loads((copy / "schema/openrpc.json").read_text(encoding="utf-8"))
+    lists = doc["components"]["schemas"]["Stats"]["properties"]["lists"]["properties"]
+    lists["dropped"] = {"type": "integer", "minimum": 0}
+    (copy / "schema/openrpc.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = check(copy, "--check")
+    assert out.returncode == 1
+    for rel in GENERATED + GENERATED_TYPES:
+        assert (rel in out.stderr) == (rel in GENERATED_TYPES), out.stderr
+    assert '"dropped": NotRequired[int],' in out.stdout and "dropped?: number;" in out.stdout, out.stdout
+    assert check(copy).returncode == 0 and check(copy, "--check").returncode == 0
 
 
 def test_generator_refuses_a_client_code_in_the_reserved_range(copy):

@@ -64,6 +64,7 @@ EXPECTED_METHODS = {
 EXPECTED_SERVER_NOTIFICATIONS = {
     "stateChanged": "#/components/schemas/StateChangedParams",
     "statsChanged": "#/components/schemas/StatsParams",
+    "configurationChanged": "#/components/schemas/ConfigurationChangedParams",
 }
 
 EXPECTED_ERRORS = {

@@ -153,6 +153,34 @@ def test_an_unknown_option_is_a_usage_error(netmodel_bin):
     assert out.returncode == 2 and "Usage: netmodel top" in out.stderr
 
 
+def test_options_come_in_any_order(socket_server, runtime, netmodel_bin):
+    # Not the default path: only --socket finds it.
+    server, sock = socket_server(runtime.root / "alt" / "nm.sock")
+    for args in (["--json", f"--socket={sock}"], ["--json", "--socket", str(sock)], [f"--socket={sock}", "--json"]):
+        proc = subprocess.Popen([str(netmodel_bin), "top", *args], env=runtime.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            line = proc.stdout.readline()
+            assert line, (args, proc.wait(timeout=10), proc.stderr.read())
+            assert json.loads(line)["subscriptions"] >= 1
+        finally:
+            proc.kill()
+            proc.wait(timeout=5)
+    for args in (["--json", "--bogus"], [f"--socket={sock}", "extra"], ["--json=yes"]):
+        out = subprocess.run([str(netmodel_bin), "top", *args], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 2 and "Usage: netmodel top" in out.stderr, (args, out)
+
+
+@pytest.mark.parametrize("mode", [["--json"], []])
+def test_an_error_without_an_id_ends_top(socket_server, runtime, netmodel_bin, mode):
+    # Its subscribe passes 64 bytes: the server cannot read its id and answers id null.
+    server, sock = socket_server(None, "--max-message-bytes", 64)
+    out = subprocess.run([str(netmodel_bin), "top", f"--socket={sock}", *mode], env=runtime.env,
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 1 and out.stdout == "", out
+    assert "-32600" in out.stderr and "--max-message-bytes" in out.stderr, out.stderr
+
+
 class PtyTop:
     """`netmodel top` on a pseudo-terminal of 30 rows by 100 columns."""
 

@@ -3,10 +3,15 @@
 ;;; Commentary:
 
 ;; One JSON-RPC connection to netmodel: a running server's Unix socket, or a
-;; spawned `netmodel serve' over stdio.  jsonrpc.el writes Content-Length framing;
-;; the server detects the framing per connection from the first byte.  Requests
-;; the server never answered fail on a lost connection; a socket connection comes
-;; back with backoff, a spawned server is not started again behind the user's back.
+;; spawned `netmodel serve' over stdio.  jsonrpc.el makes the process and writes
+;; Content-Length framing (the server detects the framing per connection from the
+;; first byte); reading, request ids and answers are ours: jsonrpc.el 1.0.14 drops
+;; a message its parser refuses (Emacs 28 refuses \u0000), ignores an error
+;; without an id, restarts ids on every connection and prints its own notices.
+;; Requests the server never answered fail on a lost connection; a socket
+;; connection comes back with backoff, a spawned server is not started again
+;; behind the user's back, and one that cannot start is tried a bounded number of
+;; times.
 
 ;;; Code:
 
@@ -47,6 +52,12 @@ The symbol `none' spawns a server that serves this Emacs only, over stdio."
 (defcustom netmodel-state-dir nil
   "The spawned server's state folder (--state-dir), or nil for its default."
   :type '(choice (const :tag "Server's default" nil) directory))
+
+(defcustom netmodel-spawn-max-attempts 3
+"Starts of a server that exits before answering, before giving up.
+Then the error (with the server's stderr) is shown once, and no server is
+started again until `netmodel-connect'."
+  :type 'natnum)
 
 (defcustom netmodel-reconnect-max-attempts nil
   "Reconnect tries before giving up, or nil to try for ever."
@@ -123,7 +134,18 @@ Set it (e.g. to 2000000) before connecting, to see what is sent and received."
 (defvar netmodel--answered nil "Whether the current connection's server answered.")
 (defvar netmodel--ever-answered nil
   "Whether any server answered since the last `netmodel-connect'.")
-(defvar netmodel--callbacks (make-hash-table) "Request id -> callback (ERR RESULT).")
+(cl-defstruct (netmodel--req (:constructor netmodel--make-req) (:copier nil))
+  "A request waiting for its answer: its CALLBACK (ERR RESULT) and :timeout TIMER."
+  id callback timer)
+
+(defvar netmodel--callbacks (make-hash-table) "Request id -> `netmodel--req'.")
+(defvar netmodel--next-id 0
+  "The last request id used.  Ids never repeat in this Emacs, across connections
+too: an old request's timer or a late answer cannot reach a new request.")
+(defvar netmodel--spawn-failures 0 "Spawned servers that exited before answering, in a row.")
+(defvar netmodel--spawn-gave-up nil
+  "Why starting a server failed `netmodel-spawn-max-attempts' times, or nil.
+No server is started while it is set; `netmodel-connect' clears it.")
 (defvar netmodel--retry-timer nil)
 (defvar netmodel--retry-secs 0)
 (defvar netmodel--attempts 0 "Reconnect tries since a server last answered.")
@@ -183,6 +205,11 @@ Whoever can put a socket where we look receives what we send, tokens included."
                              :events-buffer-scrollback-size netmodel-events-buffer-size
                              :notification-dispatcher #'netmodel--on-notification
                              :on-shutdown #'netmodel--on-shutdown)))
+    (let ((proc netmodel--process))
+      ;; jsonrpc.el's own filter and sentinel are replaced (see the Commentary).
+      (set-process-filter proc #'netmodel--filter)
+      (set-process-sentinel proc #'netmodel--sentinel)
+      (with-current-buffer (process-buffer proc) (setq netmodel--body-bytes nil)))
     (setq netmodel--conn conn netmodel--status 'connected netmodel--transport transport
           netmodel--answered nil)
     (netmodel--on-connect)
@@ -203,6 +230,7 @@ Returns nil on success, else why not."
             ((not netmodel-spawn)
              (if path (format "cannot connect to %s: nothing listens there" path)
                "no socket (`netmodel-socket' is none) and `netmodel-spawn' is nil"))
+            (netmodel--spawn-gave-up netmodel--spawn-gave-up)
             ((not (executable-find netmodel-program))
              (format "cannot start %s: not found" netmodel-program))
             (t (netmodel--make-connection
@@ -232,10 +260,18 @@ Returns nil on success, else why not."
 (defun netmodel--fail-all (code message)
   "Answer every waiting request with the error CODE and MESSAGE.
 Nothing is resent: a mutation may or may not have reached the server."
-  (let ((callbacks netmodel--callbacks))
+  (netmodel--fail-all-with (list :code code :message message)))
+
+(defun netmodel--fail-all-with (err)
+  "Answer every waiting request with the error plist ERR."
+  (let ((waiting netmodel--callbacks))
     (setq netmodel--callbacks (make-hash-table))
-    (maphash (lambda (_id cb) (netmodel--call cb (list :code code :message message) nil))
-             callbacks)))
+    (maphash (lambda (_id req) (netmodel--finish req err nil)) waiting)))
+
+(defun netmodel--finish (req err result)
+  "Give REQ, no longer waiting, its answer (ERR or RESULT)."
+  (when (netmodel--req-timer req) (cancel-timer (netmodel--req-timer req)))
+  (netmodel--call (netmodel--req-callback req) err result))
 
 (defun netmodel--on-shutdown (conn)
   "jsonrpc.el's word that CONN's process ended."
@@ -248,7 +284,10 @@ Nothing is resent: a mutation may or may not have reached the server."
                             (if (string-empty-p tail) "" (concat ": " tail)))
                   "connection closed by the server")))
       (setq netmodel--conn nil netmodel--status 'idle)
-      (cond ((not netmodel--answered) (netmodel--down why)) ; a failed start, not a lost server
+      (cond ((and (not netmodel--answered) (eq netmodel--transport 'spawn)
+                  (>= (cl-incf netmodel--spawn-failures) netmodel-spawn-max-attempts))
+             (netmodel--give-up-spawning why))
+            ((not netmodel--answered) (netmodel--down why)) ; a failed start, not a lost server
             ((eq netmodel--transport 'spawn)
              ;; Our own server died: not started again behind the user's back (a crash
              ;; would loop); the next request or `netmodel-connect' starts one.
@@ -262,6 +301,14 @@ Nothing is resent: a mutation may or may not have reached the server."
 
 (defvar netmodel--down-reported nil)
 
+(defun netmodel--give-up-spawning (why)
+  "The spawned server exited before answering, too often in a row, because WHY."
+  (setq netmodel--spawn-gave-up
+        (format "%s (started %d times; M-x netmodel-connect tries again)"
+                why netmodel--spawn-failures))
+  (netmodel--say "no server: %s" netmodel--spawn-gave-up)
+  (netmodel--down netmodel--spawn-gave-up))
+
 (defun netmodel--down (why)
   "No server could be reached or started, because WHY."
   (netmodel--fail-all netmodel-not-connected why)
@@ -269,7 +316,9 @@ Nothing is resent: a mutation may or may not have reached the server."
     (setq netmodel--down-reported t)
     (netmodel--end-subscriptions netmodel-not-connected why))
   ;; Subscriptions (buttons, lists) want their server, also one not started yet.
-  (if (or netmodel--ever-answered netmodel--subs)
+  (if (and (or netmodel--ever-answered netmodel--subs)
+           ;; after giving up, only a socket is worth watching (a server started by hand)
+           (not (and netmodel--spawn-gave-up (null (netmodel--socket)))))
       (progn (setq netmodel--status 'waiting) (netmodel--retry))
     (setq netmodel--status 'idle)))
 
@@ -293,16 +342,147 @@ Nothing is resent: a mutation may or may not have reached the server."
 
 (defun netmodel--answer (id err result)
   "Hand the answer (ERR or RESULT) of request ID to its callback, once."
-  (let ((cb (gethash id netmodel--callbacks)))
-    (when cb
+  (let ((req (gethash id netmodel--callbacks)))
+    (when req
       (remhash id netmodel--callbacks)
-      (netmodel--call cb err result))))
+      (netmodel--finish req err result))))
 
 (defun netmodel--heard ()
   "The server answered: it is up."
   (unless netmodel--answered
     (setq netmodel--answered t netmodel--ever-answered t netmodel--down-reported nil
-          netmodel--attempts 0 netmodel--retry-secs 0)))
+          netmodel--attempts 0 netmodel--retry-secs 0 netmodel--spawn-failures 0)))
+
+;;;; Reading messages
+
+(defvar-local netmodel--body-bytes nil
+  "In a process buffer: the length of the body being read, once its header is.")
+
+(defun netmodel--filter (proc string)
+  "Read the messages in STRING from PROC, then handle them.
+Each message costs its size: the buffer only grows at its end, a header is
+looked for only at its start, and a body is parsed once it is complete."
+  (when (and (eq proc netmodel--process) (buffer-live-p (process-buffer proc)))
+    (let ((conn (process-get proc 'jsonrpc-connection))
+          (messages nil))
+      (with-current-buffer (process-buffer proc)
+        (let ((inhibit-read-only t) (more t))
+          (goto-char (point-max))
+          (insert string)
+          (while more
+            (goto-char (point-min))
+            (cond ((not netmodel--body-bytes)
+                   (if (not (search-forward "\r\n\r\n" (min (point-max) (+ (point-min) 4096)) t))
+                       (setq more nil)
+                     (let ((header (buffer-substring-no-properties (point-min) (point)))
+                           (case-fold-search t))
+                       (delete-region (point-min) (point))
+                       (if (string-match "content-length: *\\([0-9]+\\)" header)
+                           (setq netmodel--body-bytes (string-to-number (match-string 1 header)))
+                         (netmodel--unreadable "a header without Content-Length" header)))))
+                  ;; `position-bytes' of the end is known: no scan of the body
+                  ((< (1- (position-bytes (point-max))) netmodel--body-bytes) (setq more nil))
+                  (t (let ((end (byte-to-position (+ 1 netmodel--body-bytes))))
+                       (push (netmodel--parse (point-min) end) messages)
+                       (delete-region (point-min) end)
+                       (setq netmodel--body-bytes nil)))))))
+      ;; Handled out of the process buffer, which is consistent again: a callback may
+      ;; wait for more output (`netmodel-request-sync'), which runs this filter again.
+      (dolist (msg (nreverse messages))
+        (when msg (netmodel--receive conn msg))))))
+
+(defun netmodel--unreadable (why text)
+  "Say that a message could not be read, because WHY; TEXT is its start."
+  (message "netmodel: unreadable message (%s): %s" why (truncate-string-to-width text 200)))
+
+(defun netmodel--parse (start end)
+  "The message between START and END here, or nil (reported) if unreadable."
+  (save-restriction
+    (narrow-to-region start end)
+    (goto-char (point-min))
+    (condition-case err
+        (json-parse-buffer :object-type 'plist :null-object nil :false-object :json-false)
+      (json-error
+       (or (netmodel--parse-with-nul)
+           (progn (netmodel--unreadable (error-message-string err)
+                                        (buffer-substring-no-properties (point-min) (point-max)))
+                  nil))))))
+
+(defun netmodel--parse-with-nul ()
+  "The narrowed message holding \\u0000 escapes, which Emacs 28's parser refuses.
+Each escape is read as a character the message does not hold, put back as NUL
+in every string and key of the result.  Nil when there is no such escape."
+  (goto-char (point-min))
+  (when (search-forward "\\u0000" nil t)
+    (let* ((text (buffer-substring-no-properties (point-min) (point-max)))
+           (mark (netmodel--absent-char text))
+           (case-fold-search nil))
+      (with-temp-buffer
+        (insert text)
+        (goto-char (point-min))
+        ;; Every escape, so that an escaped backslash before "u0000" is not taken for one.
+        (while (search-forward "\\" nil t)
+          (if (looking-at "u0000")
+              (progn (delete-region (1- (point)) (+ (point) 5)) (insert mark))
+            (forward-char 1)))
+        (goto-char (point-min))
+        (condition-case nil
+            (netmodel--put-back-nul
+             (json-parse-buffer :object-type 'plist :null-object nil :false-object :json-false)
+             (string mark))
+          (json-error nil))))))
+
+(defun netmodel--absent-char (text)
+  "A private-use character that TEXT holds neither as itself nor as an escape."
+  (let ((c #xF0000) (case-fold-search t))
+    (while (or (string-search (string c) text)
+               (string-search (format "\\u%04x\\u%04x"
+                                      (+ #xD800 (ash (- c #x10000) -10))
+                                      (+ #xDC00 (logand (- c #x10000) #x3FF)))
+                              text))
+      (setq c (1+ c)))
+    c))
+
+(defun netmodel--put-back-nul (v mark)
+  "V with MARK (a string) replaced by NUL in its strings and keys.
+Emacs 28's parser leaves a key's name in UTF-8 bytes: MARK is found so."
+  (let ((key-mark (encode-coding-string mark 'utf-8)))
+    (cl-labels ((put-back (v)
+                  (cond ((stringp v) (string-replace mark "\0" v))
+                        ((vectorp v) (vconcat (mapcar #'put-back v)))
+                        ((and (consp v) (keywordp (car v)))
+                         (cl-loop for (k x) on v by #'cddr
+                                  append (list (if (string-search key-mark (symbol-name k))
+                                                   (intern (string-replace key-mark "\0"
+                                                                           (symbol-name k)))
+                                                 k)
+                                               (put-back x))))
+                        (t v))))
+      (put-back v))))
+
+(defun netmodel--receive (conn msg)
+  "Handle MSG, a message from CONN's server."
+  (when (and (> netmodel-events-buffer-size 0) (fboundp 'jsonrpc--log-event))
+    (jsonrpc--log-event conn msg 'server))
+  (let ((id (plist-get msg :id)) (method (plist-get msg :method)))
+    (cond ((and method id)      ; the server asks nothing of its clients
+           (jsonrpc-connection-send conn :id id :error '(:code -32601 :message "no methods here")))
+          (method (netmodel--on-notification conn (intern method) (plist-get msg :params)))
+          (t (netmodel--heard)
+             (let ((err (plist-get msg :error)))
+               (cond (id (netmodel--answer id err (and (not err) (plist-get msg :result))))
+                     ;; An error without an id (-32700, -32600: a message it could not
+                     ;; read or that was too big) is for a request the server cannot name.
+                     (err (netmodel--fail-all-with err))))))))
+
+(defun netmodel--sentinel (proc _change)
+  "PROC ended: the connection is lost."
+  (unless (process-live-p proc)
+    (let ((conn (process-get proc 'jsonrpc-connection)))
+      ;; What `jsonrpc-shutdown' waits for.
+      (process-put proc 'jsonrpc-sentinel-cleanup-started t)
+      (delete-process proc)
+      (when conn (netmodel--on-shutdown conn)))))
 
 (cl-defun netmodel-request (method params &optional callback &key timeout)
   "Send request METHOD with PARAMS (a plist); call CALLBACK with (ERR RESULT).
@@ -316,30 +496,23 @@ Params the server could not read (strings that are not Unicode) signal at once."
         (progn (netmodel--down why)
                (run-at-time 0 nil callback (list :code netmodel-not-connected :message why) nil)
                nil)
-      (let ((conn netmodel--conn) id)
-        ;; The id is what $/cancelRequest names; the public `jsonrpc-async-request'
-        ;; does not return it.
-        (setq id (car (jsonrpc--async-request-1
-                       conn (intern method) (or (netmodel--wire params) (make-hash-table))
-                       :timeout nil
-                       :success-fn (lambda (result)
-                                     (netmodel--heard)
-                                     (netmodel--answer id nil result))
-                       :error-fn (lambda (err)
-                                   ;; jsonrpc.el answers "Server died" itself when the process
-                                   ;; ends; `netmodel--on-shutdown' answers those, with why.
-                                   (when (jsonrpc-running-p conn)
-                                     (netmodel--heard)
-                                     (netmodel--answer id err nil))))))
-        ;; `id' is set when an answer comes: never before this returns.
-        (puthash id (lambda (err result)
-                      (if err (funcall callback err nil) (funcall callback nil result)))
-                 netmodel--callbacks)
+      (let* ((id (1+ netmodel--next-id))
+             (req (netmodel--make-req :id id :callback callback)))
+        ;; Encoding errors (strings that are not Unicode) signal before anything is sent.
+        (jsonrpc-connection-send netmodel--conn :id id :method (intern method)
+                                 :params (or (netmodel--wire params) (make-hash-table)))
+        (setq netmodel--next-id id)
+        (puthash id req netmodel--callbacks)
         (when timeout
-          (run-with-timer timeout nil #'netmodel-cancel id
-                          (list :code netmodel-timeout
-                                :message (format "%s timed out after %s s" method timeout))))
+          (setf (netmodel--req-timer req)
+                (run-with-timer timeout nil #'netmodel--timed-out req
+                                (format "%s timed out after %s s" method timeout))))
         id))))
+
+(defun netmodel--timed-out (req message)
+  "REQ's :timeout elapsed: cancel it with MESSAGE, if it still waits."
+  (when (eq (gethash (netmodel--req-id req) netmodel--callbacks) req)
+    (netmodel-cancel (netmodel--req-id req) (list :code netmodel-timeout :message message))))
 
 (defun netmodel-cancel (id &optional err)
   "Cancel request ID: its callback gets ERR (default: `netmodel-cancelled') now.
@@ -375,7 +548,8 @@ Returns the result, or signals `netmodel-error' with the error plist."
   "Connect to the server now (the socket, or a spawned one), and subscribe again."
   (interactive)
   (netmodel-disconnect)
-  (setq netmodel--ever-answered nil netmodel--down-reported nil)
+  (setq netmodel--ever-answered nil netmodel--down-reported nil
+        netmodel--spawn-gave-up nil netmodel--spawn-failures 0)
   (when-let ((why (netmodel--connect)))
     (netmodel--down why)
     (when (called-interactively-p 'any) (user-error "netmodel: %s" why))))
@@ -386,7 +560,8 @@ Returns the result, or signals `netmodel-error' with the error plist."
   (when netmodel--retry-timer (cancel-timer netmodel--retry-timer))
   (setq netmodel--retry-timer nil)
   (let ((conn netmodel--conn))
-    (setq netmodel--conn nil netmodel--status 'idle netmodel--attempts 0 netmodel--retry-secs 0)
+    (setq netmodel--conn nil netmodel--status 'idle netmodel--attempts 0 netmodel--retry-secs 0
+          netmodel--spawn-failures 0 netmodel--spawn-gave-up nil netmodel--down-reported nil)
     (when conn
       (let ((proc netmodel--process))
         (when (and (eq netmodel--transport 'spawn) (process-live-p proc))

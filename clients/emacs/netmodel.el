@@ -139,7 +139,10 @@ The server sends it again once `configure' sets a token."
            (cond ((netmodel-sub-closed sub)
                   (when name (netmodel-request "unsubscribe" (list :subscription name))))
                  (err (setf (netmodel-sub-error sub) err)
-                      (when (netmodel-sub-on-error sub)
+                      ;; The end of a connection is told once, by `netmodel--end-subscriptions'.
+                      (when (and (netmodel-sub-on-error sub)
+                                 (not (memql (plist-get err :code)
+                                             (list netmodel-connection-lost netmodel-not-connected))))
                         (netmodel--call (netmodel-sub-on-error sub) err)))
                  (t (setf (netmodel-sub-name sub) name (netmodel-sub-error sub) nil
                           (netmodel-sub-instance sub) (plist-get res :instance))
@@ -174,6 +177,10 @@ The server sends it again once `configure' sets a token."
 (defvar netmodel--configured nil
   "The `configure' params given so far, merged: sent again on every new connection.")
 
+(defvar netmodel-connect-hook nil
+  "Functions run on every new connection, after the subscriptions are sent again.
+What the server keeps per connection (`setInterfaceState') is sent again here.")
+
 (defun netmodel--on-connect ()
   "A new connection: the configuration again, then every subscription."
   (clrhash netmodel--by-name)
@@ -183,7 +190,8 @@ The server sends it again once `configure' sets a token."
     ;; A restarted server has forgotten the token and environment.
     (netmodel-request "configure" netmodel--configured
                       (lambda (err _) (when err (netmodel-report err)))))
-  (dolist (sub netmodel--subs) (netmodel--send-subscribe sub)))
+  (dolist (sub netmodel--subs) (netmodel--send-subscribe sub))
+  (run-hooks 'netmodel-connect-hook))
 
 (defun netmodel-configure (params &optional callback)
   "Send `configure' with PARAMS, a plist of :environment, :authToken, :values.
@@ -312,8 +320,13 @@ CALLBACK gets (ERR STATE); AWAIT waits for the backend's answer."
 Asks the server first when nothing is known of it here."
   (interactive (netmodel--read-entity "Toggle"))
   (let ((flip (lambda (state)
-                (netmodel-set-following
-                 kind id (not (netmodel--true-p (plist-get state :following))) callback))))
+                (if (and (netmodel--true-p (plist-get state :requested))
+                         (not (netmodel--true-p (plist-get state :following))))
+                    ;; A follow request awaiting approval: pressing it withdraws it, as
+                    ;; Mastodon's own UI does (a follow again would be ignored).
+                    (netmodel-unfollow kind id callback)
+                  (netmodel-set-following
+                   kind id (not (netmodel--true-p (plist-get state :following))) callback)))))
     (if-let ((state (netmodel-state kind id)))
         (funcall flip state)
       (netmodel-request "getFollowState" (list :kind kind :id id)
@@ -404,9 +417,11 @@ a click on the label toggles it.  Returns the button, an overlay;
   (delete-overlay ov))
 
 (defun netmodel--buffer-killed ()
-  "End the subscriptions of the buttons of the buffer being killed."
-  (dolist (ov (overlays-in (point-min) (point-max)))
-    (when (overlay-get ov 'netmodel-sub) (netmodel-button-delete ov))))
+  "End the subscriptions of every button of the buffer being killed (narrowed too)."
+  (save-restriction
+    (widen)
+    (dolist (ov (overlays-in (point-min) (point-max)))
+      (when (overlay-get ov 'netmodel-sub) (netmodel-button-delete ov)))))
 
 (defun netmodel-button-at (&optional pos)
   "The follow button on the line at POS (default point), or nil."

@@ -1,5 +1,6 @@
-// Types of netmodel-client, written by hand after schema/openrpc.json (the protocol
-// table's, lib/protocol.d.ts, are generated from it by scripts/gen-protocol).
+// Types of netmodel-client. What the server answers is typed by lib/results.d.ts and the
+// protocol table by lib/protocol.d.ts, both generated from schema/openrpc.json by
+// scripts/gen-protocol; the client's own API is written here.
 
 import { EventEmitter } from 'node:events';
 import { ChildProcess, StdioNull, StdioPipe } from 'node:child_process';
@@ -8,41 +9,26 @@ import { ClientErrorCodes, ErrorCodes } from './lib/protocol.js';
 
 // -- data (components.schemas) -------------------------------------------------------
 
-/** `^[a-z][a-z0-9_-]{0,63}$`: artist, profile, gene, … */
-export type EntityKind = string;
-/** A non-empty string of at most 256 bytes of UTF-8. */
-export type EntityID = string;
-export type RequestID = number | string;
+// What the server answers is typed by lib/results.d.ts, generated from
+// schema/openrpc.json by scripts/gen-protocol: every member it sends, none it does not.
+// These are those types, with what the client adds (needsCredentials, ListParams).
+import type * as Results from './lib/results.js';
+export type { Results };
+/** What each method answers, by method name: `MethodResults['stats']` is `Stats`. */
+export type MethodResults = Results.MethodResults;
 
-export interface EntityRef {
-  kind: EntityKind;
-  id: EntityID;
-}
+/** `^[a-z][a-z0-9_-]{0,63}$`: artist, profile, gene, … */
+export type EntityKind = Results.EntityKind;
+/** A non-empty string of at most 256 bytes of UTF-8. */
+export type EntityID = Results.EntityID;
+export type RequestID = Results.RequestID;
+export type EntityRef = Results.EntityRef;
 
 /** The last failure kept in a state: `code` is an application error (-32001…-32004). */
-export interface StateError {
-  code: number;
-  message: string;
-  retryable: boolean;
-}
+export type StateError = Results.EntityStateError;
 
 /** An entity's follow state: full, never a delta. Keep the highest `version` per entity. */
-export interface EntityState extends EntityRef {
-  /** What the UI should show now (optimistic); null while nothing is known. */
-  following: boolean | null;
-  /** What the backend last confirmed; null when never fetched. */
-  confirmed: boolean | null;
-  /** A mutation is in flight or queued for this entity. */
-  pending: boolean;
-  /**
-   * Present (true) only while the backend holds a follow request awaiting approval (a
-   * locked Mastodon account): not a follow, `confirmed` is false.
-   */
-  requested?: true;
-  error: StateError | null;
-  /** The entity's detail object where loaded (getEntity, preload, a follow answer), else null. */
-  attributes: Record<string, unknown> | null;
-  version: number;
+export interface EntityState extends Results.EntityState {
   /**
    * The intent waits for credentials: `pending` with the -32003 error (the backend
    * answered 401/403); the server sends it again after `configure({ authToken })`.
@@ -52,7 +38,7 @@ export interface EntityState extends EntityRef {
 }
 
 /** A list's name as the backend configuration defines it (local backend: `following/<kind>`). */
-export type ListName = string;
+export type ListName = Results.ListName;
 /** Values for a list's `{param}` placeholders; part of the list's identity (compared by value). */
 export type ListParams = Record<string, string | number | boolean | null>;
 
@@ -66,36 +52,18 @@ export interface ListRef {
  * An item of a list, joined with the entity store: `following` is the entity's shown
  * state now (it moves with every follow, in every list that holds the entity).
  */
-export interface ListItem extends EntityRef {
-  following: boolean | null;
-  /** The entity's attributes, else the fields the list kept; null when none. */
-  attributes: Record<string, unknown> | null;
-}
+export type ListItem = Results.ListItem;
 
 /** A run of items with one section title: `items[start ..< start + count]`. */
-export interface ListSection {
-  title: string;
-  start: number;
-  count: number;
-}
+export type ListSection = Results.ListSection;
 
 /** `idle` (never asked for), `loading` (a page or refresh on its way; items kept), `loaded`, `failure`. */
-export type ListStatus = 'idle' | 'loading' | 'loaded' | 'failure';
+export type ListStatus = Results.ListState['state'];
 
 /** A stateful list: full, never a delta. Keep the highest `version` per list + params. */
-export interface ListState {
-  list: ListName;
+export interface ListState extends Results.ListState {
   /** The params the list was asked with (keys sorted). */
   params: ListParams;
-  state: ListStatus;
-  items: ListItem[];
-  sections: ListSection[];
-  /** Whether `fetchList(list, { page: 'next' })` can load more. */
-  hasMore: boolean;
-  /** The last page's failure (items kept), or null. */
-  error: StateError | null;
-  /** Grows on every change, an item's entity changing included. */
-  version: number;
 }
 
 /** What `stateChanged` notifications and subscribe snapshots carry: `'list' in state` tells them apart. */
@@ -105,23 +73,15 @@ export type AnyState = EntityState | ListState;
 export type ListPage = 'first' | 'next' | 'refresh';
 
 /** `{type: "entity"}`, `{type: "entity", kind}` or `{type: "entity", kind, id}`. */
-export interface EntityTopic {
-  type: 'entity';
-  kind?: EntityKind;
-  id?: EntityID;
-}
+export type EntityTopic = Results.EntityTopic;
 
 /** One list with its params: an unknown list is -32004 (UnknownKindOrList). */
-export interface ListTopic {
-  type: 'list';
-  list: ListName;
+export interface ListTopic extends Results.ListTopic {
   params?: ListParams;
 }
 
 /** The server's figures (`Stats`), as 'stats' events of the subscription and the client: one right after subscribing, then at most one a second while they change. */
-export interface StatsTopic {
-  type: 'stats';
-}
+export type StatsTopic = Results.StatsTopic;
 
 export type Topic = EntityTopic | ListTopic | StatsTopic;
 /** A Topic, or a shorthand: "entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats". */
@@ -131,84 +91,26 @@ export type EntityTopicSpec = EntityTopic | 'entity' | `entity:${string}`;
 /** Topics whose notifications are ListStates only. */
 export type ListTopicSpec = ListTopic | `list:${string}`;
 
-export interface SubscribeResult {
-  subscription: string;
+export interface SubscribeResult extends Results.SubscribeResult {
   snapshot: AnyState[];
-  /** The server process's random id: another one after a reconnect means it restarted. */
-  instance: string;
 }
 
-export interface StateChangedParams {
-  subscription: string;
-  seq: number;
+export interface StateChangedParams extends Results.StateChangedParams {
   state: AnyState;
 }
 
-export interface InitializeResult {
-  serverInfo: { name: 'netmodel'; version: string; instance: string };
-  protocolVersion: '1.0';
-  capabilities: { methods: string[] };
-}
+export type InitializeResult = Results.InitializeResult;
 
-export interface Stats {
-  uptimeMs: number;
-  instance: string;
-  backend: { calls: number; mutations: number; reads: number; retries: number; rollbacks: number };
-  dedupeHits: number;
-  cacheHits: number;
-  entities: number;
-  /** Entities whose state shows `pending` now. */
-  entitiesPending: number;
-  /** Entities whose state shows an `error` now. */
-  entitiesFailed: number;
-  subscriptions: number;
-  /** `sent`: stateChanged notifications; `stats`: stats notifications. */
-  notifications: { sent: number; coalesced: number; stats: number };
-  outbox: number;
-  /** Intents kept pending for want of credentials (401/403), sent again after configure({ authToken }). */
-  waitingForCredentials: number;
-  residentMemoryBytes: number;
-  connections: { open: number; total: number; list: ConnectionStats[] };
-  requests: { total: number; byMethod: Record<string, number> };
-  notificationsReceived: number;
-  bytes: { in: number; out: number };
-  errors: { total: number; byCode: Record<string, number> };
-  lists: ListStats;
-  preload: PreloadStats;
-  [extra: string]: unknown;
-}
-
+/** The server's figures (`stats`, the stats topic): every member the server sends, typed. */
+export type Stats = Results.Stats;
 /** One open connection. */
-export interface ConnectionStats {
-  id: number;
-  transport: 'stdio' | 'socket';
-  subscriptions: number;
-  /** Notifications waiting to be written. */
-  queued: number;
-  /** Written for it and not read yet: a slow reader shows here. */
-  unsentBytes: number;
-}
-
-export interface ListStats {
-  /** Lists held now. */
-  held: number;
-  /** Pages asked of the backend. */
-  pageCalls: number;
-  /** fetchList calls that joined a page already on its way. */
-  sharedFetches: number;
-  /** Lists made out of date by a confirmed follow of a kind they depend on. */
-  invalidations: number;
-}
-
+export type ConnectionStats = Results.StatsConnectionsListItem;
+/** Lists held and their traffic. */
+export type ListStats = Results.StatsLists;
 /** setInterfaceState's work. */
-export interface PreloadStats {
-  queued: number;
-  inFlight: number;
-  started: number;
-  cancelled: number;
-  detailCalls: number;
-  detailShared: number;
-}
+export type PreloadStats = Results.StatsPreload;
+/** The REST backend's HTTP traffic (`stats.backend.http`; absent on the local backend). */
+export type HttpStats = Results.StatsBackendHttp;
 
 export interface ConfigureParams {
   environment?: string;
@@ -341,6 +243,16 @@ export interface ReconnectOptions {
   maxAttempts?: number;
 }
 
+/** connectOrSpawn(): connect's options, and spawn's for a server started when none listens. */
+export interface ConnectOrSpawnOptions extends ConnectOptions {
+  bin?: string;
+  /** Serve options of a spawned server (`--socket=PATH` is added); unused when one is running. */
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  stderr?: SpawnOptions['stderr'];
+}
+
 export interface ConnectOptions {
   /** Default: defaultSocketPath(). */
   path?: string;
@@ -374,6 +286,14 @@ export interface NetmodelClientEvents {
 export declare class NetmodelClient extends EventEmitter {
   static spawn(options?: SpawnOptions): Promise<NetmodelClient>;
   static connect(options?: ConnectOptions): Promise<NetmodelClient>;
+  /**
+   * The user's server: the one listening on the socket, else one spawned here that
+   * listens there too (other clients then share it). `spawned` says which.
+   */
+  static connectOrSpawn(options?: ConnectOrSpawnOptions): Promise<NetmodelClient>;
+
+  /** Whether this client started its server, rather than connected to a running one. */
+  readonly spawned: boolean;
 
   readonly process: ChildProcess | null;
   readonly socketPath: string | null;
@@ -393,7 +313,7 @@ export declare class NetmodelClient extends EventEmitter {
     method: 'setInterfaceState',
     params: { items: EntityRef[]; state: InterfaceState },
     options?: RequestOptions,
-  ): Promise<{ accepted: number }>;
+  ): Promise<MethodResults['setInterfaceState']>;
   call<T = unknown>(method: string, params?: unknown, options?: RequestOptions): Promise<T>;
   notify(method: string, params?: unknown): void;
 
@@ -409,7 +329,7 @@ export declare class NetmodelClient extends EventEmitter {
   /** Which items are near or on screen, for preload; resolves with how many were accepted. */
   setInterfaceState(items: Iterable<EntityRef>, state: InterfaceState, options?: RequestOptions): Promise<number>;
   stats(options?: RequestOptions): Promise<Stats>;
-  configure(params?: ConfigureParams, options?: RequestOptions): Promise<{ environment: string }>;
+  configure(params?: ConfigureParams, options?: RequestOptions): Promise<MethodResults['configure']>;
   /** Entity topics only: a Subscription of EntityStates (list topics only: of ListStates). */
   subscribe(topics: EntityTopicSpec | EntityTopicSpec[], options?: RequestOptions): Promise<Subscription<EntityState>>;
   subscribe(topics: ListTopicSpec | ListTopicSpec[], options?: RequestOptions): Promise<Subscription<ListState>>;

@@ -123,18 +123,18 @@ extension RESTBackend {
   }
 
   static func followedIDs(in response: HTTPResponse, _ batch: RESTConfiguration.Batch) -> Result<
-    Set<String>, FollowFailure
+    Set<ExactString>, FollowFailure
   > {
     guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
       return .failure(FollowFailure(.unavailable, "the batched state answer has no array at \(batch.items)"))
     }
-    var ids = Set<String>()
+    var ids = Set<ExactString>()
     for item in items.elements {
       guard let value = item.value(at: batch.id) else { continue }
       if let string = value.string {
-        ids.insert(string)
+        ids.insert(ExactString(string))
       } else if let number = value.integer {
-        ids.insert(String(number))
+        ids.insert(ExactString(String(number)))
       }
     }
     return .success(ids)

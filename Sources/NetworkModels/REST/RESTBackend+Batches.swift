@@ -7,7 +7,7 @@ extension RESTBackend {
   func followedIDs(
     in response: HTTPResponse, _ batch: RESTConfiguration.Batch, asked: [String], kind: String,
     capture: [(name: String, pointer: JSONPointer)]
-  ) -> Result<Set<String>, FollowFailure> {
+  ) -> Result<Set<ExactString>, FollowFailure> {
     switch batch.by {
     case .position:
       return Self.followedByPosition(in: response, batch, asked: asked)
@@ -17,12 +17,12 @@ extension RESTBackend {
       guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
         return .failure(FollowFailure(.unavailable, "the batched state answer has no array at \(batch.items)"))
       }
-      var ids = Set<String>()
+      var ids = Set<ExactString>()
       for item in items.elements {
         guard let id = item.value(at: batch.id).flatMap({ $0.string ?? $0.integer.map { String($0) } }) else {
           continue
         }
-        ids.insert(id)
+        ids.insert(ExactString(id))
         captureFromState(EntityKey(kind: kind, id: id), capture, item)
       }
       return .success(ids)
@@ -33,7 +33,7 @@ extension RESTBackend {
   /// answer of another length, or with anything but booleans, says nothing sure of
   /// any id, so it fails them all.
   static func followedByPosition(in response: HTTPResponse, _ batch: RESTConfiguration.Batch, asked: [String])
-    -> Result<Set<String>, FollowFailure>
+    -> Result<Set<ExactString>, FollowFailure>
   {
     guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
       return .failure(FollowFailure(.unavailable, "the batched state answer has no array at \(batch.items)"))
@@ -44,14 +44,14 @@ extension RESTBackend {
         FollowFailure(
           .unavailable, "the batched state answer has \(flags.count) entries at \(batch.items) for \(asked.count) ids"))
     }
-    var ids = Set<String>()
+    var ids = Set<ExactString>()
     for (id, flag) in zip(asked, flags) {
       guard let flag else {
         return .failure(
           FollowFailure(
             .unavailable, "the batched state answer at \(batch.items) has an entry that is not true or false"))
       }
-      if flag { ids.insert(id) }
+      if flag { ids.insert(ExactString(id)) }
     }
     return .success(ids)
   }
@@ -63,7 +63,7 @@ extension RESTBackend {
   func joinProblem(kind: String, id: String) -> PlaceholderProblem? {
     guard joinsIDsInJSON, let read = stateRead(kind), let join = read.state.batch?.join,
       case .json = read.state.endpoint.body,
-      id.contains(join)
+      id.containsBytes(of: join)
     else { return nil }
     return PlaceholderProblem(
       path: "/id",

@@ -58,8 +58,14 @@ extension RESTBackend {
       http.url += (http.url.contains("?") ? "&" : "?") + query
     }
     count("list", request.key.name)
+    let world = self.world
     self.send(http, list.endpoint) { [weak self] result in
       guard let self else { return }
+      // A page of the old world is not this one's: asked again with the new token or
+      // values (the list store starts over a list a changed value or environment reached).
+      guard self.world == world else {
+        return self.answeredInOldWorld(world, completion) { self.fetchListPage(request, completion: completion) }
+      }
       completion(
         self.answer(result, list.endpoint) { response in
           RESTBackend.readPage(response, list, request.page, url: http.url)
@@ -89,8 +95,15 @@ extension RESTBackend {
       return nil
     }
     count(key.kind, "detail")
+    let world = self.world
     let ticket = send(request(detail, kind: key.kind, id: key.id), detail, priority: priority) { [weak self] result in
       guard let self else { return }
+      // Nothing keeps details by environment: the detail is asked for again in this one.
+      guard self.world == world else {
+        return self.answeredInOldWorld(world, acrossEnvironments: true, completion) {
+          _ = self.fetchDetail(key, priority: priority, completion: completion)
+        }
+      }
       completion(
         self.answer(result, detail) { response -> Result<String, FollowFailure> in
           guard let json = try? JSON.parse(response.body),

@@ -68,21 +68,21 @@ extension RESTBackend {
   /// A batched answer with one item per id asked, matched by id (not by order). An id
   /// the answer leaves out gets a failure: the answer does not say it is not followed.
   static func batchAnswers(_ response: HTTPResponse, _ batch: RESTConfiguration.Batch, ids: [String])
-    -> [String: Result<FollowAnswer, FollowFailure>]
+    -> [ExactString: Result<FollowAnswer, FollowFailure>]
   {
     guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
       let failure = FollowFailure(.unavailable, "the batched state answer has no array at \(batch.items)")
-      return Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(failure)) })
+      return Dictionary(ids.map { (ExactString($0), .failure(failure)) }, uniquingKeysWith: { first, _ in first })
     }
-    var answers: [String: Result<FollowAnswer, FollowFailure>] = [:]
+    var answers: [ExactString: Result<FollowAnswer, FollowFailure>] = [:]
     for item in items.elements {
       guard let value = item.value(at: batch.id), let id = value.string ?? value.integer.map({ String($0) }) else {
         continue
       }
-      answers[id] = itemAnswer(item, batch.flags, id: id)
+      answers[ExactString(id)] = itemAnswer(item, batch.flags, id: id)
     }
-    for id in ids where answers[id] == nil {
-      answers[id] = .failure(
+    for id in ids where answers[ExactString(id)] == nil {
+      answers[ExactString(id)] = .failure(
         FollowFailure(.rejected(status: response.status), "the batched state answer has no item for id \(id)"))
     }
     return answers
@@ -119,7 +119,10 @@ extension RESTBackend {
       let answers = answer(
         result, state,
         meaning: { meaning in
-          .success(Dictionary(uniqueKeysWithValues: ids.map { ($0, .success(FollowAnswer(meaning == .following))) }))
+          .success(
+            Dictionary(
+              ids.map { (ExactString($0), .success(FollowAnswer(meaning == .following))) },
+              uniquingKeysWith: { first, _ in first }))
         }
       ) { response in
         let answers = Self.batchAnswers(response, batch, ids: ids)
@@ -129,20 +132,22 @@ extension RESTBackend {
         return .success(answers)
       }
       return { id in
-        answers.flatMap { $0[id] ?? .failure(FollowFailure(.unavailable, "no answer for id \(id)")) }
+        answers.flatMap { $0[ExactString(id)] ?? .failure(FollowFailure(.unavailable, "no answer for id \(id)")) }
       }
     }
-    let followed = answer(result, state, meaning: { $0 == .following ? .success(Set(ids)) : .success([]) }) {
+    let followed = answer(
+      result, state, meaning: { $0 == .following ? .success(Set(ids.map(ExactString.init))) : .success([]) }
+    ) {
       response in self.followedIDs(in: response, batch, asked: ids, kind: kind, capture: state.capture)
     }
-    return { id in followed.map { FollowAnswer($0.contains(id)) } }
+    return { id in followed.map { FollowAnswer($0.contains(ExactString(id))) } }
   }
 
   /// Values captured from the items of a batch answered with a flag per item: only
   /// from those that say following (what they name exists only then).
   private func captureFromItems(
     _ response: HTTPResponse, _ batch: RESTConfiguration.Batch,
-    _ answers: [String: Result<FollowAnswer, FollowFailure>],
+    _ answers: [ExactString: Result<FollowAnswer, FollowFailure>],
     kind: String, capture: [(name: String, pointer: JSONPointer)]
   ) {
     guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
@@ -150,7 +155,7 @@ extension RESTBackend {
     }
     for item in items.elements {
       guard let id = item.value(at: batch.id).flatMap({ $0.string ?? $0.integer.map { String($0) } }),
-        case .success(.following)? = answers[id]
+        case .success(.following)? = answers[ExactString(id)]
       else { continue }
       captureFromState(EntityKey(kind: kind, id: id), capture, item)
     }

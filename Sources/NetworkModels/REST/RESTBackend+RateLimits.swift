@@ -13,9 +13,17 @@ extension RESTBackend {
     completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
   ) -> HTTPTicket {
     let call = startCall()
+    let world = self.world
     return http.send(request, priority: priority) { [weak self] result in
-      self?.holdIfRateLimited(result, endpoint)
-      self?.finishCall(call)
+      guard let self else { return completion(result) }
+      // A rate limit of the old world's account or environment says nothing of this one.
+      if self.world == world {
+        self.holdIfRateLimited(result, endpoint)
+      } else if result.wasWithdrawn, let key = call.key {
+        // Withdrawn with the old world: the API never saw it (`calls` counts what it saw).
+        self.count(key.kind, key.endpoint, -1)
+      }
+      self.finishCall(call)
       completion(result)
     }
   }

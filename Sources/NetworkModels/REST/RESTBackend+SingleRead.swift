@@ -114,10 +114,15 @@ extension RESTBackend {
     let request = singleReadRequest(read, kind: key.kind, id: key.id)
     read.figures.inFlight += 1
     let startedAt = loop.clock.now
+    let world = self.world
     http.send(request, priority: readPriority) { [weak self] result in
       guard let self else { return }
-      self.holdIfRateLimited(result, read.state.endpoint)
       read.figures.finish(took: self.loop.clock.now - startedAt)
+      guard self.world == world else {
+        if result.wasWithdrawn { read.calls -= 1 }
+        return self.answeredInOldWorld(world, completion) { self.fetchFollowing(key, completion: completion) }
+      }
+      self.holdIfRateLimited(result, read.state.endpoint)
       completion(self.singleReadAnswer(result, key, read))
     }
   }

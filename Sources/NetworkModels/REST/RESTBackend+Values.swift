@@ -47,14 +47,20 @@ extension RESTBackend {
       let known = valueNames.map { "\"\($0)\"" }.joined(separator: ", ")
       return "no value \"\(name)\" in the configuration (its values: \(known.isEmpty ? "none" : known))"
     }
-    guard let value else {
-      values[name] = nil
-      return nil
-    }
-    if let problem = Self.valueProblem(value) { return problem }
+    if let value, let problem = Self.valueProblem(value) { return problem }
+    let same =
+      switch (value, values[name]) {
+      case (nil, nil): true
+      case (let new?, let old?): new.utf8.elementsEqual(old.utf8)
+      default: false
+      }
+    guard !same else { return nil }
     values[name] = value
+    worldChanged(environment: false)
     return nil
   }
+
+  public func value(_ name: String) -> String? { values[name] }
 
   /// Values go into paths (percent-encoded) and headers (as they are): a line break would
   /// add a header, and a value of dots alone would be a dot segment.

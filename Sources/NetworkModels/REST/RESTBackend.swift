@@ -34,7 +34,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// Values answers gave for entities, for their later requests (RESTBackend+Captures).
   public var capturedValues = CapturedValues()
   private var authToken: String?
-  private var batches: [String: PendingBatch] = [:]
+  /// Why the token `auth.tokenEnv` names was not taken (never the token itself).
+  public private(set) var tokenEnvironmentProblem: String?
+  var batches: [String: PendingBatch] = [:]
+  /// The world requests are asked under now (RESTBackend+World).
+  var world = World()
   /// The configured values that are set (`{me}`), by name; see RESTBackend+Values.
   var values: [String: String] = [:]
   let fillsValues: Bool
@@ -75,9 +79,10 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   }
 
   /// Reads of one kind waiting to go out as one call.
-  private final class PendingBatch {
+  final class PendingBatch {
     var ids: [String] = []
-    var waiters: [String: [Completion]] = [:]
+    /// By bytes: `caf\u{E9}` and `cafe\u{301}` are two ids of the batch (`ExactString`).
+    var waiters: [ExactString: [Completion]] = [:]
     var timer: EventLoop.TimerID?
     var priority = HTTPPriority.preload
   }
@@ -99,10 +104,26 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     self.environment = environment ?? configuration.defaultEnvironment
     http = HTTPClient(loop: loop, maxConnections: configuration.maxInFlight)
     if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
-      authToken = token
+      if let problem = AuthToken.problem(token) {
+        tokenEnvironmentProblem = "the token in $\(name) " + problem
+      } else {
+        authToken = token
+      }
     }
     values = Self.initialValues(configuration.values, environmentVariables)
     fillsValues = Self.fillsValues(configuration)
+    warnOfProxies()
+  }
+
+  /// At start, the environments whose token a proxy variable keeps from going out
+  /// (each request is refused too, with the same words).
+  private func warnOfProxies() {
+    guard configuration.auth != nil else { return }
+    for (name, base) in configuration.environments {
+      if case .refused(let reason) = http.proxies.route(base, carriesCredentials: true) {
+        Log.warn("environment \(name) (\(base)): nothing with the auth token is sent: \(reason)")
+      }
+    }
   }
 
   // MARK: ConfigurableBackend
@@ -111,13 +132,27 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
 
   public func selectEnvironment(_ name: String) -> Bool {
     guard configuration.baseURL(of: name) != nil else { return false }
+    guard !name.utf8.elementsEqual(environment.utf8) else { return true }
     environment = name
+    worldChanged(environment: true)
     return true
   }
 
-  /// A token with a line break would add a header of its own: it is refused (no token).
-  public func setAuthToken(_ token: String?) {
-    authToken = token.flatMap { $0.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) ? nil : $0 }
+  /// The token requests carry from now on (nil: none); one `AuthToken.problem` refuses
+  /// is refused, the previous one kept.
+  @discardableResult
+  public func setAuthToken(_ token: String?) -> TokenChange {
+    if let token, AuthToken.problem(token) != nil { return .refused }
+    let same =
+      switch (token, authToken) {
+      case (nil, nil): true
+      case (let new?, let old?): new.utf8.elementsEqual(old.utf8)
+      default: false
+      }
+    guard !same else { return .unchanged }
+    authToken = token
+    worldChanged(environment: false)
+    return .changed
   }
 
   // MARK: ModelBackend
@@ -138,8 +173,14 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     _ completion: @escaping Completion
   ) {
     count(key.kind, following ? "follow" : "unfollow")
+    let world = self.world
     send(request, endpoint) { [weak self] result in
       guard let self else { return }
+      guard self.world == world else {
+        return self.answeredInOldWorld(world, completion) {
+          self.setFollowing(key, following, completion: completion)
+        }
+      }
       completion(self.changeAnswer(result, endpoint, key, following))
     }
   }
@@ -230,8 +271,9 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   private func enqueue(_ key: EntityKey, _ batch: RESTConfiguration.Batch, _ completion: @escaping Completion) {
     let pending = batches[key.kind] ?? PendingBatch()
     batches[key.kind] = pending
-    if pending.waiters[key.id] == nil { pending.ids.append(key.id) }
-    pending.waiters[key.id, default: []].append(completion)
+    let id = ExactString(key.id)
+    if pending.waiters[id] == nil { pending.ids.append(key.id) }
+    pending.waiters[id, default: []].append(completion)
     pending.priority = max(pending.priority, readPriority)
     if pending.ids.count >= batch.maxIds {
       flush(kind: key.kind)
@@ -250,8 +292,19 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     let state = endpoints.state.endpoint
     count(kind, "state")
     let call = request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
+    let world = self.world
     send(call, state, priority: pending.priority) { [weak self] result in
       guard let self else { return }
+      guard self.world == world else {
+        for id in pending.ids {
+          for waiter in pending.waiters[ExactString(id)] ?? [] {
+            self.answeredInOldWorld(world, waiter) {
+              self.fetchFollowing(EntityKey(kind: kind, id: id), completion: waiter)
+            }
+          }
+        }
+        return
+      }
       // A status meaning answers for every id of the call: Artsy's batched check
       // answers 404 when none of them is followed (see examples/artsy/ENDPOINTS.md).
       let answers = self.batchOutcome(result, state, batch, ids: pending.ids, kind: kind)
@@ -260,7 +313,7 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
         if case .success(.notFollowing) = answer, self.capturedValues.count > 0 {
           self.forgetCaptures(EntityKey(kind: kind, id: id))
         }
-        for waiter in pending.waiters[id] ?? [] { waiter(answer) }
+        for waiter in pending.waiters[ExactString(id)] ?? [] { waiter(answer) }
       }
     }
   }
@@ -320,13 +373,15 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     body: [UInt8]? = nil
   ) -> HTTPRequest {
     var headers = headers
+    var carriesCredentials = false
     if let auth = configuration.auth, let authToken {
       headers.append((auth.header, auth.scheme.map { "\($0) \(authToken)" } ?? authToken))
+      carriesCredentials = true
     }
     return HTTPRequest(
       method: endpoint.method, url: url, headers: headers, body: body,
       timeout: .milliseconds(endpoint.timeoutMs ?? configuration.timeoutMs),
-      connectTimeout: .milliseconds(configuration.connectTimeoutMs))
+      connectTimeout: .milliseconds(configuration.connectTimeoutMs), carriesCredentials: carriesCredentials)
   }
 
   private func reportAttributes(_ key: EntityKey, _ response: HTTPResponse, _ pointer: JSONPointer) {

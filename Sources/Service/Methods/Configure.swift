@@ -30,6 +30,10 @@ enum Configure: ServiceMethod {
         throw .invalidParams("environment must not be empty", path: "/environment")
       }
       authToken = params.contains("authToken") ? .set(try params.string("authToken")) : .keep
+      // Never echoed: the message names the problem, not the token.
+      if case .set(let token?) = authToken, let problem = AuthToken.problem(token) {
+        throw .invalidParams("authToken \(problem)", path: "/authToken")
+      }
       var values: [(String, String?)] = []
       for (name, value) in try params.object("values")?.members ?? [] {
         guard value.kind == .string || value.kind == .null else {
@@ -46,6 +50,7 @@ enum Configure: ServiceMethod {
     let backend = service.models.environments
     let previousEnvironment = service.configuration.environment
     let environment = params.environment
+    var changed = Changes()
     if let environment, let backend, !backend.environmentNames.contains(environment) {
       throw .invalidParams(
         "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
@@ -64,17 +69,52 @@ enum Configure: ServiceMethod {
             path: "/values/" + escaped(name))
         }
       }
-      for (name, value) in params.values { _ = backend.setValue(name, value) }
+      changed.values = service.models.setValues(params.values)
     }
     if case .set(let token) = params.authToken {
       service.configuration.authToken = token
-      service.models.setAuthToken(token, resend: environment == nil || environment == previousEnvironment)
+      changed.authToken = service.models.setAuthToken(
+        token, resend: environment == nil || environment == previousEnvironment)
     }
     if let environment, environment != previousEnvironment {
       service.configuration.environment = environment
       service.models.switchEnvironment(from: previousEnvironment, to: environment)
+      changed.environment = true
     }
     request.reply.succeed(JSON.object().set("environment", .string(service.configuration.environment)))
+    if changed.any { tellEveryConnection(changed, environment: service.configuration.environment, by: service) }
+  }
+
+  /// What one `configure` changed, for `configurationChanged`.
+  struct Changes {
+    var environment = false
+    var authToken = false
+    var values: [String] = []
+    var any: Bool { environment || authToken || !values.isEmpty }
+  }
+
+  private static let notification = MessageEncoder.Notification(method: "configurationChanged")
+
+  /// The environment, token and values are the daemon's, not a connection's: every
+  /// connection that has spoken (the one that asked too) hears that its world changed, ahead of the
+  /// replies of this turn as `stateChanged` is. The token itself is never sent.
+  private static func tellEveryConnection(_ changed: Changes, environment: String, by service: NetmodelService) {
+    let what = JSON.array()
+    if changed.environment { _ = what.append(.string("environment")) }
+    if changed.authToken { _ = what.append(.string("authToken")) }
+    if !changed.values.isEmpty { _ = what.append(.string("values")) }
+    let values = JSON.array()
+    for name in changed.values { _ = values.append(.string(name)) }
+    let params = JSON.object().set("environment", .string(environment)).set("changed", what).set("values", values)
+      .encoded()
+    // A connection that has not spoken yet is not told: its framing is not known, and
+    // a Content-Length header sent to an NDJSON peer would be a line that is not JSON.
+    // What it asks first is answered in the new world anyway.
+    for connection in service.server.connections.values.sorted(by: { $0.id < $1.id }) where connection.framing != nil {
+      connection.sendNotification { buffer in
+        notification.encode(into: &buffer) { $0.append(contentsOf: params) }
+      }
+    }
   }
 
   /// A JSON Pointer token for `name`.

@@ -84,14 +84,13 @@
         (should-not (string-search text line))))))
 
 (ert-deftest netmodel-vectors-errors ()
-  ;; the server's error object reaches the callback as jsonrpc.el read it
+  ;; the server's error object reaches the callback as the client's reader reads it
   (seq-doseq (v (plist-get nmt-vectors :errors))
     (let* ((got nil)
            (err (with-temp-buffer
                   (insert (json-serialize (plist-get v :error) :null-object nil :false-object :json-false))
-                  (goto-char (point-min))
-                  (jsonrpc--json-read))))
-      (puthash 7 (lambda (e _r) (setq got e)) netmodel--callbacks)
+                  (netmodel--parse (point-min) (point-max)))))
+      (puthash 7 (netmodel--make-req :id 7 :callback (lambda (e _r) (setq got e))) netmodel--callbacks)
       (netmodel--answer 7 err nil)
       (should (equal (plist-get v :code) (plist-get got :code)))
       (when (plist-get v :state_version)

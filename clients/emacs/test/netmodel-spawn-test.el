@@ -32,6 +32,36 @@
       (should (string-match-p "in use" (plist-get err :message))))
     (should (eq 'idle (plist-get (netmodel-info) :status)))))
 
+;; A server that exits before answering (a bad option) while a button waits was
+;; started again every 5 s for ever.
+(ert-deftest netmodel-a-server-that-cannot-start-is-tried-a-bounded-number-of-times ()
+  (let ((spawns 0) errors)
+    (nmt-setup 'netmodel-socket 'none 'netmodel-serve-args '("--no-such-option") 'netmodel-quiet t)
+    (advice-add 'make-process :before
+                (lambda (&rest args)
+                  (when (member "serve" (plist-get args :command)) (cl-incf spawns)))
+                '((name . nmt-count-spawns)))
+    (unwind-protect
+        (progn
+          (netmodel-subscribe "entity:artist/banksy" #'ignore (lambda (err) (push err errors)))
+          (nmt-wait 20 (lambda () (eq 'idle (plist-get (netmodel-info) :status))) "giving up starting the server")
+          (should (= netmodel-spawn-max-attempts spawns))
+          ;; reported once, in the server's own words
+          (should (= 1 (length errors)))
+          (should (string-match-p "unknown option --no-such-option" (plist-get (car errors) :message)))
+          (nmt-sleep 1)
+          (should (= netmodel-spawn-max-attempts spawns))
+          ;; a request says why without starting one; `netmodel-connect' tries again
+          (let ((err (cdr (should-error (netmodel-request-sync "stats" nil) :type 'netmodel-error))))
+            (should (string-match-p "unknown option" (plist-get err :message))))
+          (should (= netmodel-spawn-max-attempts spawns))
+          (setq netmodel-serve-args nil
+                netmodel-state-dir (expand-file-name "state" (nmt-tmpdir)))
+          (netmodel-connect)
+          (should (plist-get (netmodel-request-sync "stats" nil) :uptimeMs))
+          (push (plist-get (netmodel-info) :pid) nmt--pids))
+      (advice-remove 'make-process 'nmt-count-spawns))))
+
 (defun nmt-child-with-server ()
   "A child Emacs that spawned a server: (CHILD-PROCESS SERVER-PID)."
   (let* ((dir (nmt-tmpdir))

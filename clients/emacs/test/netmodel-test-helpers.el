@@ -100,6 +100,63 @@ Called with the argument `seen', it returns what it recorded, oldest first."
           (unless (equal v (car seen)) (push v seen))
           v)))))
 
+;;;; The demo API servers of examples/ (examples/README.md), on loopback
+
+(defun nmt-start-demo (api &rest args)
+  "examples/API/server.py on a free port with ARGS: (:url URL :process PROC)."
+  (let* ((dir (nmt-tmpdir))
+         (port-file (expand-file-name "port" dir))
+         (proc (make-process :name "nmt-demo" :noquery t :connection-type 'pipe
+                             :buffer (generate-new-buffer " *nmt-demo*")
+                             :command (append (list "python3" (expand-file-name
+                                                              (format "../../examples/%s/server.py" api)
+                                                              nmt-root)
+                                                    "--port" "0" "--port-file" port-file "--quiet")
+                                              args)))
+         (port (lambda () (and (file-exists-p port-file)
+                               (with-temp-buffer (insert-file-contents port-file)
+                                                 (let ((p (string-trim (buffer-string))))
+                                                   (and (not (string-empty-p p)) p)))))))
+    (push proc nmt--servers)
+    (nmt-wait 10 (lambda () (or (not (process-live-p proc)) (funcall port))) "the demo server's port")
+    (unless (process-live-p proc)
+      (ert-fail (format "the %s demo server exited: %s" api
+                        (with-current-buffer (process-buffer proc) (buffer-string)))))
+    (list :url (format "http://127.0.0.1:%s" (funcall port)) :process proc :api api)))
+
+(defun nmt-control (demo method path &optional body)
+  "METHOD /_control/PATH of DEMO with BODY (serialized as JSON): the answer, parsed."
+  (with-temp-buffer
+    (let ((code (apply #'call-process "curl" nil t nil "-sSf" "--noproxy" "*" "-X" method
+                       (concat (plist-get demo :url) "/_control/" path)
+                       (and body (list "-H" "Content-Type: application/json"
+                                       "--data-binary" (json-serialize body))))))
+      (unless (= 0 code) (ert-fail (format "curl %s %s: %s" method path (buffer-string))))
+      (goto-char (point-min))
+      (json-parse-buffer :object-type 'plist :null-object nil :false-object :json-false))))
+
+(defun nmt-demo-config (demo &optional edit)
+  "A file holding examples/API/config.json pointed at DEMO; EDIT changes it first.
+EDIT gets the configuration as nested hash tables."
+  (let ((config (with-temp-buffer
+                  (insert-file-contents (expand-file-name (format "../../examples/%s/config.json"
+                                                                  (plist-get demo :api))
+                                                          nmt-root))
+                  (json-parse-buffer :object-type 'hash-table)))
+        (file (expand-file-name "config.json" (nmt-tmpdir))))
+    (puthash "local" (plist-get demo :url) (gethash "environments" config))
+    (when edit (funcall edit config))
+    (with-temp-file file (insert (json-serialize config)))
+    file))
+
+(defun nmt-redisplay ()
+  "Run the hooks redisplay runs on window changes and scrolling.
+Batch Emacs never redisplays; windows, their starts and heights are real."
+  (run-hook-with-args 'window-buffer-change-functions (selected-frame))
+  (dolist (win (window-list nil 'no-minibuf))
+    (with-current-buffer (window-buffer win)
+      (run-hook-with-args 'window-scroll-functions win (window-start win)))))
+
 (defun nmt-finish ()
   "End what the tests started."
   (ignore-errors (netmodel-disconnect))

@@ -1,20 +1,20 @@
 #!/usr/bin/env node
 // A follow button in the terminal.
 //
-//   node examples/follow_button.mjs [KIND ID] [--connect[=SOCKET]] [-- SERVE-ARGS…]
+//   node examples/follow_button.mjs [KIND ID] [--socket=PATH] [-- SERVE-ARGS…]
 //
-// Starts `netmodel serve` ($NETMODEL_BIN, else `netmodel`) with a temporary state folder,
-// or with --connect uses a running server's socket, and shows one button: Enter
-// toggles it, q (or Ctrl-D) quits. To watch pending states and rollbacks:
+// Uses the netmodel server running for you (on the default socket, or PATH), else
+// starts one ($NETMODEL_BIN, else `netmodel`) that listens there too, and shows one
+// button: Enter toggles it, q (or Ctrl-D) quits, saying where the follow ended.
+// SERVE-ARGS are for a server it starts; to watch pending states and rollbacks (with no
+// server running, or it is used as it is):
 //
 //   node examples/follow_button.mjs artist banksy -- --simulate latency=500,failure=0.3,status=422
 //
 // (Without status= a simulated failure is a network error, which is retried four times
-// before it rolls back, so rollbacks are rare.)
+// before it rolls back, so rollbacks are rare.) Kill and restart a server it found
+// running to see the button reconnect.
 
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import readline from 'node:readline';
 import { NetmodelClient, RPCError } from '../index.js';
 
@@ -30,19 +30,12 @@ const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
 const serveArgs = dash < 0 ? [] : argv.slice(dash + 1);
 const own = dash < 0 ? argv : argv.slice(0, dash);
-const connect = own.find((a) => a.startsWith('--connect'));
+const socket = own.find((a) => a.startsWith('--socket='));
 const [kind = 'artist', id = 'banksy'] = own.filter((a) => !a.startsWith('--'));
 
-let client;
-if (connect) {
-  client = await NetmodelClient.connect({ path: connect.split('=')[1], timeout: 60_000 });
-} else {
-  if (!serveArgs.includes('--state-dir')) {
-    // Don't touch the user's real follows by default.
-    serveArgs.push('--state-dir', fs.mkdtempSync(path.join(os.tmpdir(), 'follow-button-')));
-  }
-  client = await NetmodelClient.spawn({ args: serveArgs, timeout: 60_000 });
-}
+const client = await NetmodelClient.connectOrSpawn({ path: socket?.split('=')[1], args: serveArgs, timeout: 60_000 });
+if (client.spawned) console.log(`started netmodel serve (pid ${client.pid})`);
+else console.log(`using the running netmodel${serveArgs.length ? ` (not started: ${serveArgs.join(' ')} unused)` : ''}`);
 
 const sub = await client.subscribe({ type: 'entity', kind, id });
 let shown = sub.snapshot[0];
@@ -73,4 +66,10 @@ for await (const line of input) {
   }
 }
 input.close();
+if (shown.pending) {
+  // The last toggle is on its way: say where it ends.
+  for await (const s of sub) if (s.version >= shown.version && !s.pending) { show(s); break; }
+}
+const outcome = shown.error ? `failed: ${shown.error.message}` : shown.pending ? 'pending' : 'confirmed';
+console.log(`${shown.following ? 'following' : 'not following'} ${id} (${outcome})`);
 await client.close();

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { ClientErrorCodes, ConnectionLostError, ErrorCodes, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
+import { LineSplitter } from './lines.js';
 import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
 import { checkSocketFolder } from './trust.js';
@@ -131,6 +132,43 @@ export class NetmodelClient extends EventEmitter {
     const client = new NetmodelClient({ socketPath, timeout, reconnect: options });
     client.#attachSocket(socket);
     return client;
+  }
+
+  /**
+   * The user's server: connect to the one listening on `path` (default
+   * defaultSocketPath()), else spawn one (`bin`, `args`, `env`, `cwd`, `stderr` as for
+   * spawn()) that also listens there, so other clients share it rather than fail on its
+   * state folder. `spawned` says which happened. Only "nobody listens" (no socket file,
+   * or a stale one) spawns: an UntrustedSocketError rejects as connect() does. Should
+   * another client start a server meanwhile, ours cannot take the state folder or the
+   * socket and exits: that one is connected to instead.
+   */
+  static async connectOrSpawn({ path, timeout, reconnect = true, bin, args = [], env, cwd, stderr } = {}) {
+    const socketPath = path ?? defaultSocketPath();
+    try {
+      return await NetmodelClient.connect({ path: socketPath, timeout, reconnect });
+    } catch (error) {
+      if (!nobodyListens(error)) throw error;
+    }
+    const client = await NetmodelClient.spawn({ bin, args: [...args, `--socket=${socketPath}`], env, cwd, stderr, timeout });
+    try {
+      await client.initialize(); // a server that cannot start says why here
+    } catch (failed) {
+      await client.close().catch(() => {});
+      if (!(failed instanceof ConnectionLostError)) throw failed;
+      try {
+        return await NetmodelClient.connect({ path: socketPath, timeout, reconnect });
+      } catch (error) {
+        if (!nobodyListens(error)) throw error;
+        throw failed;
+      }
+    }
+    return client;
+  }
+
+  /** Whether this client started its server (spawn()), rather than connected to a running one. */
+  get spawned() {
+    return this.process !== null;
   }
 
   get pid() {
@@ -419,25 +457,20 @@ export class NetmodelClient extends EventEmitter {
   #attach(readable, conn) {
     this.#conn = conn;
     this._hold();
-    let buffer = '';
-    readable.setEncoding('utf8'); // keeps a UTF-8 sequence split across chunks whole
-    readable.on('data', (chunk) => {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        if (!line) continue;
-        let msg;
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          this.emit('protocolError', new Error(`netmodel sent a line that is not JSON: ${line.slice(0, 200)}`));
-          continue;
-        }
-        for (const m of Array.isArray(msg) ? msg : [msg]) this.#dispatch(conn, m);
+    const lines = new LineSplitter();
+    const onLine = (text) => {
+      const line = text.trim();
+      if (!line) return;
+      let msg;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        this.emit('protocolError', new Error(`netmodel sent a line that is not JSON: ${line.slice(0, 200)}`));
+        return;
       }
-    });
+      for (const m of Array.isArray(msg) ? msg : [msg]) this.#dispatch(conn, m);
+    };
+    readable.on('data', (chunk) => lines.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, onLine));
     readable.on('error', () => {}); // followed by 'close'
     readable.on('close', () => {
       if (!this.process) return this.#lost(conn, new Error('socket closed'));
@@ -679,6 +712,11 @@ function openSocket(path) {
     });
     socket.once('error', reject);
   });
+}
+
+// connect() met no server: no socket file, or one nobody listens on any more.
+function nobodyListens(error) {
+  return error?.code === 'ENOENT' || error?.code === 'ECONNREFUSED';
 }
 
 function waitExit(child, ms) {

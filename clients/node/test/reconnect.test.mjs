@@ -1,10 +1,13 @@
 // A socket client outlives its server: reconnect, re-subscribe, go on delivering.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import test from 'node:test';
 import { ConnectionLostError, topic } from '../index.js';
-import { connectWhenReady, needsBinary, nextMatching, sandbox, waitFor } from './helpers.mjs';
+import { BIN, connectWhenReady, needsBinary, nextMatching, REPO, sandbox, waitFor } from './helpers.mjs';
 
 test('after the server restarts on the same socket, subscriptions keep delivering', { skip: needsBinary, timeout: 60_000 }, async (t) => {
   const box = sandbox(t);
@@ -147,4 +150,36 @@ test('a reconnect to the same server process keeps the versions held (no state t
   await c.unfollow('artist', 'same', { await: true });
   await waitFor(() => sub.state('artist', 'same')?.confirmed === false, 'the unfollow');
   assert.deepEqual(seen, [...new Set(seen)].sort((a, b) => a - b), `a state delivered twice: ${seen}`);
+});
+
+// README, Clients, "connection notices": Node emits 'disconnect'/'reconnect' and prints
+// nothing — a host's own output stays its own.
+test('a drop and a reconnect print nothing', { skip: needsBinary, timeout: 60_000 }, async (t) => {
+  const s = sandbox(t);
+  const done = path.join(s.dir, 'done');
+  const script = `
+    import { spawn } from 'node:child_process';
+    import fs from 'node:fs';
+    import { NetmodelClient } from ${JSON.stringify(path.join(REPO, 'clients', 'node', 'index.js'))};
+    const args = ['serve', '--socket=${s.socket}', '--no-stdio', '--state-dir', ${JSON.stringify(s.stateDir)}];
+    const start = () => spawn(${JSON.stringify(BIN)}, args, { stdio: 'ignore' });
+    const until = async (f) => { for (;;) { try { return await f(); } catch { await new Promise((r) => setTimeout(r, 20)); } } };
+    let server = start();
+    const c = await until(() => NetmodelClient.connect({ path: ${JSON.stringify(s.socket)}, reconnect: { initialDelayMs: 20, maxDelayMs: 100 } }));
+    await c.subscribe('entity:artist/banksy');
+    const lost = new Promise((r) => c.once('disconnect', r));
+    const back = new Promise((r) => c.once('reconnect', r));
+    server.kill('SIGKILL');
+    await lost;
+    server = start();
+    await back;
+    await c.follow('artist', 'banksy', { await: true });
+    await c.close();
+    server.kill('SIGKILL');
+    fs.writeFileSync(${JSON.stringify(done)}, 'ok');
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: s.env, encoding: 'utf8', timeout: 45_000 });
+  assert.equal(fs.readFileSync(done, 'utf8'), 'ok', `${r.stdout}${r.stderr}`);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr, '');
 });

@@ -110,13 +110,15 @@ local function connects(path)
 end
 
 -- `netmodel serve --socket=DIR/s.sock --no-stdio --state-dir=DIR/state [extra]`,
--- started by the test; returns once the socket accepts.
-function H.start_server(dir, extra)
+-- started by the test (env: variables added to its environment); returns once the
+-- socket accepts.
+function H.start_server(dir, extra, env)
   local sock = dir .. '/s.sock'
   local args = { H.bin, 'serve', '--socket=' .. sock, '--no-stdio', '--state-dir=' .. dir .. '/state' }
   vim.list_extend(args, extra or {})
   local srv = { socket = sock, stderr = '' }
   srv.job = vim.fn.jobstart(args, {
+    env = env,
     on_stderr = function(_, data)
       srv.stderr = srv.stderr .. table.concat(data, '\n')
     end,
@@ -135,6 +137,73 @@ function H.start_server(dir, extra)
     vim.wait(20)
   end
   return srv
+end
+
+H.examples = vim.fn.fnamemodify(H.root .. '/../../examples', ':p')
+
+-- examples/<api>/server.py (a demo of that API, with its /_control/ API) on a free
+-- loopback port; args: more of its options (e.g. `--token`). Stopped by H.finish().
+function H.start_demo(api, args)
+  local dir = H.tmpdir()
+  local port_file = dir .. '/port'
+  local argv = { 'python3', H.examples .. '/' .. api .. '/server.py', '--port', '0', '--port-file', port_file, '--quiet' }
+  vim.list_extend(argv, args or {})
+  local demo = { stderr = '' }
+  demo.job = vim.fn.jobstart(argv, {
+    on_stderr = function(_, data)
+      demo.stderr = demo.stderr .. table.concat(data, '\n')
+    end,
+    on_exit = function(_, code)
+      demo.exit_code = code
+    end,
+  })
+  H.ok(demo.job > 0, 'cannot start the ' .. api .. ' demo server')
+  table.insert(jobs, demo.job)
+  H.wait(10000, function()
+    return demo.exit_code ~= nil or (vim.fn.filereadable(port_file) == 1 and vim.trim(table.concat(vim.fn.readfile(port_file))) ~= '')
+  end, 'the ' .. api .. ' demo server')
+  H.ok(not demo.exit_code, 'the ' .. api .. ' demo server exited: ' .. demo.stderr)
+  demo.url = 'http://127.0.0.1:' .. vim.trim(table.concat(vim.fn.readfile(port_file)))
+  -- /_control/<path> (examples/demoserver.py): the decoded answer. Asked with
+  -- python3, which the demo needs anyway; the body goes in a file (a big one does
+  -- not fit in an argument).
+  function demo.control(method, path, body)
+    local file = dir .. '/body.json'
+    vim.fn.writefile({ body ~= nil and vim.json.encode(body) or '' }, file, 'b')
+    local out = vim.fn.system({
+      'python3',
+      '-c',
+      [[
+import sys, urllib.request
+method, url, file = sys.argv[1:]
+data = open(file, 'rb').read() or None
+req = urllib.request.Request(url, data=data, method=method, headers={'Content-Type': 'application/json'})
+sys.stdout.write(urllib.request.urlopen(req, timeout=30).read().decode())
+]],
+      method,
+      demo.url .. '/_control/' .. path,
+      file,
+    })
+    H.eq(0, vim.v.shell_error, 'control ' .. method .. ' ' .. path .. ': ' .. out)
+    return vim.json.decode(out)
+  end
+  -- examples/<api>/config.json with its `local` environment at this server, written
+  -- to a file; returns the file's path. modify(config): changes it first.
+  function demo.config(modify)
+    local config = vim.json.decode(table.concat(vim.fn.readfile(H.examples .. '/' .. api .. '/config.json'), '\n'))
+    config.environments['local'] = demo.url
+    if modify then
+      modify(config)
+    end
+    local path = dir .. '/config.json'
+    vim.fn.writefile({ vim.json.encode(config) }, path)
+    return path
+  end
+  -- The API requests the server received, oldest first.
+  function demo.log()
+    return demo.control('GET', 'stats').log
+  end
+  return demo
 end
 
 -- `netmodel call --socket=SOCK args…` as another client; returns code, stdout, stderr.

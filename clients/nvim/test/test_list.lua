@@ -159,4 +159,20 @@ H.test('open_list with a null param is the list without it (the server drops nul
   H.eq(buf, nm.open_list('following/artist', {}), 'the same buffer')
 end)
 
+H.test('a list opened with other params gets a buffer of its own', function()
+  local srv = H.start_server(H.tmpdir())
+  nm.setup({ socket = srv.socket, spawn = false })
+  for b in pairs(require('netmodel.list').views) do
+    vim.api.nvim_buf_delete(b, { force = true })
+  end
+  local before = #vim.api.nvim_list_bufs()
+  local plain = nm.open_list('following/artist', {})
+  local ok, other = pcall(nm.open_list, 'following/artist', { tag = 'x' })
+  H.ok(ok, 'the second open_list: ' .. tostring(other))
+  H.ok(other ~= plain, 'another buffer')
+  H.eq('netmodel://following/artist{"tag":"x"}', vim.api.nvim_buf_get_name(other), 'its name holds its params')
+  H.eq(before + 2, #vim.api.nvim_list_bufs(), 'two buffers, no stray one')
+  H.eq(other, nm.open_list('following/artist', { tag = 'x' }), 'the same params: the same buffer again')
+end)
+
 H.finish()

@@ -46,6 +46,45 @@ H.test('a server that cannot start is reported, and not restarted in a loop', fu
   H.eq('idle', nm.info().status, 'status (no respawn)')
 end)
 
+H.test('a server that cannot start while a button waits: a few tries with backoff, reported once', function()
+  local dir = H.tmpdir()
+  local starts = dir .. '/starts'
+  local errors = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    if level == vim.log.levels.ERROR then
+      table.insert(errors, msg)
+    end
+    notify(msg, level)
+  end
+  -- each start is written down, then it is the real binary with an option it refuses
+  nm.setup({
+    cmd = { '/bin/sh', '-c', 'echo x >> "$0"; exec "$@"', starts, H.bin, 'serve', '--no-such-option' },
+    socket = false,
+    state_dir = dir .. '/state',
+  })
+  local function count()
+    return vim.fn.filereadable(starts) == 1 and #vim.fn.readfile(starts) or 0
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'Banksy' })
+  nm.button(buf, 0, 'artist', 'banksy')
+  H.wait(15000, function()
+    return count() > 0 and nm.info().status == 'idle'
+  end, function()
+    return 'the plugin to give up (status ' .. nm.info().status .. ', ' .. count() .. ' starts)'
+  end)
+  vim.notify = notify
+  H.eq(require('netmodel.rpc').SPAWN_TRIES, count(), 'starts before giving up')
+  H.eq(1, #errors, 'reported once: ' .. vim.inspect(errors))
+  H.ok(errors[1]:find('no-such-option', 1, true), "with the server's own words: " .. errors[1])
+  H.ok(H.virt_text(buf, 0):find('cannot start the server', 1, true), 'on the button: ' .. H.virt_text(buf, 0))
+  -- asking again (a request) tries again, once
+  local _, err = nm.request_sync('stats', {})
+  H.eq(nm.NOT_CONNECTED, err and err.code, 'the request fails')
+  H.ok(err.message:find('no-such-option', 1, true), "the request says why: " .. err.message)
+end)
+
 -- A child Neovim (driven over --embed RPC) spawns a server; then it quits or is
 -- killed, and the server must go too.
 local function child_with_server()

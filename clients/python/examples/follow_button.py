@@ -3,8 +3,11 @@
 
     python examples/follow_button.py [KIND ID] [-- SERVE-ARGS…]
 
-Starts ``netmodel serve`` (``$NETMODEL_BIN``, else ``netmodel``) and shows one button;
-Enter toggles it, ``q`` (or Ctrl-D) quits. To watch pending states and rollbacks:
+Uses the netmodel server running for you (on the default socket), else starts one
+(``$NETMODEL_BIN``, else ``netmodel``) that listens there too, and shows one button:
+Enter toggles it, ``q`` (or Ctrl-D) quits, saying where the follow ended. SERVE-ARGS
+are for a server it starts; to watch pending states and rollbacks (with no server
+running, or it is used as it is):
 
     python examples/follow_button.py artist banksy -- --simulate latency=500,failure=0.3,status=422
 
@@ -14,7 +17,6 @@ times before it rolls back, so rollbacks are rare.)
 
 import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from typing import List
 
@@ -39,9 +41,11 @@ def render(state: EntityState) -> str:
 
 
 async def main(kind: str, ident: str, serve_args: List[str]) -> None:
-    if "--state-dir" not in serve_args:  # don't touch the user's real follows by default
-        serve_args += ["--state-dir", tempfile.mkdtemp(prefix="follow-button-")]
-    async with await AsyncClient.spawn(None, *serve_args, timeout=60) as client:
+    async with await AsyncClient.connect_or_spawn(args=serve_args, timeout=60) as client:
+        if client.spawned:
+            print(f"started netmodel serve (pid {client.pid})")
+        else:
+            print("using the running netmodel" + (f" (not started: {' '.join(serve_args)} unused)" if serve_args else ""))
         sub = await client.subscribe({"type": "entity", "kind": kind, "id": ident})
         shown = sub.snapshot[0]
         print("Enter toggles, q quits.")
@@ -67,6 +71,14 @@ async def main(kind: str, ident: str, serve_args: List[str]) -> None:
                 show(await client.set_follow_state(kind, ident, not shown.following))
             except RPCError as e:
                 print(f"error {e.code}: {e.message}", flush=True)
+
+        if shown.pending:  # the last toggle is on its way: say where it ends
+            async for state in sub:
+                if isinstance(state, EntityState) and state.version >= shown.version and not state.pending:
+                    show(state)
+                    break
+        outcome = f"failed: {shown.error.message}" if shown.error else "confirmed" if not shown.pending else "pending"
+        print(f"{'following' if shown.following else 'not following'} {ident} ({outcome})", flush=True)
 
 
 if __name__ == "__main__":

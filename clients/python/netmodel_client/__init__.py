@@ -3,6 +3,7 @@
 Standard library only. ``AsyncClient`` for asyncio, ``Client`` for blocking code.
 """
 
+from . import results
 from .aio import (
     LINE_LIMIT,
     AsyncClient,
@@ -52,6 +53,7 @@ from .sync import Client, SyncSubscription
 __version__ = "0.1.0"
 
 __all__ = [
+    "results",
     "AsyncClient",
     "Client",
     "Reconnect",

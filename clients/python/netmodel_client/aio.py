@@ -11,9 +11,23 @@ import os
 import random
 import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
-from . import _protocol
+from . import _protocol, results
 from ._trust import open_checked
 from .errors import METHOD_NOT_FOUND, SERVER_SHUTTING_DOWN, ConnectionLost, RPCError
 from .state import EntityState, ListState, State, Stats, params_key
@@ -252,11 +266,25 @@ class Subscription:
         else:
             self._call_back(state)
 
-    def _call_back(self, state: State) -> None:
-        for cb in list(self._callbacks):
+    def _call_back(self, state: State, callbacks: Optional[List[Callback]] = None) -> None:
+        for cb in list(self._callbacks) if callbacks is None else callbacks:
             res = _invoke(cb, state, run_awaitable=False)
             if res is not None:
                 self._runners.setdefault(id(cb), _CallbackRunner()).submit(_queue_key(state), res)
+
+    def _on_change_from_now(self, callback: Callback) -> None:
+        """on_change for a callback added from another thread (the blocking client), on
+        the loop: by then the held states may have gone to the callbacks already, so it
+        gets the newest state of each entity and list (and the newest figures) first,
+        in the same step as it joins: nothing is missed or doubled in between."""
+        self.on_change(callback)
+        if self._held is not None or self._closed:
+            return  # the held states (the snapshot first) still go to every callback
+        current: List[State] = [*self._latest.values(), *self._lists.values()]
+        if self.stats is not None:
+            current.append(self.stats)
+        for state in current:
+            self._call_back(state, [callback])
 
     def _release(self) -> None:
         """Callbacks get the states held since the subscribe answer."""
@@ -477,6 +505,49 @@ class AsyncClient:
         policy = Reconnect() if reconnect is True else reconnect or None
         return cls(reader, writer, timeout=timeout, path=path, reconnect=policy)
 
+    @classmethod
+    async def connect_or_spawn(
+        cls,
+        path: Optional[str] = None,
+        *,
+        binary: Optional[str] = None,
+        args: Sequence[str] = (),
+        env: Optional[Dict[str, str]] = None,
+        stderr: Any = None,
+        timeout: Optional[float] = None,
+        reconnect: Union[bool, Reconnect] = True,
+    ) -> "AsyncClient":
+        """The user's server: connect to the one listening on ``path`` (default
+        :func:`default_socket_path`), else start one (:meth:`spawn` with ``args``) that
+        also listens there, so other clients share it rather than fail on its state
+        folder. :attr:`spawned` says which happened.
+
+        Only "nobody listens" (no socket file, or a stale one) starts a server: a socket
+        that is not certainly yours raises :class:`UntrustedSocket` as :meth:`connect`
+        does. Should another client start a server meanwhile, ours cannot take the
+        state folder or the socket and exits: that one is connected to instead."""
+        path = path or default_socket_path()
+        try:
+            return await cls.connect(path, timeout=timeout, reconnect=reconnect)
+        except (FileNotFoundError, ConnectionRefusedError):
+            pass  # nobody listens there
+        client = await cls.spawn(binary, *args, f"--socket={path}", env=env, stderr=stderr, timeout=timeout)
+        try:
+            await client.initialize()  # a server that cannot start says why here
+        except ConnectionLost as failed:
+            await client.close()
+            try:
+                return await cls.connect(path, timeout=timeout, reconnect=reconnect)
+            except (FileNotFoundError, ConnectionRefusedError):
+                raise failed from None
+        return client
+
+    @property
+    def spawned(self) -> bool:
+        """Whether this client started its server (:meth:`spawn`), rather than
+        connected to a running one."""
+        return self.process is not None
+
     @property
     def pid(self) -> Optional[int]:
         return self.process.pid if self.process is not None else None
@@ -558,8 +629,8 @@ class AsyncClient:
             msg["params"] = params
         await self._send(msg)
 
-    async def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
-        result: Dict[str, Any] = await self.call("initialize", {}, timeout=timeout)
+    async def initialize(self, *, timeout: Any = _UNSET) -> results.InitializeResult:
+        result: results.InitializeResult = await self.call("initialize", {}, timeout=timeout)
         self._saw_instance(result.get("serverInfo"))
         return result
 
@@ -623,8 +694,8 @@ class AsyncClient:
         result = await self.call("setInterfaceState", {"items": refs, "state": state}, timeout=timeout)
         return int(result["accepted"])
 
-    async def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
-        result: Dict[str, Any] = await self.call("stats", timeout=timeout)
+    async def stats(self, *, timeout: Any = _UNSET) -> results.Stats:
+        result: results.Stats = await self.call("stats", timeout=timeout)
         self._saw_instance(result)
         return result
 
@@ -635,7 +706,7 @@ class AsyncClient:
         *,
         values: Optional[Dict[str, Optional[str]]] = None,
         timeout: Any = _UNSET,
-    ) -> Dict[str, Any]:
+    ) -> results.ConfigureResult:
         """Set the backend environment, token and/or named values (``values={"me": "109"}``,
         the configuration's ``{me}``; ``None`` as a value forgets it); ``auth_token=None``
         forgets the token."""
@@ -646,7 +717,7 @@ class AsyncClient:
             params["authToken"] = auth_token
         if values:
             params["values"] = dict(values)
-        result: Dict[str, Any] = await self.call("configure", params, timeout=timeout)
+        result: results.ConfigureResult = await self.call("configure", params, timeout=timeout)
         # A restarted server has forgotten it: sent again after a reconnect.
         previous = self._configured or {}
         merged = {**previous, **params}

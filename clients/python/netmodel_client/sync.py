@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
+from . import results
 from .aio import _UNSET, AsyncClient, Callback, EntityRefLike, InterfaceState, Page, Reconnect, Subscription, Topic
 from .state import EntityState, ListState, State, Stats
 
@@ -56,7 +57,9 @@ class SyncSubscription:
         return self._sub.stats
 
     def on_change(self, callback: Callback) -> Callback:
-        self._client._loop.call_soon_threadsafe(self._sub.on_change, callback)
+        """``callback(state)`` on the background thread: first the newest state of each
+        entity and list (the snapshot, or what replaced it), then every change."""
+        self._client._loop.call_soon_threadsafe(self._sub._on_change_from_now, callback)
         return callback
 
     def get(self, timeout: Optional[float] = None) -> State:
@@ -124,6 +127,32 @@ class Client:
         cls, path: Optional[str] = None, *, timeout: Optional[float] = None, reconnect: Union[bool, Reconnect] = True
     ) -> "Client":
         return cls(lambda: AsyncClient.connect(path, reconnect=reconnect), timeout)
+
+    @classmethod
+    def connect_or_spawn(
+        cls,
+        path: Optional[str] = None,
+        *,
+        binary: Optional[str] = None,
+        args: Sequence[str] = (),
+        env: Optional[Dict[str, str]] = None,
+        stderr: Any = None,
+        timeout: Optional[float] = None,
+        reconnect: Union[bool, Reconnect] = True,
+    ) -> "Client":
+        """The user's server: the one listening on ``path``, else one started here that
+        listens there too (see :meth:`AsyncClient.connect_or_spawn`)."""
+        return cls(
+            lambda: AsyncClient.connect_or_spawn(
+                path, binary=binary, args=args, env=env, stderr=stderr, reconnect=reconnect
+            ),
+            timeout,
+        )
+
+    @property
+    def spawned(self) -> bool:
+        """Whether this client started its server, rather than connected to a running one."""
+        return self._client.spawned
 
     def _run(self, coro: Awaitable[T], timeout: Any = _UNSET) -> T:
         if timeout is _UNSET:
@@ -220,7 +249,7 @@ class Client:
     def call(self, method: str, params: Any = None, *, timeout: Any = _UNSET) -> Any:
         return self._run(self._client.call(method, params, timeout=None), timeout)
 
-    def initialize(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+    def initialize(self, *, timeout: Any = _UNSET) -> results.InitializeResult:
         return self._run(self._client.initialize(timeout=None), timeout)
 
     def follow(self, kind: str, id: str, await_: bool = False, *, timeout: Any = _UNSET) -> EntityState:
@@ -252,7 +281,7 @@ class Client:
     ) -> int:
         return self._run(self._client.set_interface_state(list(items), state, timeout=None), timeout)
 
-    def stats(self, *, timeout: Any = _UNSET) -> Dict[str, Any]:
+    def stats(self, *, timeout: Any = _UNSET) -> results.Stats:
         return self._run(self._client.stats(timeout=None), timeout)
 
     def configure(
@@ -262,7 +291,7 @@ class Client:
         *,
         values: Optional[Dict[str, Optional[str]]] = None,
         timeout: Any = _UNSET,
-    ) -> Dict[str, Any]:
+    ) -> results.ConfigureResult:
         return self._run(self._client.configure(environment, auth_token, values=values, timeout=None), timeout)
 
     def subscribe(self, topics: Union[Topic, Iterable[Topic]], *, timeout: Any = _UNSET) -> SyncSubscription:

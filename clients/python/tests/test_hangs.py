@@ -153,3 +153,50 @@ def test_every_method_takes_a_timeout(binary, env, state_dir):
             c.follow("artist", "s", await_=True, timeout=0.2)
         assert time.monotonic() - started < 1.5
         assert c.stats(timeout=5)
+
+
+def test_cancelling_a_task_cancels_the_request_on_the_server(binary, env, state_dir):
+    """README, Clients: cancelling a request sends $/cancelRequest and answers at once."""
+
+    async def main():
+        async with await spawn(binary, env, state_dir, "--simulate", "latency=3000") as c:
+            c.timeout = None
+            before = (await c.stats(timeout=5))["errors"]["byCode"].get("-32800", 0)
+            task = asyncio.ensure_future(c.get_follow_state("artist", "slow", refresh=True))
+            await asyncio.sleep(0)  # sent
+            started = time.monotonic()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert time.monotonic() - started < 1.0  # not after the backend's 3 s
+            after = (await c.stats(timeout=5))["errors"]["byCode"].get("-32800", 0)
+            assert after == before + 1  # the server answered it -32800, cancelled
+
+    run(main())
+
+
+def test_a_callback_that_raises_breaks_nothing(binary, env, state_dir, caplog):
+    """README, Clients: a callback that throws is logged, the others still run, and the
+    client goes on."""
+
+    async def main():
+        async with await spawn(binary, env, state_dir) as c:
+            sub = await c.subscribe("entity:artist/banksy")
+            seen = []
+
+            def boom(state):
+                raise RuntimeError("a bug in the host's callback")
+
+            sub.on_change(boom)
+            sub.on_change(seen.append)
+            c.on_disconnect(boom)
+            await c.follow("artist", "banksy", await_=True)
+            deadline = time.monotonic() + T
+            while not any(s.confirmed for s in seen):
+                assert time.monotonic() < deadline, seen
+                await asyncio.sleep(0.02)
+            assert (await c.get_follow_state("artist", "banksy")).following is True  # still working
+
+    with caplog.at_level("WARNING", logger="netmodel_client"):
+        run(main())
+    assert any("a bug in the host's callback" in (r.getMessage() + str(r.exc_info)) for r in caplog.records), caplog.text

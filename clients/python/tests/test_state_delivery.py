@@ -207,3 +207,26 @@ def test_needs_credentials(binary, env, state_dir):
     run(main())
     refused = EntityState("artist", "x", False, False, False, StateError(-32003, "no"), version=3)
     assert not refused.needs_credentials  # rolled back (retry.onUnauthorized "rollback"): not waiting
+
+
+def test_sync_on_change_right_after_subscribe_gets_the_snapshot(binary, env, state_dir):
+    """Issue 26, item 11: the blocking client's on_change runs on the loop after the
+    subscribe answer was handed over; its first calls are still the current states."""
+    import subprocess
+
+    from netmodel_client import Client
+
+    with Client.spawn(binary, "--state-dir", state_dir, env=env, stderr=subprocess.DEVNULL, timeout=T) as c:
+        c.follow("artist", "banksy", await_=True)
+        sub = c.subscribe("entity:artist/banksy")
+        seen = []
+        sub.on_change(seen.append)
+        c.stats()  # a round trip through the loop, queued after on_change: it has run
+        assert [(s.id, s.following) for s in seen] == [("banksy", True)]
+
+        c.unfollow("artist", "banksy", await_=True)
+        while sub.get(timeout=T).confirmed is not False:  # the same states, iterated
+            pass
+        c.stats()
+        assert seen[-1].following is False and seen[-1].confirmed is False
+        assert [s.version for s in seen] == sorted(set(s.version for s in seen))  # none twice

@@ -4,9 +4,11 @@
 import {
   AnyState,
   EntityState,
+  HttpStats,
   ListItem,
   ListState,
   ListTopic,
+  MethodResults,
   NetmodelClient,
   StateStore,
   Stats,
@@ -44,7 +46,18 @@ async function lists(nm: NetmodelClient): Promise<void> {
     stats.preload.queued, stats.preload.inFlight, stats.preload.started, stats.preload.cancelled,
     stats.preload.detailCalls, stats.preload.detailShared,
   ];
-  void [following, title, status, more, attributes, accepted, wrong, counters];
+  // What the hand-written types lacked (issue 26, item 12): typed as the server sends them.
+  const sometimes: (number | undefined)[] = [stats.lists.evicted, stats.lists.pagingFailures, stats.entitiesEvicted];
+  const http: HttpStats | undefined = stats.backend.http;
+  const latencies: number[] = Object.values(stats.backend.http?.endpoints ?? {}).map((e) => e.latencyLastMs);
+  const perEndpoint: Record<string, number> = stats.backend.http?.byEndpoint ?? {};
+  const transport: 'stdio' | 'socket' | undefined = stats.connections.list[0]?.transport;
+  // @ts-expect-error: the server sends no such member
+  void stats.lists.evictd;
+  // @ts-expect-error: nor this one, at the top either
+  void stats.entitiesEvictd;
+  const settled: MethodResults['follow'] = await nm.follow('artist', 'banksy');
+  void [following, title, status, more, attributes, accepted, wrong, counters, sometimes, http, latencies, perEndpoint, transport, settled];
 }
 
 async function subscriptions(nm: NetmodelClient): Promise<void> {

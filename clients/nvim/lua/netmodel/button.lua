@@ -25,6 +25,9 @@ function M.label(state, err)
     chunks = { { state.following and '[ Following… ]' or '[ Unfollowing… ]', 'NetmodelPending' } }
   elseif state.following then
     chunks = { { '[ Following ]', 'NetmodelFollowing' } }
+  elseif state.requested == true then
+    -- a follow request awaiting approval (a locked account); pressing withdraws it
+    chunks = { { '[ Requested ]', 'NetmodelPending' } }
   else
     chunks = { { '[ Follow ]', 'NetmodelFollow' } }
   end

@@ -114,7 +114,7 @@ function M.check()
     return
   end
   local info = result.serverInfo or {}
-  report.ok(('%s reachable: %s %s, instance %s'):format(path, info.name or '?', info.version or '?', result.instance or '?'))
+  report.ok(('%s reachable: %s %s, instance %s'):format(path, info.name or '?', info.version or '?', info.instance or result.instance or '?'))
   if result.protocolVersion == M.protocol_version then
     report.ok('protocol version ' .. result.protocolVersion)
   else

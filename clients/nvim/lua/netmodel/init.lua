@@ -99,11 +99,37 @@ local function remember(state)
   end
 end
 
+local safe = rpc.safe -- a user's callback that throws is reported; the rest goes on
+
 local function deliver(sub, state)
   if newer(sub.held, key_of(state), state) then
     remember(state)
-    sub.on_state(state)
+    safe(sub.on_state, state)
   end
+end
+
+local function tell_error(sub, err)
+  sub.error = err
+  safe(sub.on_error, err)
+end
+
+-- What configure set on this connection (merged: members not given keep their
+-- value, `values` by name), sent again first on every new connection, since a
+-- restarted server starts with its default environment and no token.
+local configured = nil
+
+local function merge_configured(params)
+  local merged = vim.deepcopy(configured or {})
+  for k, v in pairs(params or {}) do
+    if k == 'values' and type(v) == 'table' and type(merged.values) == 'table' then
+      for name, value in pairs(v) do
+        merged.values[name] = value
+      end
+    else
+      merged[k] = vim.deepcopy(v)
+    end
+  end
+  configured = merged
 end
 
 local function send_subscribe(sub)
@@ -129,10 +155,7 @@ local function send_subscribe(sub)
         conn:request('unsubscribe', { subscription = res.subscription })
       end
     elseif err then
-      sub.error = err
-      if sub.on_error then
-        sub.on_error(err)
-      end
+      tell_error(sub, err)
     else
       sub.name, sub.error = res.subscription, nil
       by_name[res.subscription] = sub
@@ -154,7 +177,7 @@ local function on_notification(method, params)
     local sub = by_name[params.subscription]
     if sub and type(params.stats) == 'table' then
       sub.stats = params.stats
-      sub.on_state(params.stats)
+      safe(sub.on_state, params.stats)
     end
   elseif method == 'stateChanged' and params then
     local sub = by_name[params.subscription]
@@ -170,9 +193,18 @@ local function on_notification(method, params)
 end
 
 local down_reported = false -- subscriptions were told the server is unreachable
+local quiet = false -- setup({ quiet = true }): no notices about the connection
 
 local function on_connect()
   by_name, down_reported, early, subscribing, instance = {}, false, {}, 0, nil
+  if configured and next(configured) ~= nil then
+    -- Written before the subscriptions and the queued requests: they run configured.
+    conn:request('configure', vim.deepcopy(configured), function(err)
+      if err and not quiet then
+        vim.notify('netmodel: configure refused after reconnecting: ' .. tostring(err.message), vim.log.levels.WARN)
+      end
+    end)
+  end
   for sub in pairs(subs) do
     send_subscribe(sub)
   end
@@ -186,14 +218,21 @@ local function on_down(why)
   end
   down_reported = true
   for sub in pairs(subs) do
-    sub.error = { code = rpc.NOT_CONNECTED, message = why }
-    if sub.on_error then
-      sub.on_error(sub.error)
-    end
+    tell_error(sub, { code = rpc.NOT_CONNECTED, message = why })
   end
 end
 
-local quiet = false -- setup({ quiet = true }): no notices about the connection
+-- A server that cannot start was given up on: said once, with its own words, and
+-- on each subscription (a button shows it).
+local function on_spawn_failed(why)
+  if not quiet then
+    vim.notify('netmodel: ' .. why, vim.log.levels.ERROR)
+  end
+  for sub in pairs(subs) do
+    tell_error(sub, { code = rpc.NOT_CONNECTED, message = why })
+  end
+end
+
 
 local function on_lost(why)
   if not quiet then
@@ -211,10 +250,7 @@ local function on_end(why)
     vim.notify('netmodel: connection lost (' .. why .. ')', vim.log.levels.WARN)
   end
   for sub in pairs(subs) do
-    sub.error = { code = rpc.CONNECTION_LOST, message = why }
-    if sub.on_error then
-      sub.on_error(sub.error)
-    end
+    tell_error(sub, { code = rpc.CONNECTION_LOST, message = why })
   end
 end
 
@@ -241,12 +277,13 @@ function M.setup(opts)
     on_lost = on_lost,
     on_end = on_end,
     on_down = on_down,
+    on_spawn_failed = on_spawn_failed,
     max_attempts = type(opts.reconnect) == 'table' and opts.reconnect.max_attempts or nil,
     wanted = function()
       return next(subs) ~= nil
     end,
   })
-  known, known_versions, by_name, down_reported = {}, {}, {}, false
+  known, known_versions, by_name, down_reported, configured = {}, {}, {}, false, nil
   early, subscribing, instance = {}, 0, nil
   if next(subs) ~= nil then
     conn:connect() -- buttons and subscriptions carry over: subscribe them on the new connection
@@ -288,7 +325,25 @@ end
 -- opts.timeout_ms: cancel the request and answer TIMEOUT when it elapses first.
 -- Returns the request id, for cancel().
 function M.request(method, params, callback, opts)
+  if method == 'configure' then
+    local c, sent = connection(), vim.deepcopy(params or {})
+    return c:request(method, params, function(err, result)
+      if not err and c == conn then
+        merge_configured(sent) -- kept once taken: sent again after a reconnect
+      end
+      if callback then
+        callback(err, result)
+      end
+    end, opts)
+  end
   return connection():request(method, params, callback, opts)
+end
+
+-- configure({ environment = …, authToken = … (vim.NIL forgets it), values = {…} }
+-- [, callback]): also sent again, merged, on every new connection (a reconnect,
+-- a server started again).
+function M.configure(params, callback)
+  return M.request('configure', params or vim.empty_dict(), callback)
 end
 
 -- Cancels a request (`$/cancelRequest`): its callback gets CANCELLED now. False
@@ -306,7 +361,7 @@ function M.request_sync(method, params, timeout_ms)
   timeout_ms = timeout_ms or 5000
   local done, err, result
   local c = connection()
-  local id = c:request(method, params, function(e, r)
+  local id = M.request(method, params, function(e, r)
     done, err, result = true, e, r
   end, { timeout_ms = timeout_ms })
   -- The request's own timer answers TIMEOUT; this wait is a backstop.
@@ -359,13 +414,20 @@ function M.state(kind, id)
   return known[kind .. '/' .. id]
 end
 
+-- Whether to follow, pressing a button showing `state`: not while following, nor
+-- while a follow request awaits approval (`requested`: pressing it withdraws the
+-- request, as Mastodon's own UI does; a second follow would be ignored).
+function M.follow_on_press(state)
+  return not (state.following or state.requested == true)
+end
+
 -- Flips what is shown; asks the server first when nothing is known here.
 function M.toggle(kind, id, callback)
   local function flip(state)
-    M.set_following(kind, id, not state.following, callback)
+    M.set_following(kind, id, M.follow_on_press(state), callback)
   end
   local state = M.state(kind, id)
-  if state and state.following ~= nil then
+  if state and (state.following ~= nil or state.requested == true) then
     return flip(state)
   end
   M.request('getFollowState', { kind = kind, id = id }, function(err, s)

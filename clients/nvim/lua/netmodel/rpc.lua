@@ -20,6 +20,26 @@ M.CANCELLED = codes.CANCELLED
 local Conn = {}
 Conn.__index = Conn
 
+-- Calls a user's function (a request callback, a subscription's on_state or
+-- on_error): an error in it is reported, and the caller goes on, so that no
+-- callback can leave the connection half torn down or the other callbacks uncalled.
+function M.safe(fn, ...)
+  if not fn then
+    return
+  end
+  local ok, err = pcall(fn, ...)
+  if not ok then
+    vim.notify('netmodel: a callback failed: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+local safe = M.safe
+
+-- How many times a server that cannot start is started, while subscriptions wait
+-- for one, before the plugin gives up until the next request or setup(); and the
+-- wait before the first retry, doubled after each.
+M.SPAWN_TRIES = 3
+M.SPAWN_RETRY_MS = 1000
+
 -- Numbers each connection, across all Conn objects, so that a state's version is
 -- only ever compared with versions from the same server connection.
 local generation = 0
@@ -33,7 +53,8 @@ end
 -- on_connect() (after every (re)connect, before queued requests are written),
 -- on_notification(method, params), on_lost(message) (reconnecting),
 -- on_end(message) (the connection ended for good: its spawned server died, or
--- reconnecting gave up), on_down(message), wanted().
+-- reconnecting gave up), on_down(message), on_spawn_failed(message) (a server
+-- that cannot start was given up on), wanted(). Each is called through M.safe.
 function M.new(opts)
   return setmetatable({
     opts = opts,
@@ -125,7 +146,7 @@ function Conn:request(method, params, callback, opts)
   callback = callback or function() end
   if self.stopped then -- stop() ended this connection for good: answer rather than wait
     vim.schedule(function()
-      callback({ code = M.NOT_CONNECTED, message = 'netmodel was stopped (call setup() to connect again)' }, nil)
+      safe(callback, { code = M.NOT_CONNECTED, message = 'netmodel was stopped (call setup() to connect again)' }, nil)
     end)
     return id
   end
@@ -167,7 +188,7 @@ function Conn:cancel(id, err)
   if not queued and self.status == 'connected' then
     self:notify('$/cancelRequest', { id = id })
   end
-  cb(err or { code = M.CANCELLED, message = 'request ' .. id .. ' cancelled' }, nil)
+  safe(cb, err or { code = M.CANCELLED, message = 'request ' .. id .. ' cancelled' }, nil)
   return true
 end
 
@@ -245,6 +266,9 @@ function Conn:connect()
   if self.status == 'connecting' or self.status == 'connected' or self.stopped then
     return
   end
+  if self.status ~= 'waiting' then
+    self.spawn_failures = 0 -- asked for (a request, setup()): a server that cannot start is tried again
+  end
   self.status = 'connecting'
   local path = self.opts.socket
   if not path then
@@ -301,7 +325,8 @@ function Conn:_spawn()
     close(stdin)
     close(stdout)
     close(stderr)
-    return self:_down('cannot start ' .. cmd[1] .. ': ' .. tostring(pid))
+    self.transport = 'spawn'
+    return self:_spawn_failed('cannot start ' .. cmd[1] .. ': ' .. tostring(pid))
   end
   stderr:read_start(function(_, chunk)
     if chunk then
@@ -320,33 +345,44 @@ function Conn:_attach(reader, writer, pid)
   self.status, self.reader, self.writer, self.pid, self.ended = 'connected', reader, writer, pid, nil
   self.transport = pid and 'spawn' or 'socket'
   self.answered = false -- a spawned server counts as up once it answered
-  local partial = ''
+  -- The start of a line not ended yet, as the chunks it came in: only each new
+  -- chunk is searched for the end of a line, and a line is joined once, so reading
+  -- a message costs O(its size) however many chunks it spans.
+  local parts = {}
+  local function emit(line)
+    -- One scheduled call per message: a failing callback cannot swallow the rest.
+    vim.schedule(function()
+      if gen == self.gen then
+        self:_dispatch(line)
+      end
+    end)
+  end
   reader:read_start(function(err, chunk)
     if not chunk then
       return vim.schedule(function()
         self:_lost(gen, err or 'connection closed by the server', 'eof')
       end)
     end
-    local data, start = partial .. chunk, 1
+    local start = 1
     while true do
-      local nl = data:find('\n', start, true)
+      local nl = chunk:find('\n', start, true)
       if not nl then
         break
       end
-      local line = data:sub(start, nl - 1)
+      if #parts > 0 then
+        parts[#parts + 1] = chunk:sub(start, nl - 1)
+        emit(table.concat(parts))
+        parts = {}
+      else
+        emit(chunk:sub(start, nl - 1))
+      end
       start = nl + 1
-      -- One scheduled call per message: a failing callback cannot swallow the rest.
-      vim.schedule(function()
-        if gen == self.gen then
-          self:_dispatch(line)
-        end
-      end)
     end
-    partial = data:sub(start)
+    if start <= #chunk then
+      parts[#parts + 1] = start == 1 and chunk or chunk:sub(start)
+    end
   end)
-  if self.opts.on_connect then
-    self.opts.on_connect()
-  end
+  safe(self.opts.on_connect)
   local queue = self.queue
   self.queue = {}
   for _, entry in ipairs(queue) do
@@ -364,16 +400,15 @@ function Conn:_dispatch(line)
   end
   if not self.answered then
     self.answered, self.ever_answered, self.retry_ms, self.attempts = true, true, 0, 0
+    self.spawn_failures = 0
   end
   if msg.method then -- the server sends notifications only, never requests
-    if self.opts.on_notification then
-      self.opts.on_notification(msg.method, msg.params)
-    end
+    safe(self.opts.on_notification, msg.method, msg.params)
   elseif msg.id ~= nil then
     local cb = self.pending[msg.id]
     self.pending[msg.id] = nil
     if cb then
-      cb(msg.error, msg.result)
+      safe(cb, msg.error, msg.result)
     end
   elseif type(msg.error) == 'table' then
     -- `id: null`: a line the server could not read, which may be any waiting
@@ -381,7 +416,7 @@ function Conn:_dispatch(line)
     local pending = self.pending
     self.pending = {}
     for _, cb in pairs(pending) do
-      cb(msg.error, nil)
+      safe(cb, msg.error, nil)
     end
   end
 end
@@ -392,7 +427,7 @@ function Conn:_fail_all(err)
   local pending = self.pending
   self.pending, self.queue = {}, {}
   for _, cb in pairs(pending) do
-    cb(err, nil)
+    safe(cb, err, nil)
   end
 end
 
@@ -416,42 +451,90 @@ function Conn:_lost(gen, why, event)
   close(self.writer)
   self.reader, self.writer, self.pid, self.process, self.ended = nil, nil, nil, nil, nil
   if not self.answered then
-    return self:_down(why) -- it never worked: a failed start, not a lost server
+    if self.transport == 'spawn' then
+      return self:_spawn_failed(why) -- it never worked: a failed start, not a lost server
+    end
+    return self:_down(why)
   end
-  self:_fail_all({ code = M.CONNECTION_LOST, message = why })
+  -- The state first, then the callbacks: whatever they do (a new request, an
+  -- error) meets a connection that knows it is down.
   if self.transport == 'spawn' then
     -- Our own server died: not started again behind the user's back (a crash
     -- would loop), as in every netmodel client. The next request or setup()
     -- starts one, and subscribes the handles again.
-    return self:_end(why)
-  end
-  if self.opts.on_lost then
-    self.opts.on_lost(why)
+    local pending = self:_take_pending()
+    self:_end(why)
+    return self:_answer_all(pending, { code = M.CONNECTION_LOST, message = why })
   end
   self.status = 'waiting'
-  self:_retry()
+  local pending = self:_take_pending()
+  safe(self.opts.on_lost, why)
+  self:_answer_all(pending, { code = M.CONNECTION_LOST, message = why })
+  if self.status == 'waiting' then -- a callback may have started connecting already
+    self:_retry()
+  end
+end
+
+-- The requests still waiting, taken off the connection (and the queue emptied).
+function Conn:_take_pending()
+  local pending = self.pending
+  self.pending, self.queue = {}, {}
+  return pending
+end
+
+function Conn:_answer_all(pending, err)
+  for _, cb in pairs(pending) do
+    safe(cb, err, nil)
+  end
 end
 
 -- The connection ended for good (until the next request or setup()).
 function Conn:_end(why)
   self.status, self.retry_ms, self.attempts = 'idle', 0, 0
-  if self.opts.on_end then
-    self.opts.on_end(why)
-  end
+  safe(self.opts.on_end, why)
 end
 
--- No server could be reached or started.
-function Conn:_down(why)
-  self:_fail_all({ code = M.NOT_CONNECTED, message = why })
-  if self.opts.on_down then
-    self.opts.on_down(why)
+-- A spawned server exited before it answered (a bad option, a state folder in use,
+-- a missing binary): it is tried again while subscriptions want a server, but only
+-- SPAWN_TRIES times in all, with a growing wait, and then reported once (its own
+-- words: stderr) rather than started again every few seconds for ever.
+function Conn:_spawn_failed(why)
+  self.spawn_failures = (self.spawn_failures or 0) + 1
+  local wanted = self.opts.wanted and self.opts.wanted()
+  if not wanted or self.spawn_failures >= M.SPAWN_TRIES then
+    self.status, self.retry_ms, self.attempts = 'idle', 0, 0
+    local pending = self:_take_pending()
+    if wanted then
+      why = ('cannot start the server (tried %d times; the next request or setup() tries again): %s'):format(
+        self.spawn_failures,
+        why
+      )
+      safe(self.opts.on_spawn_failed, why)
+    end
+    return self:_answer_all(pending, { code = M.NOT_CONNECTED, message = why })
   end
+  self.status = 'waiting'
+  local pending = self:_take_pending()
+  safe(self.opts.on_down, why)
+  self:_answer_all(pending, { code = M.NOT_CONNECTED, message = why })
+  local delay = M.SPAWN_RETRY_MS * 2 ^ (self.spawn_failures - 1)
+  vim.defer_fn(function()
+    if self.status == 'waiting' and not self.stopped then
+      self:connect()
+    end
+  end, delay)
+end
+
+-- No server could be reached (or started for lack of a binary).
+function Conn:_down(why)
   -- Subscriptions (buttons, lists) want their server, also one not started yet.
-  if self.ever_answered or (self.opts.wanted and self.opts.wanted()) then
-    self.status = 'waiting' -- subscriptions want their server back: keep trying
+  local keep_trying = self.ever_answered or (self.opts.wanted and self.opts.wanted())
+  self.status = keep_trying and 'waiting' or 'idle' -- idle: the next request tries again
+  local pending = self:_take_pending()
+  safe(self.opts.on_down, why)
+  self:_answer_all(pending, { code = M.NOT_CONNECTED, message = why })
+  if keep_trying and self.status == 'waiting' then
     self:_retry()
-  else
-    self.status = 'idle' -- the next request tries again
   end
 end
 

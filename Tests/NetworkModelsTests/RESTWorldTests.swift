@@ -1,0 +1,39 @@
+import NetworkModels
+import Testing
+
+@testable import NetworkModels
+
+/// The token and values requests are asked under (RESTBackend+World).
+@Suite struct RESTWorldTests {
+  let banksy = EntityKey(kind: "artist", id: "banksy")
+
+  @Test func aTokenWithAControlByteIsRefusedAndThePreviousKept() throws {
+    for bad in ["a\r\nX-Evil: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{1B}b", "a\u{7F}b", "\t"] {
+      #expect(AuthToken.problem(bad) != nil, "\(bad.debugDescription)")
+    }
+    for good in ["s3cret", "eyJ.a-b_c~d+/=", "café"] { #expect(AuthToken.problem(good) == nil) }
+    let f = try RESTFixture(token: "first")
+    f.server.handler = { _ in .respond(status: 200, body: #"{"profile":{"id":"gagosian"}}"#) }
+    #expect(f.backend.setAuthToken("a\r\nX-Evil: 1") == .refused)
+    #expect(f.backend.setAuthToken("first") == .unchanged)
+    _ = try f.read(EntityKey(kind: "profile", id: "gagosian")).get()
+    #expect(f.server.requests.last?.headers["x-access-token"] == "first")
+    #expect(f.backend.setAuthToken("second") == .changed && f.backend.setAuthToken(nil) == .changed)
+  }
+
+  @Test func aTokenFromTheEnvironmentWithALineBreakIsNotTakenAndTheVariableIsNamed() throws {
+    let f = try RESTFixture(token: "leak\r\nX-Evil: 1")
+    let problem = try #require(f.backend.tokenEnvironmentProblem)
+    #expect(problem.contains("$TEST_TOKEN") && !problem.contains("leak") && !problem.contains("Evil"))
+  }
+
+  @Test func whatAValueReaches() throws {
+    let f = try RESTFixture(token: "109", edit: { _ in valuesConfiguration })
+    // {me} names the account's follow and state and the following list (whose items
+    // are accounts); {app} is in a header every request carries.
+    #expect(f.backend.usesOfValues(["me"]) == ValueUses(kinds: ["account"], lists: ["following"]))
+    #expect(f.backend.usesOfValues(["app"]) == ValueUses(kinds: ["account"], lists: ["following"]))
+    #expect(f.backend.usesOfValues(["other"]).isEmpty)
+    #expect(f.backend.setValue("me", "110") == nil && f.backend.value("me") == "110")
+  }
+}

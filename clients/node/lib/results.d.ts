@@ -1,0 +1,522 @@
+// generated from schema/openrpc.json by scripts/gen-protocol; do not edit.
+// The data the server answers (components.schemas and each method's result), as it
+// sends it: clients/node/index.d.ts builds its types on these.
+
+/**
+ * The id of a request, as clients send it: an integer or a string. Compared by type and value (7
+ * and "7" are different ids), within one connection.
+ */
+export type RequestID = number | string;
+
+/** The `error` member of a JSON-RPC response, with the `data` each code carries. */
+export interface ErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/**
+ * The kind of an entity (artist, profile, gene, …). Kinds are defined by the backend; the local
+ * backend accepts any.
+ */
+export type EntityKind = string;
+
+/**
+ * An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's
+ * maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a
+ * longer id with -32602.) An id is its bytes: it is never normalized, and two ids are one entity
+ * only when their UTF-8 bytes are equal (`café` and `café` are two entities, as they are to the
+ * API). Ids are data, never path syntax: on the rest backend an id that would fill a path segment
+ * as exactly `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is
+ * sent; every other id reaches the server percent-encoded as the one segment it is (README "The
+ * REST backend").
+ */
+export type EntityID = string;
+
+/** Which object of the backend an entity is. */
+export interface EntityRef {
+  kind: EntityKind;
+  id: EntityID;
+}
+
+export interface EntityStateError {
+  /**
+   * The application error code of the failure: -32001 backend unavailable, -32002 backend
+   * rejected, -32003 unauthorized, -32004 unknown kind.
+   */
+  code: number;
+  message: string;
+  /** Whether the failure was transient (-32001). */
+  retryable: boolean;
+}
+
+/**
+ * An entity's follow state, as every follow method returns it and every `stateChanged` carries it.
+ * Full, never a delta.
+ */
+export interface EntityState {
+  kind: EntityKind;
+  id: EntityID;
+  /**
+   * What the UI should show now (optimistic: the wanted state while a mutation is pending); null
+   * while nothing is known.
+   */
+  following: boolean | null;
+  /** The last state the backend confirmed; null when never fetched. */
+  confirmed: boolean | null;
+  /** A mutation is in flight or queued (waiting for a retry) for this entity. */
+  pending: boolean;
+  /**
+   * Present, and true, only while the backend holds a follow request awaiting approval (a locked
+   * Mastodon account: a follow answered `requested`); absent otherwise. Not a follow: `following`
+   * and `confirmed` are false, `pending` false (the intent settled as a request, not retried, out
+   * of the outbox). A second follow sends nothing (the server would answer the same request); an
+   * unfollow withdraws it; a read that says following (approved later) makes it a confirmed
+   * follow, one that says not following clears it. A cached read (`getFollowState` within
+   * `maxAgeMs`) shows the request as last read: `refresh` to learn of an approval.
+   */
+  requested?: true;
+  /**
+   * null, or the last failure of a mutation or read of this entity; kept until the next successful
+   * change or fetch.
+   */
+  error: null | EntityStateError;
+  /**
+   * The entity's detail object, or null. Filled when a backend answer carried it: with the rest
+   * backend, a follow endpoint whose `attributes` pointer names the object in its answer (e.g.
+   * Artsy's follow answers the whole artist); later also by detail endpoints (`getEntity`,
+   * preload). A change of attributes is a change of state: a new version and a notification.
+   */
+  attributes: Record<string, unknown> | null;
+  /**
+   * Grows by one on every change of this entity's state, and never goes backwards, not even across
+   * a restart of the server on the same state folder (each start begins above every version the
+   * last run could have shown). Clients drop a state whose version is lower than one they already
+   * hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so
+   * a reply may carry an older version than a notification that came just before it. Never above
+   * 2^53 − 1, the largest integer a JSON client reads exactly: a server whose state folder's mark
+   * has reached it refuses to start (see the README, Restarts).
+   */
+  version: number;
+}
+
+/**
+ * {type: entity, kind, id}: one entity; {type: entity, kind}: every entity of a kind; {type:
+ * entity}: every entity. An id needs a kind.
+ */
+export interface EntityTopic {
+  type: "entity";
+  kind?: EntityKind;
+  id?: EntityID;
+}
+
+/**
+ * One list with its params: the snapshot carries its ListState (a list never loaded starts
+ * loading, as an entity never fetched is fetched), and every change of it (a page, a refresh, a
+ * follow of one of its items) is pushed as a ListState. An unknown list is -32004; a missing param
+ * the list needs is -32602.
+ */
+export interface ListTopic {
+  type: "list";
+  list: ListName;
+  /** Values for the list's `{param}` placeholders: strings, numbers or booleans. */
+  params?: Record<string, string | number | boolean | null>;
+}
+
+/**
+ * {type: stats}: the server's own figures (the `stats` method's result), pushed as a
+ * `statsChanged` notification (see `x-notifications`) at most once a second, only while the
+ * subscription lasts and only when they changed; the first push comes right after the subscribe
+ * reply (the snapshot has nothing for this topic). Takes no other member. What `netmodel top`
+ * shows.
+ */
+export interface StatsTopic {
+  type: "stats";
+}
+
+/** What a subscription hears about. */
+export type Topic = EntityTopic | ListTopic | StatsTopic;
+
+export interface SubscribeResult {
+  /** The subscription's name (unique in the process), used by `unsubscribe` and in `stateChanged`. */
+  subscription: string;
+  /**
+   * Current states of what the topics name: the entities first (see the method's description),
+   * then one ListState per list topic.
+   */
+  snapshot: (EntityState | ListState)[];
+  /**
+   * A random id of this server process, new at every start: a client that reconnects and sees
+   * another one knows the server restarted (its subscriptions are gone; versions still never go
+   * backwards on the same state folder).
+   */
+  instance: string;
+}
+
+/** The params of the `stateChanged` notification the server sends (see `x-notifications`). */
+export interface StateChangedParams {
+  /** The subscription the change matched. */
+  subscription: string;
+  /** Grows by one per notification on the connection, starting at 1. */
+  seq: number;
+  /** The whole new state: an EntityState for entity topics, a ListState for list topics. */
+  state: EntityState | ListState;
+}
+
+export interface InitializeResultServerInfo {
+  name: "netmodel";
+  /** The server's version. */
+  version: string;
+  /**
+   * A random id of this server process, new at every start: a client that reconnects and sees
+   * another one knows the server restarted (its subscriptions are gone; versions still never go
+   * backwards on the same state folder).
+   */
+  instance: string;
+}
+
+export interface InitializeResultCapabilities {
+  /** Names of every method the server handles, requests and notifications. */
+  methods: string[];
+}
+
+export interface InitializeResult {
+  serverInfo: InitializeResultServerInfo;
+  protocolVersion: "1.0";
+  capabilities: InitializeResultCapabilities;
+}
+
+export interface StatsBackendHttpEndpointsValue {
+  /** Calls not yet answered. */
+  inFlight: number;
+  /** Calls answered or failed since start. */
+  finished: number;
+  /** The milliseconds the finished calls took, added up. */
+  latencyTotalMs: number;
+  /** The milliseconds the last finished call took. */
+  latencyLastMs: number;
+}
+
+/**
+ * Present with the rest backend only: its HTTP traffic. `requests` counts HTTP requests (a batched
+ * read of 50 ids is one), unlike `calls`, which counts per entity.
+ */
+export interface StatsBackendHttp {
+  /** HTTP requests started. */
+  requests: number;
+  /** Complete answers, any status. */
+  responses: number;
+  /** Requests that got no complete answer: timeouts, refused or dropped connections. */
+  transportErrors: number;
+  /** New TCP connections; with keep-alive it stays near `maxInFlight`. */
+  connectionsOpened: number;
+  /** Requests started and not yet answered. */
+  inFlight: number;
+  /** Requests per `kind.endpoint` (`artist.state`, `profile.unfollow`, ...). */
+  byEndpoint: Record<string, number>;
+  /**
+   * Per `kind.endpoint`: calls in flight and how long they take. A call is in flight from when it
+   * is handed to the HTTP client (waiting in its queue included) until it is answered or fails.
+   * The mean latency of an interval is the change of `latencyTotalMs` over the change of
+   * `finished`.
+   */
+  endpoints: Record<string, StatsBackendHttpEndpointsValue>;
+}
+
+/** Backend calls since start. */
+export interface StatsBackend {
+  /** Every backend call: mutations and reads (retries included). */
+  calls: number;
+  /** Follow/unfollow calls sent (retries included). */
+  mutations: number;
+  /** State reads sent. */
+  reads: number;
+  /** Retries scheduled after transient failures. */
+  retries: number;
+  /** Mutations rolled back to the confirmed state (permanent failure or retries exhausted). */
+  rollbacks: number;
+  /**
+   * Present with the rest backend only: its HTTP traffic. `requests` counts HTTP requests (a
+   * batched read of 50 ids is one), unlike `calls`, which counts per entity.
+   */
+  http?: StatsBackendHttp;
+}
+
+/** Notifications written: `stateChanged`, and `statsChanged` for the stats topic. */
+export interface StatsNotifications {
+  /** Notifications written. */
+  sent: number;
+  /**
+   * Queued states replaced by a newer state of the same entity and subscription before they were
+   * written.
+   */
+  coalesced: number;
+  /** `statsChanged` notifications written (the `stats` topic); not counted in `sent`. */
+  stats: number;
+}
+
+export interface StatsConnectionsListItem {
+  /** The connection's number in this process. */
+  id: number;
+  /** `stdio` or `socket`. */
+  transport: "stdio" | "socket";
+  /** Its subscriptions open now. */
+  subscriptions: number;
+  /**
+   * Its notifications waiting to be written (coalesced: at most one per subscription and entity,
+   * list or stats).
+   */
+  queued: number;
+  /** Bytes written for it that it has not read yet: a slow reader shows here. */
+  unsentBytes: number;
+}
+
+export interface StatsConnections {
+  /** Connections open now, stdio included. */
+  open: number;
+  /** Connections accepted since start, stdio included. */
+  total: number;
+  /** Each connection open now, oldest first. */
+  list: StatsConnectionsListItem[];
+}
+
+export interface StatsRequests {
+  /**
+   * Requests (messages with a method and an id, batch elements included) received, whatever their
+   * outcome.
+   */
+  total: number;
+  /**
+   * Requests per method the server knows; requests to unknown methods count only in `total` (and
+   * in errors.byCode["-32601"]).
+   */
+  byMethod: Record<string, number>;
+}
+
+export interface StatsBytes {
+  /** Protocol bytes read, framing included. */
+  in: number;
+  /** Protocol bytes written, framing included. */
+  out: number;
+}
+
+export interface StatsErrors {
+  /** Error responses written. */
+  total: number;
+  /** Error responses per code; keys are the codes in decimal ("-32601"). */
+  byCode: Record<string, number>;
+}
+
+/** Lists held and their traffic. */
+export interface StatsLists {
+  /**
+   * Lists in memory now: at most `--max-lists` (default 256) plus those with a subscriber or a
+   * page on its way.
+   */
+  held: number;
+  /** Pages asked of the backend. */
+  pageCalls: number;
+  /** fetchList calls that joined a page already on its way. */
+  sharedFetches: number;
+  /** Lists made out of date by a confirmed follow of a kind they depend on. */
+  invalidations: number;
+  /**
+   * Lists dropped from memory so far: unused for `--list-idle-ms` (default 600000), or the least
+   * recently used beyond `--max-lists`.
+   */
+  evicted?: number;
+  /**
+   * Loads ended with a failure because the API's pages made no progress: a next page or cursor
+   * seen before in the same load, a refetch page holding only items it had, or a refetch's page
+   * cap (the pages the list had, plus 2).
+   */
+  pagingFailures?: number;
+}
+
+/** setInterfaceState's work. */
+export interface StatsPreload {
+  queued: number;
+  inFlight: number;
+  started: number;
+  /**
+   * Items that left every host's range before their turn: in the preload queue, or with their
+   * detail call still waiting for a connection (given up, never sent).
+   */
+  cancelled: number;
+  /** Detail calls made by preload and getEntity (one given up before it was sent is not counted). */
+  detailCalls: number;
+  detailShared: number;
+}
+
+export interface Stats {
+  /** Milliseconds since the process started. */
+  uptimeMs: number;
+  /** Backend calls since start. */
+  backend: StatsBackend;
+  /**
+   * Work saved: reads that joined a backend read already in flight, and mutations that needed no
+   * call (the wanted state was already known).
+   */
+  dedupeHits: number;
+  /** `getFollowState` requests answered from memory. */
+  cacheHits: number;
+  /**
+   * Entities held in memory now: at most `--max-entities` (default 100000) plus those something
+   * holds (an exact subscription, a list in memory, a preload, a pending intent).
+   */
+  entities: number;
+  /**
+   * Entities dropped from memory so far: unused for `--entity-idle-ms` (default 600000), or the
+   * least recently used beyond `--max-entities`. One seen again is fetched again; its versions
+   * continue above every version it had.
+   */
+  entitiesEvicted?: number;
+  /** Subscriptions open now, over all connections. */
+  subscriptions: number;
+  /** Notifications written: `stateChanged`, and `statsChanged` for the stats topic. */
+  notifications: StatsNotifications;
+  /** Unsettled intents in the outbox now (mutations not yet confirmed or rolled back). */
+  outbox: number;
+  /** The process's resident memory (from /proc/self/statm); 0 when unknown. */
+  residentMemoryBytes: number;
+  connections: StatsConnections;
+  requests: StatsRequests;
+  /** Notifications (messages with a method and no id) received. */
+  notificationsReceived: number;
+  bytes: StatsBytes;
+  errors: StatsErrors;
+  /** Lists held and their traffic. */
+  lists: StatsLists;
+  /** setInterfaceState's work. */
+  preload: StatsPreload;
+  /**
+   * A random id of this server process, new at every start: a client that reconnects and sees
+   * another one knows the server restarted (its subscriptions are gone; versions still never go
+   * backwards on the same state folder).
+   */
+  instance: string;
+  /**
+   * Intents the backend refused for want of credentials (401/403): still pending and in the
+   * outbox, sent again at the next `configure {authToken}` or `configure {environment}`.
+   */
+  waitingForCredentials: number;
+  /** Entities whose state shows `pending` now: a mutation not yet settled. */
+  entitiesPending: number;
+  /** Entities whose state shows an `error` now. */
+  entitiesFailed: number;
+}
+
+/**
+ * A list's name: on the local backend `following/<kind>` (what is followed, ordered by id, 50 a
+ * page); on the rest backend the lists its configuration describes under `lists` (e.g.
+ * `followedArtists`).
+ */
+export type ListName = string;
+
+/**
+ * An item of a list, joined with the entity store: `following` is the entity's shown state now (it
+ * moves with every follow, in every list holding the entity), else what the list's answer said;
+ * `attributes` are the entity's, else the fields the list kept.
+ */
+export interface ListItem {
+  kind: EntityKind;
+  id: EntityID;
+  following: boolean | null;
+  attributes: Record<string, unknown> | null;
+}
+
+/**
+ * A run of items with the same section title (the configuration's `sections`: the first letter of
+ * a name, or a category): items[start ..< start+count].
+ */
+export interface ListSection {
+  title: string;
+  start: number;
+  count: number;
+}
+
+export interface ListStateError {
+  /**
+   * The application error code of the failure: -32001 backend unavailable, -32002 backend
+   * rejected, -32003 unauthorized, -32004 unknown kind.
+   */
+  code: number;
+  message: string;
+  /** Whether the failure was transient (-32001). */
+  retryable: boolean;
+}
+
+/**
+ * A list as a stateful data source. `state`: idle (never asked for), loading, loaded or failure.
+ * While a next page or a refresh loads, `state` is loading and `items` keeps what was loaded; a
+ * refresh replaces the items when it arrives. A failed page keeps what was loaded, sets `error`
+ * and keeps `hasMore`: asking for `next` again retries it; a failure never marks the list
+ * complete. `version` grows by one on every change, including a change of an item's entity.
+ */
+export interface ListState {
+  list: ListName;
+  /** The params the list was asked with (keys sorted). */
+  params: Record<string, unknown>;
+  state: "idle" | "loading" | "loaded" | "failure";
+  items: ListItem[];
+  sections: ListSection[];
+  /** Whether `page: next` can load more. */
+  hasMore: boolean;
+  /** The last page's failure (`{code, message, retryable}`), or null. */
+  error: null | ListStateError;
+  /**
+   * Never goes backwards across a restart on the same state folder, and never above 2^53 − 1 (see
+   * EntityState's version).
+   */
+  version: number;
+}
+
+/** The params of the `statsChanged` notification (see `x-notifications`). */
+export interface StatsParams {
+  /** The subscription with the stats topic. */
+  subscription: string;
+  /** As in `stateChanged`: one count per connection over both notifications. */
+  seq: number;
+  stats: Stats;
+}
+
+/** The params of the `configurationChanged` notification (see `x-notifications`). */
+export interface ConfigurationChangedParams {
+  /** The environment now active. */
+  environment: string;
+  /** What changed: any of "environment", "authToken", "values". */
+  changed: ("environment" | "authToken" | "values")[];
+  /** The names of the values that changed. */
+  values: string[];
+}
+
+export interface UnsubscribeResult {
+  ok: true;
+}
+
+export interface SetInterfaceStateResult {
+  accepted: number;
+}
+
+export interface ConfigureResult {
+  /** The environment now in use. */
+  environment: string;
+}
+
+/** What each method answers (its `result`), by method name. */
+export interface MethodResults {
+  initialize: InitializeResult;
+  shutdown: null;
+  "rpc.discover": Record<string, unknown>;
+  stats: Stats;
+  follow: EntityState;
+  unfollow: EntityState;
+  setFollowState: EntityState;
+  getFollowState: EntityState;
+  subscribe: SubscribeResult;
+  unsubscribe: UnsubscribeResult;
+  fetchList: ListState;
+  getEntity: EntityState;
+  setInterfaceState: SetInterfaceStateResult;
+  configure: ConfigureResult;
+}

@@ -1,0 +1,416 @@
+# generated from schema/openrpc.json by scripts/gen-protocol; do not edit.
+"""The data the server answers (schema/openrpc.json: components.schemas and each
+method's result), as it sends it: TypedDicts for type hints, and METHOD_RESULTS,
+what each method answers."""
+
+from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
+
+
+# The id of a request, as clients send it: an integer or a string. Compared by type and
+# value (7 and "7" are different ids), within one connection.
+RequestID = Union[int, str]
+
+# The `error` member of a JSON-RPC response, with the `data` each code carries.
+ErrorObject = TypedDict(
+    "ErrorObject",
+    {
+        "code": int,
+        "message": str,
+        "data": NotRequired[Any],
+    },
+)
+
+# The kind of an entity (artist, profile, gene, …). Kinds are defined by the backend; the
+# local backend accepts any.
+EntityKind = str
+
+# An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON
+# Schema's maxLength counts characters, so it can only say 256 here; the server counts
+# bytes and answers a longer id with -32602.) An id is its bytes: it is never normalized,
+# and two ids are one entity only when their UTF-8 bytes are equal (`café` and `café` are
+# two entities, as they are to the API). Ids are data, never path syntax: on the rest
+# backend an id that would fill a path segment as exactly `.` or `..` is refused with
+# -32602 (`data.path` `/id`) before anything changes or is sent; every other id reaches
+# the server percent-encoded as the one segment it is (README "The REST backend").
+EntityID = str
+
+# Which object of the backend an entity is.
+EntityRef = TypedDict(
+    "EntityRef",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+    },
+)
+
+EntityStateError = TypedDict(
+    "EntityStateError",
+    {
+        "code": int,
+        "message": str,
+        "retryable": bool,
+    },
+)
+
+# An entity's follow state, as every follow method returns it and every `stateChanged`
+# carries it. Full, never a delta.
+EntityState = TypedDict(
+    "EntityState",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+        "following": Optional[bool],
+        "confirmed": Optional[bool],
+        "pending": bool,
+        "requested": NotRequired[Literal[True]],
+        "error": Optional[EntityStateError],
+        "attributes": Optional[Dict[str, Any]],
+        "version": int,
+    },
+)
+
+# {type: entity, kind, id}: one entity; {type: entity, kind}: every entity of a kind;
+# {type: entity}: every entity. An id needs a kind.
+EntityTopic = TypedDict(
+    "EntityTopic",
+    {
+        "type": Literal["entity"],
+        "kind": NotRequired[EntityKind],
+        "id": NotRequired[EntityID],
+    },
+)
+
+# A list's name: on the local backend `following/<kind>` (what is followed, ordered by id,
+# 50 a page); on the rest backend the lists its configuration describes under `lists`
+# (e.g. `followedArtists`).
+ListName = str
+
+# One list with its params: the snapshot carries its ListState (a list never loaded starts
+# loading, as an entity never fetched is fetched), and every change of it (a page, a
+# refresh, a follow of one of its items) is pushed as a ListState. An unknown list is
+# -32004; a missing param the list needs is -32602.
+ListTopic = TypedDict(
+    "ListTopic",
+    {
+        "type": Literal["list"],
+        "list": ListName,
+        "params": NotRequired[Dict[str, Optional[Union[str, float, bool]]]],
+    },
+)
+
+# {type: stats}: the server's own figures (the `stats` method's result), pushed as a
+# `statsChanged` notification (see `x-notifications`) at most once a second, only while
+# the subscription lasts and only when they changed; the first push comes right after the
+# subscribe reply (the snapshot has nothing for this topic). Takes no other member. What
+# `netmodel top` shows.
+StatsTopic = TypedDict(
+    "StatsTopic",
+    {
+        "type": Literal["stats"],
+    },
+)
+
+# What a subscription hears about.
+Topic = Union[EntityTopic, ListTopic, StatsTopic]
+
+# An item of a list, joined with the entity store: `following` is the entity's shown state
+# now (it moves with every follow, in every list holding the entity), else what the list's
+# answer said; `attributes` are the entity's, else the fields the list kept.
+ListItem = TypedDict(
+    "ListItem",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+        "following": Optional[bool],
+        "attributes": Optional[Dict[str, Any]],
+    },
+)
+
+# A run of items with the same section title (the configuration's `sections`: the first
+# letter of a name, or a category): items[start ..< start+count].
+ListSection = TypedDict(
+    "ListSection",
+    {
+        "title": str,
+        "start": int,
+        "count": int,
+    },
+)
+
+ListStateError = TypedDict(
+    "ListStateError",
+    {
+        "code": int,
+        "message": str,
+        "retryable": bool,
+    },
+)
+
+# A list as a stateful data source. `state`: idle (never asked for), loading, loaded or
+# failure. While a next page or a refresh loads, `state` is loading and `items` keeps what
+# was loaded; a refresh replaces the items when it arrives. A failed page keeps what was
+# loaded, sets `error` and keeps `hasMore`: asking for `next` again retries it; a failure
+# never marks the list complete. `version` grows by one on every change, including a
+# change of an item's entity.
+ListState = TypedDict(
+    "ListState",
+    {
+        "list": ListName,
+        "params": Dict[str, Any],
+        "state": Literal["idle", "loading", "loaded", "failure"],
+        "items": List[ListItem],
+        "sections": List[ListSection],
+        "hasMore": bool,
+        "error": Optional[ListStateError],
+        "version": int,
+    },
+)
+
+SubscribeResult = TypedDict(
+    "SubscribeResult",
+    {
+        "subscription": str,
+        "snapshot": List[Union[EntityState, ListState]],
+        "instance": str,
+    },
+)
+
+# The params of the `stateChanged` notification the server sends (see `x-notifications`).
+StateChangedParams = TypedDict(
+    "StateChangedParams",
+    {
+        "subscription": str,
+        "seq": int,
+        "state": Union[EntityState, ListState],
+    },
+)
+
+InitializeResultServerInfo = TypedDict(
+    "InitializeResultServerInfo",
+    {
+        "name": Literal["netmodel"],
+        "version": str,
+        "instance": str,
+    },
+)
+
+InitializeResultCapabilities = TypedDict(
+    "InitializeResultCapabilities",
+    {
+        "methods": List[str],
+    },
+)
+
+InitializeResult = TypedDict(
+    "InitializeResult",
+    {
+        "serverInfo": InitializeResultServerInfo,
+        "protocolVersion": Literal["1.0"],
+        "capabilities": InitializeResultCapabilities,
+    },
+)
+
+StatsBackendHttpEndpointsValue = TypedDict(
+    "StatsBackendHttpEndpointsValue",
+    {
+        "inFlight": int,
+        "finished": int,
+        "latencyTotalMs": int,
+        "latencyLastMs": int,
+    },
+)
+
+# Present with the rest backend only: its HTTP traffic. `requests` counts HTTP requests (a
+# batched read of 50 ids is one), unlike `calls`, which counts per entity.
+StatsBackendHttp = TypedDict(
+    "StatsBackendHttp",
+    {
+        "requests": int,
+        "responses": int,
+        "transportErrors": int,
+        "connectionsOpened": int,
+        "inFlight": int,
+        "byEndpoint": Dict[str, int],
+        "endpoints": Dict[str, StatsBackendHttpEndpointsValue],
+    },
+)
+
+# Backend calls since start.
+StatsBackend = TypedDict(
+    "StatsBackend",
+    {
+        "calls": int,
+        "mutations": int,
+        "reads": int,
+        "retries": int,
+        "rollbacks": int,
+        "http": NotRequired[StatsBackendHttp],
+    },
+)
+
+# Notifications written: `stateChanged`, and `statsChanged` for the stats topic.
+StatsNotifications = TypedDict(
+    "StatsNotifications",
+    {
+        "sent": int,
+        "coalesced": int,
+        "stats": int,
+    },
+)
+
+StatsConnectionsListItem = TypedDict(
+    "StatsConnectionsListItem",
+    {
+        "id": int,
+        "transport": Literal["stdio", "socket"],
+        "subscriptions": int,
+        "queued": int,
+        "unsentBytes": int,
+    },
+)
+
+StatsConnections = TypedDict(
+    "StatsConnections",
+    {
+        "open": int,
+        "total": int,
+        "list": List[StatsConnectionsListItem],
+    },
+)
+
+StatsRequests = TypedDict(
+    "StatsRequests",
+    {
+        "total": int,
+        "byMethod": Dict[str, int],
+    },
+)
+
+StatsBytes = TypedDict(
+    "StatsBytes",
+    {
+        "in": int,
+        "out": int,
+    },
+)
+
+StatsErrors = TypedDict(
+    "StatsErrors",
+    {
+        "total": int,
+        "byCode": Dict[str, int],
+    },
+)
+
+# Lists held and their traffic.
+StatsLists = TypedDict(
+    "StatsLists",
+    {
+        "held": int,
+        "pageCalls": int,
+        "sharedFetches": int,
+        "invalidations": int,
+        "evicted": NotRequired[int],
+        "pagingFailures": NotRequired[int],
+    },
+)
+
+# setInterfaceState's work.
+StatsPreload = TypedDict(
+    "StatsPreload",
+    {
+        "queued": int,
+        "inFlight": int,
+        "started": int,
+        "cancelled": int,
+        "detailCalls": int,
+        "detailShared": int,
+    },
+)
+
+Stats = TypedDict(
+    "Stats",
+    {
+        "uptimeMs": int,
+        "backend": StatsBackend,
+        "dedupeHits": int,
+        "cacheHits": int,
+        "entities": int,
+        "entitiesEvicted": NotRequired[int],
+        "subscriptions": int,
+        "notifications": StatsNotifications,
+        "outbox": int,
+        "residentMemoryBytes": int,
+        "connections": StatsConnections,
+        "requests": StatsRequests,
+        "notificationsReceived": int,
+        "bytes": StatsBytes,
+        "errors": StatsErrors,
+        "lists": StatsLists,
+        "preload": StatsPreload,
+        "instance": str,
+        "waitingForCredentials": int,
+        "entitiesPending": int,
+        "entitiesFailed": int,
+    },
+)
+
+# The params of the `statsChanged` notification (see `x-notifications`).
+StatsParams = TypedDict(
+    "StatsParams",
+    {
+        "subscription": str,
+        "seq": int,
+        "stats": Stats,
+    },
+)
+
+# The params of the `configurationChanged` notification (see `x-notifications`).
+ConfigurationChangedParams = TypedDict(
+    "ConfigurationChangedParams",
+    {
+        "environment": str,
+        "changed": List[Literal["environment", "authToken", "values"]],
+        "values": List[str],
+    },
+)
+
+UnsubscribeResult = TypedDict(
+    "UnsubscribeResult",
+    {
+        "ok": Literal[True],
+    },
+)
+
+SetInterfaceStateResult = TypedDict(
+    "SetInterfaceStateResult",
+    {
+        "accepted": int,
+    },
+)
+
+ConfigureResult = TypedDict(
+    "ConfigureResult",
+    {
+        "environment": str,
+    },
+)
+
+
+# What each method answers (its `result`), by method name.
+METHOD_RESULTS: Dict[str, Any] = {
+    "initialize": InitializeResult,
+    "shutdown": None,
+    "rpc.discover": Dict[str, Any],
+    "stats": Stats,
+    "follow": EntityState,
+    "unfollow": EntityState,
+    "setFollowState": EntityState,
+    "getFollowState": EntityState,
+    "subscribe": SubscribeResult,
+    "unsubscribe": UnsubscribeResult,
+    "fetchList": ListState,
+    "getEntity": EntityState,
+    "setInterfaceState": SetInterfaceStateResult,
+    "configure": ConfigureResult,
+}
