@@ -2273,7 +2273,7 @@ let openRPCDocumentText = ##"""
       },
       "EntityID": {
         "title": "EntityID",
-        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.) An id is its bytes: it is never normalized, and two ids are one entity only when their UTF-8 bytes are equal (`caf\u00e9` and `cafe\u0301` are two entities, as they are to the API). Ids are data, never path syntax: on the rest backend an id that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is sent; every other id reaches the server percent-encoded as the one segment it is (README \"The REST backend\").",
+        "description": "An entity's id within its kind: a non-empty string of at most 256 bytes of UTF-8. (JSON Schema's maxLength counts characters, so it can only say 256 here; the server counts bytes and answers a longer id with -32602.) An id is its bytes: it is never normalized, and two ids are one entity only when their UTF-8 bytes are equal (café written with U+00E9 and with e + U+0301 are two entities, as they are to the API). Ids are data, never path syntax: on the rest backend an id that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is sent; every other id reaches the server percent-encoded as the one segment it is (README \"The REST backend\").",
         "type": "string",
         "minLength": 1,
         "maxLength": 256
