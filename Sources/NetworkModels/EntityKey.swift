@@ -1,7 +1,7 @@
 import JSON
 
 /// (kind, id): which object of the backend an entity is.
-public struct EntityKey: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct EntityKey: SeededHashable, Comparable, Sendable, CustomStringConvertible {
   public let kind: String
   public let id: String
   /// The strings' hash, taken once: the store asks its tables about one key many times
@@ -32,13 +32,10 @@ public struct EntityKey: Hashable, Comparable, Sendable, CustomStringConvertible
     hasher.combine(hash)
   }
 
-  /// What a `Dictionary` or `Set` asks for, without hashing the hash again: `hash` is
-  /// already keyed with the process's random seeds (`KeyHash`), so mixing in the
-  /// table's seed is enough. Each lookup of a key cost ~150 instructions more through
-  /// `hash(into:)`, and a read that goes to the backend looks its key up ~15 times.
-  public func _rawHashValue(seed: Int) -> Int {
-    hash ^ seed
-  }
+  /// What a `Dictionary` or `Set` mixes its seed into (`SeededHashable`), without
+  /// hashing the hash again: `hash` is already keyed with the process's random seeds
+  /// (`KeyHash`), and a read that goes to the backend looks its key up ~15 times.
+  public var seededHashBase: Int { hash }
 
   public var description: String { "\(kind)/\(id)" }
 
