@@ -5,7 +5,7 @@ extension JSONScanner {
   /// skipped.
   ///
   /// A class, kept by the `Workspace` and refilled by each scan: returned as a struct,
-  /// its six members' records were copied twice a message (~600 instructions).
+  /// its six members' records were copied twice a message.
   public final class Envelope {
     public internal(set) var id: Entry?
     /// `jsonrpc`.
@@ -133,7 +133,7 @@ extension JSONScanner {
   ///
   /// The dispatcher's scan of every message: where `scanObjectMembers` records every
   /// top-level member in an array for the caller to look up, this keeps the few an
-  /// envelope has as it meets them (~1k instructions less a request).
+  /// envelope has as it meets them.
   public static func scanEnvelope(_ bytes: UnsafeRawBufferPointer, reusing workspace: Workspace) throws(JSONError)
     -> Envelope?
   {

@@ -195,7 +195,7 @@ public struct JSONScanner {
   }
 
   /// Members as scanned, in an array a scan may refill in place: emptying an array and
-  /// appending again went through `replaceSubrange` (~90 instructions a message).
+  /// appending again went through `replaceSubrange` for every message.
   struct Records {
     private(set) var storage: [Record] = []
     private(set) var count = 0
@@ -309,7 +309,7 @@ public struct JSONScanner {
         return SmallASCIIString.make(low: low, high: high, count: count)
       }
       // Made in place (a small string needs no allocation): `String(decoding:as:)` went
-      // through its generic repairing path, ~100 instructions more a string.
+      // through its generic repairing path.
       let (low, high, count) = (self.low.littleEndian, self.high.littleEndian, self.count)
       return String(unsafeUninitializedCapacity: count) { buffer in
         var words = (low, high)
@@ -820,7 +820,7 @@ public struct JSONScanner {
   /// most 15 bytes, ASCII, no escape or control byte): packed as `text` packs it,
   /// straight from two words, with `pos` left after its closing quote. Nil otherwise,
   /// with `pos` unmoved, for the general scan. A request's keys and most of its string
-  /// values are such strings: scanning each and then packing it cost ~75 instructions.
+  /// values are such strings, which were scanned and then packed in two passes.
   @inline(__always)
   mutating func shortPlainString() -> InlineText? {
     let available = end &- pos

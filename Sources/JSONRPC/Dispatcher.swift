@@ -24,14 +24,14 @@ public final class Dispatcher {
   private var notificationMethods: [String: RunNotification] = [:]
   public private(set) var descriptions: [String: MethodDescription] = [:]
   /// The last method name dispatched and what it named: clients send runs of one
-  /// method, and hashing the name for the tables cost ~350 instructions a request
-  /// (twice for an unknown one). Forgotten whenever a method is registered.
+  /// method, and the name was hashed for the tables at each request (twice for an
+  /// unknown one). Forgotten whenever a method is registered.
   private var lastMethod: (name: String, run: RegisteredRequest?, isNotification: Bool)?
   /// The same name packed, so the next message naming it is recognised from its bytes,
-  /// without a `String` made from them (~180 instructions). Kept across registrations:
+  /// without a `String` made from them. Kept across registrations:
   /// it only spares making the name.
   /// Not optional: an empty name is as good as none (a message naming "" gets "" either
-  /// way), and copying the optional out for each message cost ~120 instructions.
+  /// way), and the optional was copied out for each message.
   private var lastMethodKey = JSONScanner.Key("")
   /// While set, every request is answered with it instead of being run (the service's
   /// refusal after `shutdown`).
@@ -39,7 +39,7 @@ public final class Dispatcher {
     didSet { isRefusing = refusal != nil }
   }
   /// Whether `refusal` is set, for the check of every request: reading the optional
-  /// error itself copied it (~120 instructions).
+  /// error itself copied it.
   private var isRefusing = false
   /// An answered responder nothing else holds, for the next request (`Responder.reuse`).
   private var spareResponder: Responder?

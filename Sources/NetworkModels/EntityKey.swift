@@ -76,8 +76,8 @@ public struct EntityKey: SeededHashable, Comparable, Sendable, CustomStringConve
 /// The hash of an entity key: a folded multiply over its strings' bytes, 16 at a time,
 /// keyed with seeds drawn at random once per process (the idea of foldhash and
 /// ahash). Keys come from clients, so the hash must not be predictable (no flooding a
-/// table with colliding keys); SipHash, which `Hasher` uses, cost ~380 instructions a
-/// key, more than the rest of a cached read's lookup.
+/// table with colliding keys); SipHash, which `Hasher` uses, cost more a key than the
+/// rest of a cached read's lookup.
 enum KeyHash {
   typealias Seeds = (start: UInt64, chunk: UInt64, length: UInt64)
 

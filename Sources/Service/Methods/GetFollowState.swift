@@ -22,7 +22,7 @@ enum GetFollowState: ServiceMethod {
       let maxAge = try params.integer(ParamKey.maxAgeMs)
       if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
       // Made whole at the end: assigned member by member, the finished value was
-      // copied out and the original destroyed (~120 instructions).
+      // copied out and the original destroyed.
       self.init(key: key, refresh: refresh, maxAgeMs: maxAge.map(UInt64.init))
     }
 
