@@ -169,15 +169,16 @@ public struct JSONScanner {
 
     public init(stringLiteral name: String) { self.init(name) }
 
-    /// Whether this key is packed exactly as `other` (for the tests of hand-packed ones).
+    /// Whether this key is packed exactly as `other` (for the tests of generated ones).
     public func isPacked(as other: Key) -> Bool {
       (packed.low, packed.high, packed.count) == (other.packed.low, other.packed.high, other.packed.count)
     }
 
-    /// A name packed by hand, for the names read for every request: a `static let`
+    /// A name already packed, for the names read for every request: a `static let`
     /// that code makes (`Key("kind")`) is checked for initialisation at each use, one
-    /// made of literals is laid down at compile time. It must be what `init(_:)` packs
-    /// (bytes little-endian, 16 at most); a test checks each one.
+    /// made of literals is laid down at compile time. Written only by
+    /// `scripts/gen-protocol` (`ParamKeys.swift`, `JSONScanner+EnvelopeNames.swift`), as
+    /// `init(_:)` packs (bytes little-endian, 16 at most); a test checks each one.
     @inlinable @inline(__always)
     public init(name: String, low: UInt64, high: UInt64 = 0, count: Int) {
       self.name = name

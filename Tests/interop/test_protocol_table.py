@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -184,6 +185,20 @@ def test_check_fails_when_a_packed_key_is_edited_or_a_param_is_new(copy):
     # 15 bytes: "longestN" little-endian in the low word, "ameHere" in the high one.
     want = 'Key(name: "longestNameHere", low: 0x4E74_7365_676E_6F6C, high: 0x0065_7265_4865_6D61, count: 15)'
     assert want in path.read_text(encoding="utf-8")
+
+
+def test_no_packed_key_is_written_by_hand():
+    """A packed literal (`Key(name: "kind", low: 0x646E_696B, count: 4)`) appears only in
+    the generated files: one byte wrong and a param is never found."""
+    packed = re.compile(r'Key\(name: "[^"]*", low:')
+    written = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "Sources").rglob("*.swift"))
+        if str(path.relative_to(REPO)) not in GENERATED_SWIFT
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if packed.search(line)
+    ]
+    assert written == []
 
 
 def test_check_fails_when_a_result_type_is_not_the_schema(copy):
