@@ -14,8 +14,8 @@ public struct LoopInstant: Comparable, Hashable, Sendable {
   }
 
   /// Whether at most `milliseconds` passed from `earlier` to this instant (always, when
-  /// this one comes first). In integers: the same test with `Duration`s, which count
-  /// attoseconds in 128 bits, cost ~100 instructions on every cached read.
+  /// this one comes first). In integers, not `Duration`s (attoseconds in 128 bits): the
+  /// test is on every cached read.
   public func isWithin(milliseconds: UInt64, of earlier: LoopInstant) -> Bool {
     guard nanoseconds > earlier.nanoseconds else { return true }
     let (limit, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000_000)

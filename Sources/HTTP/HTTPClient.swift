@@ -233,7 +233,7 @@ public final class HTTPClient {
 
   /// `request`'s timeouts in libcurl's milliseconds. Requests nearly always carry the
   /// configuration's two: the last pair is remembered, where turning a `Duration` into
-  /// milliseconds (128-bit arithmetic) cost ~190 instructions, twice a request.
+  /// milliseconds is 128-bit arithmetic, twice a request.
   private func timeoutsMs(_ request: HTTPRequest) -> (total: Int, connect: Int) {
     if let last = lastTimeouts, last.timeout == request.timeout, last.connect == request.connectTimeout {
       return last.ms
@@ -279,8 +279,8 @@ public final class HTTPClient {
   /// libcurl asks about twice a request: zero when a transfer is added, then its earliest
   /// deadline again (the oldest transfer's timeout, which only moves later). Zero is a
   /// task on the loop's next turn, and a later deadline keeps the timer that is due
-  /// first (it fires early, finds the deadline ahead, and waits on for it): a timer
-  /// cancelled and scheduled each time cost ~1.7k instructions a request. The deadline
+  /// first (it fires early, finds the deadline ahead, and waits on for it) rather than
+  /// a timer cancelled and scheduled each time. The deadline
   /// is in whole nanoseconds, where a `Duration` multiplies in 128 bits.
   private func wake(afterMilliseconds delay: Int) {
     guard delay >= 0 else {

@@ -111,8 +111,8 @@ final class Transfer {
   }
 
   /// The per-request options a handle was last given that most requests repeat: a
-  /// request sets only those that differ, where setting all of them each time cost
-  /// ~0.5k instructions a request (libcurl keeps what it was given until told otherwise).
+  /// request sets only those that differ instead of all of them each time (libcurl
+  /// keeps what it was given until told otherwise).
   struct Options: Equatable {
     var timeoutMs = 0
     var connectTimeoutMs = 0

@@ -21,7 +21,7 @@ public struct HTTPTicket: Hashable, Sendable {
 /// one is found by its ticket with a binary search, nearly always at once (the first
 /// live one: requests of one priority leave in the order they came). A table keyed by
 /// the ticket hashed it on the way in and again on the way out, and grew and rehashed
-/// with a burst: ~1.7k instructions a queued request.
+/// with a burst.
 struct WaitingQueue {
   struct Entry {
     let request: HTTPRequest

@@ -31,13 +31,8 @@ public struct ExactString: Hashable, Comparable, Sendable, CustomStringConvertib
 extension String {
   /// Whether the two have the same UTF-8 bytes (not `==`: see `ExactString`).
   @inlinable public func hasSameBytes(as other: String) -> Bool {
-    // Equal bits are one representation, so the same bytes (a small string's bytes, or
-    // one shared storage): the common case of a key looked up with its own text.
-    let mine = unsafeBitCast(self, to: (UInt64, UInt64).self)
-    let theirs = unsafeBitCast(other, to: (UInt64, UInt64).self)
-    if mine == theirs { return true }
-    // Two small ASCII strings hold their bytes in their bits: other bits, other bytes.
-    if SmallASCIIString.layoutHolds, mine.1 &>> 60 == 0xE, theirs.1 &>> 60 == 0xE { return false }
+    // Most often told by the two words alone (see StandardLibraryInternals.swift).
+    if let same = hasSameRepresentation(as: other) { return same }
     return hasSameBytesInBuffers(as: other)
   }
 

@@ -109,8 +109,8 @@ public func appendDecimal(_ value: Int64, to buffer: inout [UInt8]) {
 }
 
 /// Appends `prefix`, the decimal text of `value` and `suffix` with one append: an
-/// append costs ~90 instructions however short it is, and an envelope's id sits
-/// between two literals.
+/// append costs the same however short it is, and an envelope's id sits between two
+/// literals.
 public func appendDecimal(
   _ value: Int64, between prefix: StaticString, and suffix: StaticString, to buffer: inout [UInt8]
 ) {

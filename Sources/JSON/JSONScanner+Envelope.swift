@@ -5,7 +5,7 @@ extension JSONScanner {
   /// skipped.
   ///
   /// A class, kept by the `Workspace` and refilled by each scan: returned as a struct,
-  /// its six members' records were copied twice a message (~600 instructions).
+  /// its six members' records were copied twice a message.
   public final class Envelope {
     public internal(set) var id: Entry?
     /// `jsonrpc`.
@@ -133,7 +133,7 @@ extension JSONScanner {
   ///
   /// The dispatcher's scan of every message: where `scanObjectMembers` records every
   /// top-level member in an array for the caller to look up, this keeps the few an
-  /// envelope has as it meets them (~1k instructions less a request).
+  /// envelope has as it meets them.
   public static func scanEnvelope(_ bytes: UnsafeRawBufferPointer, reusing workspace: Workspace) throws(JSONError)
     -> Envelope?
   {
@@ -156,23 +156,6 @@ extension JSONScanner {
     scanner.skipWhitespace()
     guard scanner.pos == scanner.end else { throw scanner.failure("end of file expected", at: scanner.pos) }
     return envelope
-  }
-
-  /// The envelope's member names, packed by hand as `Key` packs them (little-endian;
-  /// `EnvelopeScanTests` checks each against `Key(name)`): a `static let` that code
-  /// makes is checked for initialisation at every use, ~7 instructions, and each
-  /// member's name is compared with up to six of these. Literals are laid down at
-  /// compile time instead.
-  enum EnvelopeName {
-    static let id = Key(name: "id", low: 0x6469, count: 2)
-    static let jsonrpc = Key(name: "jsonrpc", low: 0x0063_7072_6E6F_736A, count: 7)
-    static let method = Key(name: "method", low: 0x646F_6874_656D, count: 6)
-    static let params = Key(name: "params", low: 0x736D_6172_6170, count: 6)
-    static let result = Key(name: "result", low: 0x746C_7573_6572, count: 6)
-    static let error = Key(name: "error", low: 0x0072_6F72_7265, count: 5)
-    /// The one value `jsonrpc` may have.
-    static let version = Key(name: "2.0", low: 0x30_2E32, count: 3)
-    static let all = [id, jsonrpc, method, params, result, error, version]
   }
 
   /// `scanObject` at the top level (its errors, its handling of `params`), keeping

@@ -169,15 +169,16 @@ public struct JSONScanner {
 
     public init(stringLiteral name: String) { self.init(name) }
 
-    /// Whether this key is packed exactly as `other` (for the tests of hand-packed ones).
+    /// Whether this key is packed exactly as `other` (for the tests of generated ones).
     public func isPacked(as other: Key) -> Bool {
       (packed.low, packed.high, packed.count) == (other.packed.low, other.packed.high, other.packed.count)
     }
 
-    /// A name packed by hand, for the names read for every request: a `static let`
+    /// A name already packed, for the names read for every request: a `static let`
     /// that code makes (`Key("kind")`) is checked for initialisation at each use, one
-    /// made of literals is laid down at compile time. It must be what `init(_:)` packs
-    /// (bytes little-endian, 16 at most); a test checks each one.
+    /// made of literals is laid down at compile time. Written only by
+    /// `scripts/gen-protocol` (`ParamKeys.swift`, `JSONScanner+EnvelopeNames.swift`), as
+    /// `init(_:)` packs (bytes little-endian, 16 at most); a test checks each one.
     @inlinable @inline(__always)
     public init(name: String, low: UInt64, high: UInt64 = 0, count: Int) {
       self.name = name
@@ -195,7 +196,7 @@ public struct JSONScanner {
   }
 
   /// Members as scanned, in an array a scan may refill in place: emptying an array and
-  /// appending again went through `replaceSubrange` (~90 instructions a message).
+  /// appending again went through `replaceSubrange` for every message.
   struct Records {
     private(set) var storage: [Record] = []
     private(set) var count = 0
@@ -309,7 +310,7 @@ public struct JSONScanner {
         return SmallASCIIString.make(low: low, high: high, count: count)
       }
       // Made in place (a small string needs no allocation): `String(decoding:as:)` went
-      // through its generic repairing path, ~100 instructions more a string.
+      // through its generic repairing path.
       let (low, high, count) = (self.low.littleEndian, self.high.littleEndian, self.count)
       return String(unsafeUninitializedCapacity: count) { buffer in
         var words = (low, high)
@@ -820,7 +821,7 @@ public struct JSONScanner {
   /// most 15 bytes, ASCII, no escape or control byte): packed as `text` packs it,
   /// straight from two words, with `pos` left after its closing quote. Nil otherwise,
   /// with `pos` unmoved, for the general scan. A request's keys and most of its string
-  /// values are such strings: scanning each and then packing it cost ~75 instructions.
+  /// values are such strings, which were scanned and then packed in two passes.
   @inline(__always)
   mutating func shortPlainString() -> InlineText? {
     let available = end &- pos

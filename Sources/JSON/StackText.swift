@@ -1,6 +1,6 @@
 /// A short text written on the stack, then appended to an array in one go: an
-/// `Array.append(contentsOf:)` costs ~90 instructions however few bytes it adds, and a
-/// reply's envelope took five to eight of them.
+/// `Array.append(contentsOf:)` costs the same however few bytes it adds, and a reply's
+/// envelope took five to eight of them.
 ///
 /// A write past the capacity, or a string that needs escapes, fails the text: nothing
 /// is appended, and the caller writes the long way. Inlinable: its writers are called
@@ -72,7 +72,7 @@ public struct StackText {
 
   /// Two digits at a time from a table: a reply writes one to three numbers (its id, a
   /// version, an error code), and dividing by ten per digit, twice (to count them, then
-  /// to write them), cost ~120 instructions a number.
+  /// to write them), cost more than the rest of the number's writing.
   @inlinable
   public mutating func putDecimal(_ value: Int64) {
     guard reserve(20) else { return }

@@ -47,8 +47,8 @@ public final class Connection {
   private let memory: MemoryPeer?
   private weak var owner: ConnectionOwner?
   /// Where frames go. Held strongly, not through the weak `owner`: loading a weak
-  /// reference per frame, and retaining an object that has one, cost ~200 instructions
-  /// a request. The dispatcher holds no connection, so this makes no cycle.
+  /// reference per frame, and retaining an object that has one, is slow. The dispatcher
+  /// holds no connection, so this makes no cycle.
   private let dispatcher: Dispatcher
   private let statistics: RPCStatistics
   private let readBuffer: ReadBuffer

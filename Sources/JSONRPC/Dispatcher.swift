@@ -17,21 +17,21 @@ public final class Dispatcher {
     public let isNotification: Bool
   }
 
-  private typealias RunNotification = (ParamsReader, Connection) -> Void
+  private typealias RunNotification = (borrowing ParamsReader, Connection) -> Void
 
   public let statistics: RPCStatistics
   private var requestMethods: [String: RegisteredRequest] = [:]
   private var notificationMethods: [String: RunNotification] = [:]
   public private(set) var descriptions: [String: MethodDescription] = [:]
   /// The last method name dispatched and what it named: clients send runs of one
-  /// method, and hashing the name for the tables cost ~350 instructions a request
-  /// (twice for an unknown one). Forgotten whenever a method is registered.
+  /// method, and the name was hashed for the tables at each request (twice for an
+  /// unknown one). Forgotten whenever a method is registered.
   private var lastMethod: (name: String, run: RegisteredRequest?, isNotification: Bool)?
   /// The same name packed, so the next message naming it is recognised from its bytes,
-  /// without a `String` made from them (~180 instructions). Kept across registrations:
+  /// without a `String` made from them. Kept across registrations:
   /// it only spares making the name.
   /// Not optional: an empty name is as good as none (a message naming "" gets "" either
-  /// way), and copying the optional out for each message cost ~120 instructions.
+  /// way), and the optional was copied out for each message.
   private var lastMethodKey = JSONScanner.Key("")
   /// While set, every request is answered with it instead of being run (the service's
   /// refusal after `shutdown`).
@@ -39,7 +39,7 @@ public final class Dispatcher {
     didSet { isRefusing = refusal != nil }
   }
   /// Whether `refusal` is set, for the check of every request: reading the optional
-  /// error itself copied it (~120 instructions).
+  /// error itself copied it.
   private var isRefusing = false
   /// An answered responder nothing else holds, for the next request (`Responder.reuse`).
   private var spareResponder: Responder?
@@ -74,7 +74,7 @@ public final class Dispatcher {
   }
 
   /// Decodes a request's params and runs its handler; what it returns answers the request.
-  @usableFromInline typealias RunRequest = (ParamsReader, Responder, Connection) -> ResponseError?
+  @usableFromInline typealias RunRequest = (borrowing ParamsReader, Responder, Connection) -> ResponseError?
 
   @usableFromInline func add<Method: RequestMethod>(_ method: Method.Type, run: @escaping RunRequest) {
     lastMethod = nil
@@ -155,21 +155,20 @@ public final class Dispatcher {
       sendError(.invalidRequest("empty batch"), id: nil, to: connection)
       return
     }
-    let messages = elements.map(IncomingMessage.init)
-    let answered = messages.filter {
-      switch $0 {
-      case .request, .invalid: return true
-      case .notification, .response: return false
-      }
-    }.count
-    if messages.count > connection.maxBatchElements {
-      refuseBatch(of: messages.count, from: connection)
+    if elements.count > connection.maxBatchElements {
+      refuseBatch(of: elements.count, from: connection)
       return
     }
+    // Messages are not copyable (their params readers may point into a frame), so none
+    // is kept in an array: each is decoded from its tree to be counted, then again to
+    // be run.
+    let answered = elements.reduce(0) { $0 + (IncomingMessage($1).isAnswered ? 1 : 0) }
     let batch = answered > 0 ? BatchReply(connection: connection, count: answered) : nil
     var slot = 0
-    for message in messages {
-      if let batch, case .request(let id, _, _) = message, batch.byteCount > connection.maxUnreadBytes {
+    for element in elements {
+      let message = IncomingMessage(element)
+      let isAnswered = message.isAnswered
+      if let batch, let id = message.requestID, batch.byteCount > connection.maxUnreadBytes {
         // The reply is sent whole, so it cannot be written as it grows: past the
         // limit, the rest of the batch's requests are answered without being run.
         statistics.requestsTotal += 1
@@ -178,7 +177,7 @@ public final class Dispatcher {
       } else {
         dispatch(message, connection: connection, batch: batch, slot: slot)
       }
-      if case .request = message { slot += 1 } else if case .invalid = message { slot += 1 }
+      if isAnswered { slot += 1 }
     }
   }
 
@@ -320,7 +319,8 @@ public final class Dispatcher {
   /// and never answers. A fire-and-forget `follow` must not be lost; its errors can
   /// only go to the log.
   private func run(
-    _ method: String, params: ParamsReader, with run: RegisteredRequest, asNotificationFrom connection: Connection
+    _ method: String, params: borrowing ParamsReader, with run: RegisteredRequest,
+    asNotificationFrom connection: Connection
   ) {
     statistics.countRequest(run.counter)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)

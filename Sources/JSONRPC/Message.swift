@@ -2,7 +2,8 @@ import JSON
 
 /// One decoded element of what a peer sent: a request, a notification, or something
 /// that is neither and gets an error reply (with its id when one could be read).
-public enum IncomingMessage {
+/// Not copyable, as the `ParamsReader` it holds is not.
+public enum IncomingMessage: ~Copyable {
   case request(id: RequestID, method: String, params: ParamsReader)
   case notification(method: String, params: ParamsReader)
   /// A response from the peer; the server sends no requests, so it is ignored.
@@ -54,6 +55,24 @@ public enum IncomingMessage {
       self = .request(id: id, method: method, params: found)
     } else {
       self = .notification(method: method, params: found)
+    }
+  }
+
+  /// Whether it gets a reply (a request, or what is neither): its place in a batch's.
+  public var isAnswered: Bool {
+    switch self {
+    case .request: return true
+    case .invalid: return true
+    case .notification: return false
+    case .response: return false
+    }
+  }
+
+  /// The id of a request (nil for anything else).
+  public var requestID: RequestID? {
+    switch self {
+    case .request(let id, _, _): return id
+    default: return nil
     }
   }
 }

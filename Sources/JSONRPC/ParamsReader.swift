@@ -4,9 +4,13 @@ import JSON
 /// Absent params, `null`, `[]` and `{}` all read as "no params": real clients send each.
 ///
 /// A single request's params object is read from the scan of the frame's own bytes: no
-/// copy and no tree. Such a reader points into those bytes, so it lives only while the
-/// dispatcher runs the method (`MethodParams.init(from:)`), which keeps what it read.
-public struct ParamsReader {
+/// copy and no tree. Such a reader points into those bytes and into the envelope the
+/// dispatcher refills for each message, so it must not outlive the message: it is not
+/// copyable, and the dispatcher lends it (`borrowing`) to `MethodParams.init(from:)`,
+/// which can read it but neither keep nor copy it. It is made only with the message
+/// (`IncomingMessage`, itself not copyable), which the dispatcher consumes while the
+/// frame's bytes are at hand.
+public struct ParamsReader: ~Copyable {
   private enum Source {
     case none
     case object(JSON)
@@ -18,9 +22,8 @@ public struct ParamsReader {
 
   private let source: Source
   /// The envelope whose params these are. The dispatcher owns it and refills it for
-  /// each message, so it outlives every reader (which lives only while its method is
-  /// run): neither retained nor released (an `unowned(unsafe)` one was retained at
-  /// each read).
+  /// each message, which a reader cannot outlive (see above): so neither retained nor
+  /// released (an `unowned(unsafe)` one was retained at each read).
   private let envelope: Unmanaged<JSONScanner.Envelope>?
   /// Where this object sits in the request's params, so nested objects (a topic in
   /// `topics`) report the full JSON Pointer.
@@ -107,8 +110,8 @@ public struct ParamsReader {
       if let integer = value.integer { return .integer(integer) }
       return .tree(value)
     case .scanned:
-      guard let envelope, envelope._withUnsafeGuaranteedRef({ $0.mayHaveParam(key) }) else { return .absent }
-      switch envelope._withUnsafeGuaranteedRef({ $0.paramValue(key) }) {
+      guard let envelope, envelope.withGuaranteedReference({ $0.mayHaveParam(key) }) else { return .absent }
+      switch envelope.withGuaranteedReference({ $0.paramValue(key) }) {
       case .absent: return .absent
       case .string(let value): return .string(value)
       case .bool(let value): return .bool(value)
@@ -123,7 +126,7 @@ public struct ParamsReader {
   @inline(__always)
   private func isSurelyAbsent(_ key: JSONScanner.Key) -> Bool {
     guard case .scanned = source, let envelope else { return false }
-    return !envelope._withUnsafeGuaranteedRef { $0.mayHaveParam(key) }
+    return !envelope.withGuaranteedReference { $0.mayHaveParam(key) }
   }
 
   /// The tree of a value found as `.other`; only asked for objects, arrays and reals.

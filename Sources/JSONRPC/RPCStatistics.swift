@@ -23,7 +23,7 @@ public final class RPCStatistics {
     Dictionary(errorCounts.map { ($0.code, $0.count) }, uniquingKeysWith: +)
   }
   /// A few dozen codes at most, in the order first seen: found by a short scan where a
-  /// dictionary hashed the code on every error (~300 instructions).
+  /// dictionary hashed the code on every error.
   private var errorCounts: [(code: Int64, count: Int)] = []
 
   public init(startedAt: LoopInstant = MonotonicClock().now) {

@@ -1,7 +1,7 @@
 import JSON
 
 /// (kind, id): which object of the backend an entity is.
-public struct EntityKey: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct EntityKey: SeededHashable, Comparable, Sendable, CustomStringConvertible {
   public let kind: String
   public let id: String
   /// The strings' hash, taken once: the store asks its tables about one key many times
@@ -32,13 +32,10 @@ public struct EntityKey: Hashable, Comparable, Sendable, CustomStringConvertible
     hasher.combine(hash)
   }
 
-  /// What a `Dictionary` or `Set` asks for, without hashing the hash again: `hash` is
-  /// already keyed with the process's random seeds (`KeyHash`), so mixing in the
-  /// table's seed is enough. Each lookup of a key cost ~150 instructions more through
-  /// `hash(into:)`, and a read that goes to the backend looks its key up ~15 times.
-  public func _rawHashValue(seed: Int) -> Int {
-    hash ^ seed
-  }
+  /// What a `Dictionary` or `Set` mixes its seed into (`SeededHashable`), without
+  /// hashing the hash again: `hash` is already keyed with the process's random seeds
+  /// (`KeyHash`), and a read that goes to the backend looks its key up ~15 times.
+  public var seededHashBase: Int { hash }
 
   public var description: String { "\(kind)/\(id)" }
 
@@ -79,8 +76,8 @@ public struct EntityKey: Hashable, Comparable, Sendable, CustomStringConvertible
 /// The hash of an entity key: a folded multiply over its strings' bytes, 16 at a time,
 /// keyed with seeds drawn at random once per process (the idea of foldhash and
 /// ahash). Keys come from clients, so the hash must not be predictable (no flooding a
-/// table with colliding keys); SipHash, which `Hasher` uses, cost ~380 instructions a
-/// key, more than the rest of a cached read's lookup.
+/// table with colliding keys); SipHash, which `Hasher` uses, cost more a key than the
+/// rest of a cached read's lookup.
 enum KeyHash {
   typealias Seeds = (start: UInt64, chunk: UInt64, length: UInt64)
 

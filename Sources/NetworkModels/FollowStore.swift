@@ -192,8 +192,8 @@ public final class FollowStore {
   /// topic, a list holding it, a preload): such an entity is never evicted.
   public var isHeld: ((EntityKey) -> Bool)?
   /// Made on first use, as a `lazy var` was; read through `tick` on the hot paths,
-  /// where the lazy getter's retain and release of the clock cost ~100 instructions
-  /// a read, about five times a backend read.
+  /// where the lazy getter retained and released the clock at each read, about five
+  /// times a backend read.
   private var evictionClockStorage: EvictionClock?
   var evictionClock: EvictionClock {
     if let clock = evictionClockStorage { return clock }
@@ -645,7 +645,7 @@ public final class FollowStore {
 
   /// The same, lent to `body`; false, and `body` not called, when it would ask the
   /// backend. For the cached read: an optional state returned was destroyed through the
-  /// runtime's generic code (~150 instructions).
+  /// runtime's generic code.
   public func withCachedState(_ key: EntityKey, maxAgeMs: UInt64, _ body: (borrowing EntityState) -> Void) -> Bool {
     guard let record = records[key], record.confirmed != nil,
       loop.clock.now.isWithin(milliseconds: maxAgeMs, of: record.confirmedAt),

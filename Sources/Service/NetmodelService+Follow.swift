@@ -5,19 +5,15 @@ import NetworkModels
 extension EntityKey {
   /// `{kind, id}` as the follow methods take them.
   static let fields: [ParamField] = [.required("kind", .string), .required("id", .string)]
-  // Packed by hand: read for every request (see `JSONScanner.Key.init(name:low:...)`;
-  // `ParamKeyTests` checks them).
-  static let kindName = JSONScanner.Key(name: "kind", low: 0x646E_696B, count: 4)
-  static let idName = JSONScanner.Key(name: "id", low: 0x6469, count: 2)
 }
 
 extension ParamsReader {
   /// `{kind, id}` of a follow method, validated as README "EntityState" says.
   func entityKey(prefix: String = "") throws(ResponseError) -> EntityKey {
-    guard let kind = try string(EntityKey.kindName) else {
+    guard let kind = try string(ParamKey.kind) else {
       throw .invalidParams("kind is required", path: prefix + "/kind")
     }
-    guard let id = try string(EntityKey.idName) else { throw .invalidParams("id is required", path: prefix + "/id") }
+    guard let id = try string(ParamKey.id) else { throw .invalidParams("id is required", path: prefix + "/id") }
     if let problem = EntityKey.problem(kind: kind, id: id) {
       throw .invalidParams(problem.reason, path: prefix + "/" + problem.field)
     }
@@ -29,7 +25,7 @@ extension NetmodelService {
   /// `{kind, id}` of a request, refused at once when the backend cannot have that kind
   /// (-32004) or cannot send that id (-32602, a dot segment): no state changes, no
   /// version, no notification, nothing in the outbox.
-  func knownKey(_ params: ParamsReader, prefix: String = "") throws(ResponseError) -> EntityKey {
+  func knownKey(_ params: borrowing ParamsReader, prefix: String = "") throws(ResponseError) -> EntityKey {
     try checked(try params.entityKey(prefix: prefix), prefix: prefix)
   }
 

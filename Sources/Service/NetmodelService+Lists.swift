@@ -4,7 +4,9 @@ import NetworkModels
 
 extension NetmodelService {
   /// `{list, params?}` as a list's identity and its template values.
-  static func listKey(_ params: ParamsReader, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+  static func listKey(
+    _ params: borrowing ParamsReader, path: String
+  ) throws(ResponseError) -> (ListKey, [String: String]) {
     guard let name = try params.string("list"), !name.isEmpty else {
       throw .invalidParams("list is required", path: path + "/list")
     }
@@ -42,7 +44,9 @@ extension NetmodelService {
 
   /// A list's identity, refused when the backend has no such list (-32004), or a
   /// param it needs is missing, it does not take one given, or one is too long (-32602).
-  func checkedListKey(_ params: ParamsReader, path: String) throws(ResponseError) -> (ListKey, [String: String]) {
+  func checkedListKey(
+    _ params: borrowing ParamsReader, path: String
+  ) throws(ResponseError) -> (ListKey, [String: String]) {
     try checked(Self.listKey(params, path: path), path: path)
   }
 

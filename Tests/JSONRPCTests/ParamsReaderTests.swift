@@ -38,7 +38,8 @@ import Testing
             let expected = ParamsReader(tree)
             try bytes.withUnsafeBytes { raw in
               let envelope = try #require(try JSONScanner.scanEnvelope(raw, reusing: workspace))
-              guard case .request(_, _, let scanned) = IncomingMessage(envelope: envelope, in: raw) else {
+              let message = IncomingMessage(envelope: envelope, in: raw)
+              guard case .request(_, _, let scanned) = consume message else {
                 Issue.record("not a request: \(text)")
                 return
               }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,11 @@ GENERATED = [
 GENERATED_TYPES = [
     "clients/python/netmodel_client/results.py",
     "clients/node/lib/results.d.ts",
+]
+# The server's packed names (the schema's param names and JSON-RPC's envelope members).
+GENERATED_SWIFT = [
+    "Sources/Service/ParamKeys.swift",
+    "Sources/JSON/JSONScanner+EnvelopeNames.swift",
 ]
 
 
@@ -116,7 +122,7 @@ def test_watch_takes_the_table_shorthands(socket_server, runtime, netmodel_bin):
 @pytest.fixture
 def copy(tmp_path):
     """The schema, the generator and the generated files, in a temporary repository."""
-    for rel in ["schema/openrpc.json", "scripts/gen-protocol", *GENERATED, *GENERATED_TYPES]:
+    for rel in ["schema/openrpc.json", "scripts/gen-protocol", *GENERATED, *GENERATED_TYPES, *GENERATED_SWIFT]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, tmp_path / rel)
     return tmp_path
@@ -158,6 +164,41 @@ def test_check_fails_when_the_schema_changes_and_a_file_is_missing(copy):
     assert not (copy / GENERATED[3]).exists()  # --check writes nothing
     assert check(copy).returncode == 0 and check(copy, "--check").returncode == 0
     assert "return version >= held" in (copy / GENERATED[0]).read_text(encoding="utf-8")
+
+
+def test_check_fails_when_a_packed_key_is_edited_or_a_param_is_new(copy):
+    path = copy / GENERATED_SWIFT[0]
+    text = path.read_text(encoding="utf-8")
+    # "kind" packed with one byte wrong: the hand edit the generated file exists to prevent.
+    assert 'Key(name: "kind", low: 0x646E_696B, count: 4)' in text
+    path.write_text(text.replace("0x646E_696B", "0x646E_696C"), encoding="utf-8")
+    out = check(copy, "--check")
+    assert out.returncode == 1 and GENERATED_SWIFT[0] in out.stderr
+    assert check(copy).returncode == 0 and path.read_text(encoding="utf-8") == text
+
+    doc = json.loads((copy / "schema/openrpc.json").read_text(encoding="utf-8"))
+    method = next(m for m in doc["methods"] if m["name"] == "getFollowState")
+    method["params"].append({"name": "longestNameHere", "schema": {"type": "boolean"}})
+    (copy / "schema/openrpc.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert check(copy, "--check").returncode == 1
+    assert check(copy).returncode == 0
+    # 15 bytes: "longestN" little-endian in the low word, "ameHere" in the high one.
+    want = 'Key(name: "longestNameHere", low: 0x4E74_7365_676E_6F6C, high: 0x0065_7265_4865_6D61, count: 15)'
+    assert want in path.read_text(encoding="utf-8")
+
+
+def test_no_packed_key_is_written_by_hand():
+    """A packed literal (`Key(name: "kind", low: 0x646E_696B, count: 4)`) appears only in
+    the generated files: one byte wrong and a param is never found."""
+    packed = re.compile(r'Key\(name: "[^"]*", low:')
+    written = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted((REPO / "Sources").rglob("*.swift"))
+        if str(path.relative_to(REPO)) not in GENERATED_SWIFT
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if packed.search(line)
+    ]
+    assert written == []
 
 
 def test_check_fails_when_a_result_type_is_not_the_schema(copy):

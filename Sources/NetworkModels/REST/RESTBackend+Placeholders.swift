@@ -19,7 +19,7 @@ extension RESTBackend: PlaceholderValidating {
   }
 
   /// Dots alone, or a "/": one pass over the bytes, borrowed where the string has
-  /// them contiguous; the UTF-8 view's iterator cost ~40 instructions a byte, twice a read.
+  /// them contiguous: the UTF-8 view's iterator costs several times as much a byte, twice a read.
   static func mayChangeSegments(_ id: String) -> Bool {
     func scan<S: Sequence<UInt8>>(_ bytes: S) -> Bool {
       var onlyDots = true

@@ -3,8 +3,7 @@ import HTTP
 
 /// A single state read's request, from its path cut once, when the backend is made.
 /// `Template.fill` parsed the path for every read (its placeholders' names made into
-/// strings, the bytes appended one by one, then copied into a `String`): ~2.5k
-/// instructions of a ~100k round trip.
+/// strings, the bytes appended one by one, then copied into a `String`).
 extension RESTBackend {
   /// The path of a kind's state read as literal runs between its `{id}` and `{id*}`
   /// placeholders, `{kind}` already filled. Made by `Template.fill` itself, with

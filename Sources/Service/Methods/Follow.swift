@@ -14,12 +14,10 @@ enum Follow: ServiceMethod {
     /// Answer once the backend settled the intent, not at once.
     let await: Bool
 
-    private static let awaitName: JSONScanner.Key = "await"
-
     /// Made whole at the end (see `GetFollowState.Params`).
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       let key = try params.entityKey()
-      self.init(key: key, await: try params.bool(Params.awaitName) ?? false)
+      self.init(key: key, await: try params.bool(ParamKey.await) ?? false)
     }
 
     private init(key: EntityKey, `await`: Bool) {

@@ -14,12 +14,10 @@ enum GetEntity: ServiceMethod {
     let key: EntityKey
     let refresh: Bool
 
-    private static let refreshName: JSONScanner.Key = "refresh"
-
     /// Made whole at the end (see `GetFollowState.Params`).
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       let key = try params.entityKey()
-      self.init(key: key, refresh: try params.bool(Params.refreshName) ?? false)
+      self.init(key: key, refresh: try params.bool(ParamKey.refresh) ?? false)
     }
 
     private init(key: EntityKey, refresh: Bool) {

@@ -15,17 +15,14 @@ enum GetFollowState: ServiceMethod {
     let refresh: Bool
     /// nil: the configured default.
     let maxAgeMs: UInt64?
-    // Packed by hand, as `EntityKey.kindName` is.
-    static let refreshName = JSONScanner.Key(name: "refresh", low: 0x0068_7365_7266_6572, count: 7)
-    static let maxAgeMsName = JSONScanner.Key(name: "maxAgeMs", low: 0x734D_6567_4178_616D, count: 8)
 
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       let key = try params.entityKey()
-      let refresh = try params.bool(Params.refreshName) ?? false
-      let maxAge = try params.integer(Params.maxAgeMsName)
+      let refresh = try params.bool(ParamKey.refresh) ?? false
+      let maxAge = try params.integer(ParamKey.maxAgeMs)
       if let maxAge, maxAge < 0 { throw .invalidParams("maxAgeMs must be ≥ 0", path: "/maxAgeMs") }
       // Made whole at the end: assigned member by member, the finished value was
-      // copied out and the original destroyed (~120 instructions).
+      // copied out and the original destroyed.
       self.init(key: key, refresh: refresh, maxAgeMs: maxAge.map(UInt64.init))
     }
 

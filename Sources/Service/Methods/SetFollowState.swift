@@ -15,16 +15,13 @@ enum SetFollowState: ServiceMethod {
     let following: Bool
     let await: Bool
 
-    private static let followingName: JSONScanner.Key = "following"
-    private static let awaitName: JSONScanner.Key = "await"
-
     /// Made whole at the end (see `GetFollowState.Params`).
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       let key = try params.entityKey()
-      guard let following = try params.bool(Params.followingName) else {
+      guard let following = try params.bool(ParamKey.following) else {
         throw .invalidParams("following is required", path: "/following")
       }
-      self.init(key: key, following: following, await: try params.bool(Params.awaitName) ?? false)
+      self.init(key: key, following: following, await: try params.bool(ParamKey.await) ?? false)
     }
 
     private init(key: EntityKey, following: Bool, `await`: Bool) {
