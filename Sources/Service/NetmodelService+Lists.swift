@@ -12,7 +12,7 @@ extension NetmodelService {
     var values: [String: String] = [:]
     if let object = try params.object("params") {
       for (member, value) in object.members {
-        let memberPath = path + "/params/" + ParamsReader.escapePointer(member)
+        let memberPath = JSONPointer.member(member, of: path + "/params")
         // A repeated name comes once from the scan, so a name already here is another
         // spelling of one (`caf\u{E9}`, `cafe\u{301}`): `String` keys merge the two, the
         // API would not.
@@ -52,11 +52,11 @@ extension NetmodelService {
     guard let description = models.listDescription(key.name) else { throw Self.unknownList(key.name) }
     for name in description.requiredParams where values[name] == nil {
       throw .invalidParams(
-        "list \(key.name) needs params.\(name)", path: path + "/params/" + ParamsReader.escapePointer(name))
+        "list \(key.name) needs params.\(name)", path: JSONPointer.member(name, of: path + "/params"))
     }
     // Sorted: the error names the same param whatever the member order.
     for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-      let memberPath = path + "/params/" + ParamsReader.escapePointer(name)
+      let memberPath = JSONPointer.member(name, of: path + "/params")
       guard description.requiredParams.contains(where: { $0.hasSameBytes(as: name) }) else {
         let taken = description.requiredParams.isEmpty ? "none" : description.requiredParams.joined(separator: ", ")
         throw .invalidParams("list \(key.name) takes no param \(name) (its params: \(taken))", path: memberPath)

@@ -37,7 +37,7 @@ enum Configure: ServiceMethod {
       var values: [(String, String?)] = []
       for (name, value) in try params.object("values")?.members ?? [] {
         guard value.kind == .string || value.kind == .null else {
-          throw .invalidParams("values.\(name) must be a string or null", path: "/values/" + Configure.escaped(name))
+          throw .invalidParams("values.\(name) must be a string or null", path: JSONPointer.member(name, of: "/values"))
         }
         values.append((name, value.string))
       }
@@ -61,12 +61,12 @@ enum Configure: ServiceMethod {
       // All or nothing: a refused value leaves every value as it was.
       for (name, value) in params.values {
         if let value, let problem = backend.setValueProblem(name, value) {
-          throw .invalidParams("values.\(name) \(problem)", path: "/values/" + escaped(name))
+          throw .invalidParams("values.\(name) \(problem)", path: JSONPointer.member(name, of: "/values"))
         }
         if value == nil, !backend.valueNames.contains(name) {
           throw .invalidParams(
             "no value \(name) (configured: \(backend.valueNames.joined(separator: ", ")))",
-            path: "/values/" + escaped(name))
+            path: JSONPointer.member(name, of: "/values"))
         }
       }
       changed.values = service.models.setValues(params.values)
@@ -115,11 +115,5 @@ enum Configure: ServiceMethod {
         notification.encode(into: &buffer) { $0.append(contentsOf: params) }
       }
     }
-  }
-
-  /// A JSON Pointer token for `name`.
-  static func escaped(_ name: String) -> String {
-    name.split(separator: "~", omittingEmptySubsequences: false).joined(separator: "~0")
-      .split(separator: "/", omittingEmptySubsequences: false).joined(separator: "~1")
   }
 }
