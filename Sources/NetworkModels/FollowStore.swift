@@ -259,12 +259,20 @@ public final class FollowStore {
   /// An intent of a kind this backend does not have (a configuration that lost it) is
   /// not sent and stays in the log untouched, for a start whose configuration has the
   /// kind again: the user asked for it, and only the user may replace it.
+  ///
+  /// Likewise an id the configuration's endpoints cannot send (a request with it is
+  /// refused -32602): the replay passes the checks a request passes.
   public func replayIntents() {
     guard let intentLog else { return }
     var kept: [String: Int] = [:]
+    var unsendable: [String: (count: Int, reason: String)] = [:]
     for (key, wanted) in intentLog.unsettledIntents() {
       if backend.kindProblem(key.kind) != nil {
         kept[key.kind, default: 0] += 1
+        continue
+      }
+      if let problem = capabilities.placeholders?.validatePlaceholders(kind: key.kind, id: key.id) {
+        unsendable[key.kind, default: (0, problem.reason)].count += 1
         continue
       }
       Log.info("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
@@ -274,6 +282,11 @@ public final class FollowStore {
       Log.warn(
         "the outbox holds \(count) pending intent(s) of kind \(kind), which this configuration does not describe; "
           + "they are kept, not sent, until a configuration with \(kind) delivers them")
+    }
+    for (kind, intents) in unsendable.sorted(by: { $0.key < $1.key }) {
+      Log.warn(
+        "the outbox holds \(intents.count) pending intent(s) of kind \(kind) whose id this configuration cannot send "
+          + "(\(intents.reason)); they are kept, not sent")
     }
   }
 

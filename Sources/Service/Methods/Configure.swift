@@ -6,7 +6,6 @@ import NetworkModels
 enum Configure: ServiceMethod {
   static let name = "configure"
   static let errorCodes = ErrorCode.everyMethod
-  typealias Result = JSON
 
   struct Params: MethodParams {
     static let fields: [ParamField] = [
@@ -42,6 +41,16 @@ enum Configure: ServiceMethod {
         values.append((name, value.string))
       }
       self.values = values
+    }
+  }
+
+  /// The environment active now. Written through jansson: an environment's name is
+  /// the configuration's, and its escapes are jansson's.
+  struct Result: EncodableResult {
+    let environment: String
+
+    func encode(into buffer: inout [UInt8]) {
+      JSON.object().set("environment", .string(environment)).encode(into: &buffer)
     }
   }
 
@@ -81,7 +90,7 @@ enum Configure: ServiceMethod {
       service.models.switchEnvironment(from: previousEnvironment, to: environment)
       changed.environment = true
     }
-    request.reply.succeed(JSON.object().set("environment", .string(service.configuration.environment)))
+    request.reply.succeed(Result(environment: service.configuration.environment))
     if changed.any { tellEveryConnection(changed, environment: service.configuration.environment, by: service) }
   }
 
