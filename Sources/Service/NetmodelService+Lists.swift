@@ -35,7 +35,6 @@ extension NetmodelService {
     let text = String(decoding: canonical.encoded(flags: JSON.canonicalFlags), as: UTF8.self)
     return (ListKey(name: name, paramsText: text), values)
   }
-
 }
 
 /// A ListState as schema/openrpc.json gives it, written as text.
