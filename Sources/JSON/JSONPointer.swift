@@ -35,6 +35,26 @@ public struct JSONPointer: Sendable, Equatable, CustomStringConvertible {
   }
 
   public static let root = JSONPointer("")!
+
+  /// `name` as one reference token: `~` → `~0`, `/` → `~1` (RFC 6901 §3). The one
+  /// escaper of the tree: every error path that names a member goes through it.
+  public static func token(_ name: String) -> String {
+    guard name.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return name }
+    var result = ""
+    result.unicodeScalars.reserveCapacity(name.unicodeScalars.count + 2)
+    // Scalars, not Characters: a "/" followed by a combining mark is still a "/".
+    for scalar in name.unicodeScalars {
+      switch scalar {
+      case "~": result += "~0"
+      case "/": result += "~1"
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
+  }
+
+  /// `parent` with member `name` appended.
+  public static func member(_ name: String, of parent: String) -> String { parent + "/" + token(name) }
 }
 
 extension JSON {

@@ -74,7 +74,7 @@ public struct ParamsReader: ~Copyable {
     try requireObject()
     if let key = firstKey {
       throw .invalidParams(
-        "unexpected param \(key); this method takes none", path: "/" + ParamsReader.escapePointer(key))
+        "unexpected param \(key); this method takes none", path: JSONPointer.member(key, of: ""))
     }
   }
 
@@ -189,18 +189,5 @@ public struct ParamsReader: ~Copyable {
     case .object(let object): return object[key.name] != nil
     case .scanned: return envelope?.takeUnretainedValue().paramEntry(key) != nil
     }
-  }
-
-  /// RFC 6901: `~` → `~0`, `/` → `~1`.
-  public static func escapePointer(_ key: String) -> String {
-    var result = ""
-    for character in key {
-      switch character {
-      case "~": result += "~0"
-      case "/": result += "~1"
-      default: result.append(character)
-      }
-    }
-    return result
   }
 }

@@ -173,6 +173,6 @@ extension ConfigurableBackend {
       let known = valueNames.joined(separator: ", ")
       return "is not a configured value (configured: \(known.isEmpty ? "none" : known))"
     }
-    return RESTBackend.valueProblem(value)
+    return ConfiguredValue.problem(value)
   }
 }

@@ -26,6 +26,12 @@ public final class Models {
   }
 
   public let store: FollowStore
+  /// The store's backend and its placeholder check, held here too: every request is
+  /// admitted through them, and asking the store for them retained the store (which
+  /// other objects refer to weakly, so each retain of it costs several times as much)
+  /// and copied its capabilities.
+  let backend: ModelBackend
+  public let placeholders: PlaceholderValidating?
   public let lists: ListStore
   public let preloader: Preloader
   /// Made durable once per loop iteration (`commitIntents`), before replies are written.
@@ -43,6 +49,8 @@ public final class Models {
     self.store = store
     self.outbox = outbox
     self.observer = observer
+    backend = store.backend
+    placeholders = store.capabilities.placeholders
     lists = ListStore(store: store)
     preloader = Preloader(store: store)
     store.onChange = { [weak self] state in
@@ -64,22 +72,17 @@ public final class Models {
   // MARK: What the backend can do
 
   public var environments: ConfigurableBackend? { store.capabilities.environments }
-  public var placeholders: PlaceholderValidating? { store.capabilities.placeholders }
   public var statistics: BackendStatistics? { store.capabilities.statistics }
-
-  /// Why entities of `kind` cannot exist here, or nil.
-  public func kindProblem(_ kind: String) -> String? { store.backend.kindProblem(kind) }
-
-  /// The list of that name, or nil when the backend has none.
-  public func listDescription(_ name: String) -> ListDescription? { lists.source?.listDescription(name) }
 
   // MARK: Mutations
 
-  /// Asks for `key` to be followed or not; `reply` is called once: with the state once
-  /// its intent is durable, or, when `awaitSettle`, once the backend settled.
+  /// Asks for `key` to be followed or not, once admitted; `reply` is called once: with
+  /// the state once its intent is durable, or, when `awaitSettle`, once the backend
+  /// settled.
   public func setFollowing(
     _ key: EntityKey, _ following: Bool, awaitSettle: Bool, reply: @escaping (MutationOutcome) -> Void
-  ) {
+  ) throws(AdmissionProblem) {
+    try admit(key)
     guard awaitSettle else {
       let state = store.setFollowing(key, following)
       // The reply promises the intent: it waits for this turn's commit (even a repeat

@@ -14,7 +14,7 @@ extension NetmodelService {
     var values: [String: String] = [:]
     if let object = try params.object("params") {
       for (member, value) in object.members {
-        let memberPath = path + "/params/" + ParamsReader.escapePointer(member)
+        let memberPath = JSONPointer.member(member, of: path + "/params")
         // A repeated name comes once from the scan, so a name already here is another
         // spelling of one (`caf\u{E9}`, `cafe\u{301}`): `String` keys merge the two, the
         // API would not.
@@ -37,74 +37,32 @@ extension NetmodelService {
     let text = String(decoding: canonical.encoded(flags: JSON.canonicalFlags), as: UTF8.self)
     return (ListKey(name: name, paramsText: text), values)
   }
+}
 
-  /// A list param's longest value, in bytes: params are a list's identity, kept while
-  /// it is in memory, so they must stay small.
-  static let maxListParamBytes = 1024
-
-  /// A list's identity, refused when the backend has no such list (-32004), or a
-  /// param it needs is missing, it does not take one given, or one is too long (-32602).
-  func checkedListKey(
-    _ params: borrowing ParamsReader, path: String
-  ) throws(ResponseError) -> (ListKey, [String: String]) {
-    try checked(Self.listKey(params, path: path), path: path)
-  }
-
-  /// The same for a list's identity already read.
-  func checked(_ list: (ListKey, [String: String]), path: String) throws(ResponseError) -> (ListKey, [String: String]) {
-    let (key, values) = list
-    guard let description = models.listDescription(key.name) else { throw Self.unknownList(key.name) }
-    for name in description.requiredParams where values[name] == nil {
-      throw .invalidParams(
-        "list \(key.name) needs params.\(name)", path: path + "/params/" + ParamsReader.escapePointer(name))
-    }
-    // Sorted: the error names the same param whatever the member order.
-    for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-      let memberPath = path + "/params/" + ParamsReader.escapePointer(name)
-      guard description.requiredParams.contains(where: { $0.hasSameBytes(as: name) }) else {
-        let taken = description.requiredParams.isEmpty ? "none" : description.requiredParams.joined(separator: ", ")
-        throw .invalidParams("list \(key.name) takes no param \(name) (its params: \(taken))", path: memberPath)
-      }
-      guard value.utf8.count <= Self.maxListParamBytes else {
-        throw .invalidParams("params.\(name) is longer than \(Self.maxListParamBytes) bytes", path: memberPath)
-      }
-    }
-    try checkSendable(list: key.name, params: values, prefix: path)
-    return (key, values)
-  }
-
-  static func unknownList(_ name: String) -> ResponseError {
-    ResponseError(
-      .unknownKindOrList, "unknown list \(name)",
-      data: JSON.object().set("list", .string(name)).set("retryable", .bool(false)))
-  }
-
-  /// A ListState, its items joined with the entity store: an item shows the store's
-  /// `following` (which moves with every follow) and the store's attributes when it
-  /// has them.
-  func encode(_ snapshot: ListStore.Snapshot, into buffer: inout [UInt8]) {
+/// A ListState as schema/openrpc.json gives it, written as text.
+extension ListState: EncodableResult {
+  public func encode(into buffer: inout [UInt8]) {
     buffer.append(contentsOf: ListStateText.list)
-    appendJSONString(snapshot.key.name, to: &buffer)
+    appendJSONString(key.name, to: &buffer)
     buffer.append(contentsOf: ListStateText.params)
-    buffer.append(contentsOf: snapshot.key.paramsText.utf8)
+    buffer.append(contentsOf: key.paramsText.utf8)
     buffer.append(contentsOf: ListStateText.state)
-    appendJSONString(snapshot.phase.rawValue, to: &buffer)
+    appendJSONString(phase.rawValue, to: &buffer)
     buffer.append(contentsOf: ListStateText.items)
-    for (index, item) in snapshot.items.enumerated() {
+    for (index, item) in items.enumerated() {
       if index > 0 { buffer.append(UInt8(ascii: ",")) }
-      let entity = store.state(item.key)
       buffer.append(contentsOf: ListStateText.kind)
       appendJSONString(item.key.kind, to: &buffer)
       buffer.append(contentsOf: ListStateText.id)
       appendJSONString(item.key.id, to: &buffer)
       buffer.append(contentsOf: ListStateText.following)
-      JSONLiteral.append(entity.following ?? item.following, to: &buffer)
+      JSONLiteral.append(item.following, to: &buffer)
       buffer.append(contentsOf: ListStateText.attributes)
-      JSONLiteral.append(raw: entity.attributes ?? item.attributes, to: &buffer)
+      JSONLiteral.append(raw: item.attributes, to: &buffer)
       buffer.append(UInt8(ascii: "}"))
     }
     buffer.append(contentsOf: ListStateText.sections)
-    for (index, section) in snapshot.sections.enumerated() {
+    for (index, section) in sections.enumerated() {
       if index > 0 { buffer.append(UInt8(ascii: ",")) }
       buffer.append(contentsOf: ListStateText.title)
       appendJSONString(section.title, to: &buffer)
@@ -115,15 +73,15 @@ extension NetmodelService {
       buffer.append(UInt8(ascii: "}"))
     }
     buffer.append(contentsOf: ListStateText.hasMore)
-    JSONLiteral.append(snapshot.hasMore, to: &buffer)
+    JSONLiteral.append(hasMore, to: &buffer)
     buffer.append(contentsOf: ListStateText.error)
-    if let error = snapshot.error {
+    if let error = error {
       error.encodeErrorObject(into: &buffer)
     } else {
       appendLiteral("null", to: &buffer)
     }
     buffer.append(contentsOf: ListStateText.version)
-    appendDecimal(Int64(snapshot.version), to: &buffer)
+    appendDecimal(Int64(version), to: &buffer)
     buffer.append(UInt8(ascii: "}"))
   }
 }

@@ -6,118 +6,72 @@ import Posix
 
 extension NetmodelService {
   /// The counters as the `Stats` schema in schema/openrpc.json describes them.
-  func statsResult() -> JSON {
+  func statsResult() -> StatsFigures {
     let stats = server.statistics
-    let (seconds, attoseconds) = (MonotonicClock().now - stats.startedAt).components
-    let uptimeMs = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    let byMethod = JSON.object()
-    for (method, count) in stats.requestsByMethod.sorted(by: { $0.key < $1.key }) {
-      byMethod.set(method, .integer(count))
-    }
-    let byCode = JSON.object()
-    for (code, count) in stats.errorsByCode.sorted(by: { $0.key < $1.key }) {
-      byCode.set(String(code), .integer(count))
-    }
     let counters = store.counters
-    let backend = JSON.object()
-      .set("calls", .integer(counters.backendCalls))
-      .set("mutations", .integer(counters.backendMutations))
-      .set("reads", .integer(counters.backendReads))
-      .set("retries", .integer(counters.retries))
-      .set("rollbacks", .integer(counters.rollbacks))
-    let notifications = JSON.object()
-      .set("sent", .integer(subscriptions.counters.notificationsSent))
-      .set("coalesced", .integer(subscriptions.counters.coalesced))
-      .set("stats", .integer(subscriptions.counters.statsSent))
-    if let figures = models.statistics?.httpStatistics {
-      let http = figures.counters
-      let calls = JSON.object()
-      for (endpoint, count) in figures.callsByEndpoint.sorted(by: { $0.key < $1.key }) {
-        calls.set(endpoint, .integer(count))
-      }
-      let endpoints = JSON.object()
-      for (endpoint, figures) in figures.endpoints.sorted(by: { $0.key < $1.key }) {
-        endpoints.set(
-          endpoint,
-          JSON.object()
-            .set("inFlight", .integer(figures.inFlight))
-            .set("finished", .integer(figures.finished))
-            .set("latencyTotalMs", .integer(Self.milliseconds(figures.latencyTotal)))
-            .set("latencyLastMs", .integer(Self.milliseconds(figures.latencyLast))))
-      }
-      backend.set(
-        "http",
-        JSON.object()
-          .set("requests", .integer(http.requests))
-          .set("responses", .integer(http.responses))
-          .set("transportErrors", .integer(http.transportErrors))
-          .set("connectionsOpened", .integer(http.connectionsOpened))
-          .set("inFlight", .integer(figures.inFlight))
-          .set("byEndpoint", calls)
-          .set("endpoints", endpoints))
-    }
     let listCounters = lists.counters
     let preload = preloader.counters
-    return JSON.object()
-      .set("instance", .string(instance))
-      .set("uptimeMs", .integer(Int64(uptimeMs)))
-      .set(
-        "lists",
-        JSON.object()
-          .set("held", .integer(lists.listCount))
-          .set("pageCalls", .integer(listCounters.pageCalls))
-          .set("sharedFetches", .integer(listCounters.sharedFetches))
-          .set("invalidations", .integer(listCounters.invalidations))
-          .set("evicted", .integer(listCounters.evicted))
-          .set("pagingFailures", .integer(listCounters.pagingFailures))
-      )
-      .set(
-        "preload",
-        JSON.object()
-          .set("queued", .integer(preloader.queuedCount))
-          .set("inFlight", .integer(preloader.inFlightCount))
-          .set("started", .integer(preload.started))
-          .set("cancelled", .integer(preload.cancelled))
-          .set("detailCalls", .integer(preload.detailCalls))
-          .set("detailShared", .integer(preload.detailShared))
-      )
-      .set("backend", backend)
-      .set("dedupeHits", .integer(counters.dedupeHits))
-      .set("cacheHits", .integer(counters.cacheHits))
-      .set("entities", .integer(store.entityCount))
-      .set("entitiesEvicted", .integer(counters.evicted))
-      .set("entitiesPending", .integer(store.pendingCount))
-      .set("entitiesFailed", .integer(store.failedCount))
-      .set("subscriptions", .integer(subscriptions.subscriptionCount))
-      .set("notifications", notifications)
-      .set("outbox", .integer(outbox?.count ?? 0))
-      .set("waitingForCredentials", .integer(Int64(store.waitingForCredentialsCount)))
-      .set("residentMemoryBytes", .integer(Process.residentMemoryBytes()))
-      .set(
-        "connections",
-        JSON.object().set("open", .integer(stats.connectionsOpen)).set("total", .integer(stats.connectionsTotal))
-          .set("list", connectionList())
-      )
-      .set("requests", JSON.object().set("total", .integer(stats.requestsTotal)).set("byMethod", byMethod))
-      .set("notificationsReceived", .integer(stats.notificationsReceived))
-      .set("bytes", JSON.object().set("in", .integer(stats.bytesIn)).set("out", .integer(stats.bytesOut)))
-      .set("errors", JSON.object().set("total", .integer(stats.errorsTotal)).set("byCode", byCode))
+    var http: StatsFigures.HTTP?
+    if let figures = models.statistics?.httpStatistics {
+      let counts = figures.counters
+      http = StatsFigures.HTTP(
+        requests: Int64(counts.requests), responses: Int64(counts.responses),
+        transportErrors: Int64(counts.transportErrors), connectionsOpened: Int64(counts.connectionsOpened),
+        inFlight: Int64(figures.inFlight),
+        byEndpoint: figures.callsByEndpoint.sorted(by: { $0.key < $1.key }).map { ($0.key, Int64($0.value)) },
+        endpoints: figures.endpoints.sorted(by: { $0.key < $1.key }).map { name, endpoint in
+          (
+            name,
+            StatsFigures.Endpoint(
+              inFlight: Int64(endpoint.inFlight), finished: Int64(endpoint.finished),
+              latencyTotalMs: Self.milliseconds(endpoint.latencyTotal),
+              latencyLastMs: Self.milliseconds(endpoint.latencyLast))
+          )
+        })
+    }
+    return StatsFigures(
+      instance: instance,
+      uptimeMs: Self.milliseconds(MonotonicClock().now - stats.startedAt),
+      lists: StatsFigures.Lists(
+        held: Int64(lists.listCount), pageCalls: Int64(listCounters.pageCalls),
+        sharedFetches: Int64(listCounters.sharedFetches), invalidations: Int64(listCounters.invalidations),
+        evicted: Int64(listCounters.evicted), pagingFailures: Int64(listCounters.pagingFailures)),
+      preload: StatsFigures.Preload(
+        queued: Int64(preloader.queuedCount), inFlight: Int64(preloader.inFlightCount),
+        started: Int64(preload.started), cancelled: Int64(preload.cancelled), detailCalls: Int64(preload.detailCalls),
+        detailShared: Int64(preload.detailShared)),
+      backend: StatsFigures.Backend(
+        calls: Int64(counters.backendCalls), mutations: Int64(counters.backendMutations),
+        reads: Int64(counters.backendReads), retries: Int64(counters.retries), rollbacks: Int64(counters.rollbacks),
+        http: http),
+      dedupeHits: Int64(counters.dedupeHits), cacheHits: Int64(counters.cacheHits),
+      entities: Int64(store.entityCount), entitiesEvicted: Int64(counters.evicted),
+      entitiesPending: Int64(store.pendingCount), entitiesFailed: Int64(store.failedCount),
+      subscriptions: Int64(subscriptions.subscriptionCount),
+      notifications: StatsFigures.Notifications(
+        sent: Int64(subscriptions.counters.notificationsSent), coalesced: Int64(subscriptions.counters.coalesced),
+        stats: Int64(subscriptions.counters.statsSent)),
+      outbox: Int64(outbox?.count ?? 0),
+      waitingForCredentials: Int64(store.waitingForCredentialsCount),
+      residentMemoryBytes: Int64(Process.residentMemoryBytes()),
+      connectionsOpen: Int64(stats.connectionsOpen), connectionsTotal: Int64(stats.connectionsTotal),
+      connections: connectionList(),
+      requestsTotal: Int64(stats.requestsTotal),
+      requestsByMethod: stats.requestsByMethod.sorted(by: { $0.key < $1.key }).map { ($0.key, Int64($0.value)) },
+      notificationsReceived: Int64(stats.notificationsReceived),
+      bytesIn: Int64(stats.bytesIn), bytesOut: Int64(stats.bytesOut),
+      errorsTotal: Int64(stats.errorsTotal),
+      errorsByCode: stats.errorsByCode.sorted(by: { $0.key < $1.key }).map { (String($0.key), Int64($0.value)) })
   }
 
   /// Each open connection, oldest first: who subscribes to what, and who reads slowly.
-  private func connectionList() -> JSON {
-    let list = JSON.array()
-    for connection in server.connections.values.sorted(by: { $0.id < $1.id }) {
+  private func connectionList() -> [StatsFigures.Connection] {
+    server.connections.values.sorted(by: { $0.id < $1.id }).map { connection in
       let (subscriptionCount, queued) = subscriptions.figures(of: connection.id)
-      list.append(
-        JSON.object()
-          .set("id", .integer(connection.id))
-          .set("transport", .string(connection.transport == .stdio ? "stdio" : "socket"))
-          .set("subscriptions", .integer(subscriptionCount))
-          .set("queued", .integer(queued))
-          .set("unsentBytes", .integer(connection.unsentByteCount)))
+      return StatsFigures.Connection(
+        id: Int64(connection.id), transport: connection.transport == .stdio ? "stdio" : "socket",
+        subscriptions: Int64(subscriptionCount), queued: Int64(queued), unsentBytes: Int64(connection.unsentByteCount))
     }
-    return list
   }
 
   static func milliseconds(_ duration: Duration) -> Int64 {

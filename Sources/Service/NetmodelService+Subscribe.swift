@@ -3,6 +3,7 @@ import JSONRPC
 import NetworkModels
 
 extension NetmodelService {
+  /// One of `subscribe`'s topics, admitted by the models.
   func topic(_ value: JSON, path: String) throws(ResponseError) -> SubscriptionHub.Topic {
     guard value.isObject else { throw .invalidParams("a topic must be an object", path: path) }
     let params = ParamsReader(value, path: path)
@@ -13,20 +14,28 @@ extension NetmodelService {
       if id != nil && kind == nil {
         throw .invalidParams("an entity topic with an id needs a kind", path: path + "/kind")
       }
-      if let kind, let problem = EntityKey.problem(kind: kind, id: id ?? "x") {
-        throw .invalidParams(problem.reason, path: path + "/" + problem.field)
-      }
-      if let kind { try checkKind(kind, under: path) }
-      if let kind, let id { try checkSendable(EntityKey(kind: kind, id: id), prefix: path) }
+      if let kind { try admitted(under: path) { () throws(AdmissionProblem) in try models.admit(kind: kind, id: id) } }
       return .entity(kind: kind, id: id)
     case "list":
-      let (key, values) = try checkedListKey(params, path: path)
+      let (key, values) = try Self.listKey(params, path: path)
+      try admitted(under: path) { () throws(AdmissionProblem) in try models.admit(list: key, params: values) }
       return .list(key, params: values)
     case "stats":
       guard value.count == 1 else { throw .invalidParams("a stats topic has only a type", path: path) }
       return .stats
     case nil: throw .invalidParams("type is required", path: path + "/type")
     case let other?: throw .invalidParams("unknown topic type \(other)", path: path + "/type")
+    }
+  }
+}
+
+extension SubscriptionHub.Topic {
+  /// What the topic watches in the models; nil for the server's own figures.
+  var modelTopic: Models.Topic? {
+    switch self {
+    case .entity(let kind, let id): .entity(kind: kind, id: id)
+    case .list(let key, let params): .list(key, params: params)
+    case .stats: nil
     }
   }
 }

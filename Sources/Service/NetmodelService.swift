@@ -28,14 +28,6 @@ public final class NetmodelService {
 
   public let server: RPCServer
   public let models: Models
-  /// The store's backend, held here too: asking the store for it on every request
-  /// retained the store, which other objects refer to weakly, so each retain and
-  /// release of it costs ~10 times as much.
-  let backend: ModelBackend
-  /// The backend's placeholder check, read once (capabilities do not change while a
-  /// backend runs): every follow method asks it, and reading it through the store's
-  /// capabilities copied them each time.
-  let placeholders: PlaceholderValidating?
   public var store: FollowStore { models.store }
   public var lists: ListStore { models.lists }
   public var preloader: Preloader { models.preloader }
@@ -75,8 +67,6 @@ public final class NetmodelService {
     self.models = Models(
       store: store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)), outbox: outbox,
       observer: subscriptions)
-    self.backend = self.models.store.backend
-    self.placeholders = self.models.placeholders
     self.models.lists.eviction = configuration.listEviction
     self.configuration = configuration
     if let environment = self.models.environments?.environment {
@@ -87,13 +77,10 @@ public final class NetmodelService {
     // every retain and release of it, several a request, costs ~10 times as much. The
     // server may outlive this service (the fuzzer makes a new service on the same
     // server after `exit`): `deinit` takes the hooks back.
-    subscriptions.encodeList = { [unowned self] key, buffer in
-      guard let snapshot = self.lists.snapshot(key) else { return appendLiteral("null", to: &buffer) }
-      self.encode(snapshot, into: &buffer)
-    }
+    subscriptions.listState = { [unowned self] key in self.models.listState(key) }
     server.onConnectionClosed = { [unowned self] connection in
       self.subscriptions.connectionClosed(connection)
-      self.preloader.hostGone(connection.id)
+      self.models.hostGone(connection.id)
     }
     server.preFlushHook = { [unowned self] in
       self.models.commitIntents()

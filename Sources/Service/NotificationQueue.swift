@@ -35,11 +35,11 @@ final class NotificationQueue {
   private var states: [String: [Subject: Pending]] = [:]
   private(set) var queuedCount = 0
   private var seq: UInt64 = 0
-  private let encodeList: (ListKey, inout [UInt8]) -> Void
+  private let listState: (ListKey) -> ListState?
 
-  init(connection: Connection, encodeList: @escaping (ListKey, inout [UInt8]) -> Void) {
+  init(connection: Connection, listState: @escaping (ListKey) -> ListState?) {
     self.connection = connection
-    self.encodeList = encodeList
+    self.listState = listState
   }
 
   var hasQueued: Bool { queuedCount > 0 }
@@ -113,36 +113,63 @@ final class NotificationQueue {
   /// False when it wrote a `statsChanged` notification.
   private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) -> Bool {
     seq += 1
-    let seq = self.seq
-    let encodeList = self.encodeList
-    var isStats = false
-    if case .stats = pending { isStats = true }
-    let encode = { (buffer: inout [UInt8]) in
-      (isStats ? NotificationText.stats : NotificationText.stateChanged).encode(into: &buffer) { buffer in
-        buffer.append(contentsOf: NotificationText.subscription)
-        appendJSONString(slot.subscription, to: &buffer)
-        buffer.append(contentsOf: NotificationText.seq)
-        appendDecimal(Int64(seq), to: &buffer)
-        switch pending {
-        case .entity(let state):
-          buffer.append(contentsOf: NotificationText.state)
-          state.encode(into: &buffer)
-        case .list(let key):
-          buffer.append(contentsOf: NotificationText.state)
-          encodeList(key, &buffer)
-        case .stats(let text):
-          buffer.append(contentsOf: NotificationText.statsField)
-          buffer.append(contentsOf: text.bytes)
-        }
-        buffer.append(UInt8(ascii: "}"))
-      }
+    let notification: ChangeNotification
+    switch pending {
+    case .entity(let state):
+      notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .entity(state))
+    case .list(let key):
+      notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .list(listState(key)))
+    case .stats(let text):
+      notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .stats(text))
     }
     if aheadOfReplies {
-      connection.sendNotification(encodeBody: encode)
+      connection.sendNotification(encodeBody: notification.encode)
     } else {
-      connection.send(encodeBody: encode)
+      connection.send(encodeBody: notification.encode)
     }
-    return !isStats
+    return !notification.isStats
+  }
+}
+
+/// The params of a `stateChanged` or `statsChanged` notification, as
+/// schema/openrpc.json gives them, and the notification they make.
+struct ChangeNotification {
+  enum Change {
+    case entity(EntityState)
+    /// nil: the list is no longer in memory.
+    case list(ListState?)
+    case stats(StatsText)
+  }
+
+  let subscription: String
+  /// Follows the order on the connection's wire.
+  let seq: UInt64
+  let change: Change
+
+  var isStats: Bool {
+    if case .stats = change { true } else { false }
+  }
+
+  /// The whole notification, its envelope with these params.
+  func encode(into buffer: inout [UInt8]) {
+    (isStats ? NotificationText.stats : NotificationText.stateChanged).encode(into: &buffer) { buffer in
+      buffer.append(contentsOf: NotificationText.subscription)
+      appendJSONString(subscription, to: &buffer)
+      buffer.append(contentsOf: NotificationText.seq)
+      appendDecimal(Int64(seq), to: &buffer)
+      switch change {
+      case .entity(let state):
+        buffer.append(contentsOf: NotificationText.state)
+        state.encode(into: &buffer)
+      case .list(let state):
+        buffer.append(contentsOf: NotificationText.state)
+        if let state { state.encode(into: &buffer) } else { appendLiteral("null", to: &buffer) }
+      case .stats(let text):
+        buffer.append(contentsOf: NotificationText.statsField)
+        buffer.append(contentsOf: text.bytes)
+      }
+      buffer.append(UInt8(ascii: "}"))
+    }
   }
 }
 
@@ -155,8 +182,13 @@ private enum NotificationText {
   static let statsField = Array(#","stats":"#.utf8)
 }
 
-/// One push of the `Stats` object, shared by the queues of every subscriber.
+/// One push of the `Stats` object, encoded once for the queues of every subscriber.
 final class StatsText {
   let bytes: [UInt8]
-  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  init(_ figures: StatsFigures) {
+    var bytes: [UInt8] = []
+    figures.encode(into: &bytes)
+    self.bytes = bytes
+  }
 }

@@ -54,9 +54,9 @@ final class SubscriptionHub {
   private var statsSubscribers = Subscribers()
   private var queues: [Int: NotificationQueue] = [:]
   private var fresh: [Subscription] = []
-  /// Writes a list's current ListState: lists are encoded when their notification is
-  /// written, so a waiting one always carries the newest state.
-  var encodeList: (ListKey, inout [UInt8]) -> Void = { _, buffer in buffer.append(contentsOf: JSONLiteral.null) }
+  /// A list's current ListState: a list's is taken when its notification is written,
+  /// so a waiting one always carries the newest state.
+  var listState: (ListKey) -> ListState? = { _ in nil }
 
   var subscriptionCount: Int { queues.values.reduce(0) { $0 + $1.subscriptions.count } }
 
@@ -186,9 +186,7 @@ final class SubscriptionHub {
 
   private func queue(for connection: Connection) -> NotificationQueue {
     if let existing = queues[connection.id] { return existing }
-    let created = NotificationQueue(connection: connection) { [unowned self] key, buffer in
-      self.encodeList(key, &buffer)
-    }
+    let created = NotificationQueue(connection: connection) { [unowned self] key in self.listState(key) }
     queues[connection.id] = created
     connection.onDrained = { [weak self, weak created] in
       guard let self, let created, created.hasQueued else { return }

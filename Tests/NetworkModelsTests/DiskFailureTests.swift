@@ -81,7 +81,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
       store: FollowStore(loop: loop, backend: backend, intentLog: outbox), outbox: outbox, observer: observer)
     disk.isFull = true
     var answers: [String] = []
-    models.setFollowing(k("a"), true, awaitSettle: awaitSettle) { outcome in
+    try models.setFollowing(k("a"), true, awaitSettle: awaitSettle) { outcome in
       if case .failure(let failure) = outcome { answers.append(failure.failure.message) } else { answers.append("ok") }
     }
     #expect(backend.calls.isEmpty)  // nothing goes out before the intent is durable
@@ -92,7 +92,7 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     #expect(outbox.count == 0)
     // A durable intent goes out right after its commit.
     disk.isFull = false
-    models.setFollowing(k("b"), true, awaitSettle: false) { _ in }
+    try models.setFollowing(k("b"), true, awaitSettle: false) { _ in }
     #expect(backend.calls.isEmpty)
     models.commitIntents()
     #expect(backend.calls == [.set(k("b"), true)])

@@ -9,7 +9,7 @@ import Testing
     let f = try ModelsFixture(backend: backend)
     let key = EntityKey(kind: "account", id: "7")
     var answer: Models.MutationOutcome?
-    f.models.setFollowing(key, true, awaitSettle: true) { answer = $0 }
+    try f.models.setFollowing(key, true, awaitSettle: true) { answer = $0 }
     #expect(answer == nil)
     backend.inner.answer(with: .requested)
     guard case .state(let state)? = answer else {

@@ -61,12 +61,16 @@ final class ModelsFixture: ModelObserver {
   @discardableResult
   func set(_ key: EntityKey, _ following: Bool, awaitSettle: Bool = false) -> () -> [String] {
     var answers: [String] = []
-    models.setFollowing(key, following, awaitSettle: awaitSettle) { outcome in
-      switch outcome {
-      case .state(let state): answers.append("state following=\(text(state.following)) pending=\(state.pending)")
-      case .failure(let failure): answers.append("failure \(failure.failure.message)")
-      case .stopped(let state): answers.append("stopped pending=\(state.pending)")
+    do {
+      try models.setFollowing(key, following, awaitSettle: awaitSettle) { outcome in
+        switch outcome {
+        case .state(let state): answers.append("state following=\(text(state.following)) pending=\(state.pending)")
+        case .failure(let failure): answers.append("failure \(failure.failure.message)")
+        case .stopped(let state): answers.append("stopped pending=\(state.pending)")
+        }
       }
+    } catch {
+      answers.append("refused \(error)")
     }
     return { answers }
   }

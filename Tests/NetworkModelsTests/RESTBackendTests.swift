@@ -15,14 +15,16 @@ final class RESTFixture: StoreDriving {
   let backend: RESTBackend
   let store: FollowStore
 
-  init(token: String? = nil, timeoutMs: Int = 2000, edit: (String) -> String = { $0 }) throws {
+  init(
+    token: String? = nil, timeoutMs: Int = 2000, intentLog: IntentLog? = nil, edit: (String) -> String = { $0 }
+  ) throws {
     loop = try EventLoop()
     server = try LoopbackHTTPServer(loop: loop)
     let text = edit(artsyLikeConfiguration).replacingOccurrences("http://127.0.0.1:1", server.baseURL)
       .replacingOccurrences(#""timeoutMs": 2000"#, #""timeoutMs": \#(timeoutMs)"#)
     let configuration = try RESTConfiguration.parse(text)
     backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in token })
-    store = FollowStore(loop: loop, backend: backend, policy: configuration.retry)
+    store = FollowStore(loop: loop, backend: backend, policy: configuration.retry, intentLog: intentLog)
     store.kindPolicies = configuration.kinds.compactMapValues(\.retry)
   }
 

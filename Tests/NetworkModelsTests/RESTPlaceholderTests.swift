@@ -60,14 +60,19 @@ import Testing
     #expect(backend.validatePlaceholders(list: "pair", params: ["a": "", "b": "x"])?.reason.contains("empty") == true)
   }
 
-  /// What reaches the backend without the service's check (an intent replayed from
-  /// the outbox) fails there without a request.
-  @Test func theBackendSendsNothingForADotSegment() throws {
-    let f = try RESTFixture()
-    let key = EntityKey(kind: "profile", id: "..")
-    let failure = try #require(try f.set(key, false).failure)
-    #expect(failure.failure.kind == .rejected(status: 0))
-    #expect(f.server.requests.isEmpty)
+  /// An intent replayed from the outbox never met `Models.admit`: one whose id this
+  /// configuration could not send is kept, not sent (nothing pending), as one of a
+  /// kind it lacks is; a sendable one beside it goes out.
+  @Test func aReplayedIntentWithADotSegmentIsKeptNotSent() throws {
+    let log = MemoryIntentLog()
+    let dots = EntityKey(kind: "profile", id: "..")
+    let sendable = EntityKey(kind: "profile", id: "gagosian")
+    log.record(dots, wanted: false)
+    log.record(sendable, wanted: true)
+    let f = try RESTFixture(intentLog: log)
+    f.store.replayIntents()
+    #expect(!f.store.state(dots).pending && f.store.state(sendable).pending)
+    #expect(log.unsettledIntents().map(\.0).contains(dots))
   }
 
   @Test(arguments: ["/a/./b", "/a/..", "/%2e%2E/b", "/a/.%2e?x=1", "/x/../{id}"])

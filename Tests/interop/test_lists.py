@@ -84,6 +84,33 @@ def test_list_errors(spawn, runtime):
     assert error["data"]["path"] == "/state"
 
 
+def pointer_tokens(path):
+    """RFC 6901's reference tokens of `path`; a `~` not followed by 0 or 1 is no pointer."""
+    assert path.startswith("/"), path
+    tokens = []
+    for raw in path[1:].split("/"):
+        token, i = "", 0
+        while i < len(raw):
+            if raw[i] == "~":
+                assert raw[i + 1 : i + 2] in ("0", "1"), f"{path!r} is no JSON Pointer"
+                token += "~" if raw[i + 1] == "0" else "/"
+                i += 2
+            else:
+                token += raw[i]
+                i += 1
+        tokens.append(token)
+    return tokens
+
+
+def test_an_error_path_reads_back_as_the_param_it_names(spawn, runtime):
+    """A `~` or `/` followed by a combining mark is one character but still a `~` or `/`:
+    the path escapes it, so the pointer reads back as the name (issue 28: one escaper)."""
+    c = spawn("--state-dir", runtime.root / "sd").conn
+    for name in ("x~\u0301", "a/\u0301b", "p~q/r", "plain"):
+        error = error_of(c.call("fetchList", {"list": "following/artist", "params": {name: [1]}}), INVALID_PARAMS)
+        assert pointer_tokens(error["data"]["path"]) == ["params", name]
+
+
 def test_a_failed_page_keeps_the_items_and_is_retried(spawn, runtime):
     # status=503 and failure=1: every call fails — the first page too.
     c = spawn("--state-dir", runtime.root / "sd", "--simulate", "failure=1,status=503", "--seed", "1").conn

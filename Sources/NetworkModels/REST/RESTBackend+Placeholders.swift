@@ -1,3 +1,5 @@
+import JSON
+
 extension RESTBackend: PlaceholderValidating {
   public func validatePlaceholders(kind: String, id: String) -> PlaceholderProblem? {
     if let problem = joinProblem(kind: kind, id: id) { return problem }
@@ -37,7 +39,7 @@ extension RESTBackend: PlaceholderValidating {
       let (name, reason) = Template.pathProblem(endpoint.path, params)
     else { return nil }
     return PlaceholderProblem(
-      path: "/params/" + name.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1"),
+      path: JSONPointer.member(name, of: "/params"),
       reason: "params.\(name) " + reason)
   }
 

@@ -15,7 +15,7 @@ extension RESTBackend {
         values[name] = text
       case .environment(let variable):
         guard let text = environmentVariables(variable), !text.isEmpty else { continue }
-        if let problem = valueProblem(text) {
+        if let problem = ConfiguredValue.problem(text) {
           Log.warn("value {\(name)} from $\(variable) is not used: \(problem)")
           continue
         }
@@ -47,7 +47,7 @@ extension RESTBackend {
       let known = valueNames.map { "\"\($0)\"" }.joined(separator: ", ")
       return "no value \"\(name)\" in the configuration (its values: \(known.isEmpty ? "none" : known))"
     }
-    if let value, let problem = Self.valueProblem(value) { return problem }
+    if let value, let problem = ConfiguredValue.problem(value) { return problem }
     let same =
       switch (value, values[name]) {
       case (nil, nil): true
@@ -61,15 +61,6 @@ extension RESTBackend {
   }
 
   public func value(_ name: String) -> String? { values[name] }
-
-  /// Values go into paths (percent-encoded) and headers (as they are): a line break would
-  /// add a header, and a value of dots alone would be a dot segment.
-  static func valueProblem(_ value: String) -> String? {
-    if value.isEmpty { return "must not be empty" }
-    if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) { return "must not contain line breaks" }
-    if value.utf8.allSatisfy({ $0 == UInt8(ascii: ".") }) { return "must not be only dots (a dot segment)" }
-    return nil
-  }
 
   /// `requestValues` (the id, the kind or a list's params) with the configured values
   /// and `{now}` beside them.

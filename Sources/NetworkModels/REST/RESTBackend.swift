@@ -159,7 +159,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
 
   public func setFollowing(_ key: EntityKey, _ following: Bool, completion: @escaping Completion) {
     guard let kind = configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
-    if let problem = validatePlaceholders(kind: key.kind, id: key.id) { return unsendable(problem, completion) }
+    // The id is sendable: what asks for a change was admitted (`Models.admit`, or the
+    // replay of an intent, `FollowStore.replayIntents`).
     if let failure = heldBeyondBudget(kind: key.kind) { return loop.execute { completion(.failure(failure)) } }
     if !following && !kind.unfollowNeeds.isEmpty { return unfollowWithCaptures(key, kind, completion) }
     let endpoint = following ? kind.follow : kind.unfollow

@@ -236,12 +236,7 @@ struct Field {
   func error(_ reason: String) -> RESTConfigurationError { RESTConfigurationError(path: path, reason: reason) }
 
   /// The path of member `key` of the value at `path`, escaped as RFC 6901 says.
-  static func child(_ path: String, _ key: String) -> String {
-    guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
-      return path + "/" + key
-    }
-    return path + "/" + key.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
-  }
+  static func child(_ path: String, _ key: String) -> String { JSONPointer.member(key, of: path) }
 
   func optional(_ key: String) -> Field? { json[key].map(Field.init) }
 
@@ -513,12 +508,5 @@ struct Field {
     default:
       return false
     }
-  }
-}
-
-extension String {
-  func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-    guard contains(target) else { return self }
-    return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
   }
 }

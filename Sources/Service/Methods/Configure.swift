@@ -6,7 +6,6 @@ import NetworkModels
 enum Configure: ServiceMethod {
   static let name = "configure"
   static let errorCodes = ErrorCode.everyMethod
-  typealias Result = JSON
 
   struct Params: MethodParams {
     static let fields: [ParamField] = [
@@ -37,11 +36,21 @@ enum Configure: ServiceMethod {
       var values: [(String, String?)] = []
       for (name, value) in try params.object("values")?.members ?? [] {
         guard value.kind == .string || value.kind == .null else {
-          throw .invalidParams("values.\(name) must be a string or null", path: "/values/" + Configure.escaped(name))
+          throw .invalidParams("values.\(name) must be a string or null", path: JSONPointer.member(name, of: "/values"))
         }
         values.append((name, value.string))
       }
       self.values = values
+    }
+  }
+
+  /// The environment active now. Written through jansson: an environment's name is
+  /// the configuration's, and its escapes are jansson's.
+  struct Result: EncodableResult {
+    let environment: String
+
+    func encode(into buffer: inout [UInt8]) {
+      JSON.object().set("environment", .string(environment)).encode(into: &buffer)
     }
   }
 
@@ -61,12 +70,12 @@ enum Configure: ServiceMethod {
       // All or nothing: a refused value leaves every value as it was.
       for (name, value) in params.values {
         if let value, let problem = backend.setValueProblem(name, value) {
-          throw .invalidParams("values.\(name) \(problem)", path: "/values/" + escaped(name))
+          throw .invalidParams("values.\(name) \(problem)", path: JSONPointer.member(name, of: "/values"))
         }
         if value == nil, !backend.valueNames.contains(name) {
           throw .invalidParams(
             "no value \(name) (configured: \(backend.valueNames.joined(separator: ", ")))",
-            path: "/values/" + escaped(name))
+            path: JSONPointer.member(name, of: "/values"))
         }
       }
       changed.values = service.models.setValues(params.values)
@@ -81,7 +90,7 @@ enum Configure: ServiceMethod {
       service.models.switchEnvironment(from: previousEnvironment, to: environment)
       changed.environment = true
     }
-    request.reply.succeed(JSON.object().set("environment", .string(service.configuration.environment)))
+    request.reply.succeed(Result(environment: service.configuration.environment))
     if changed.any { tellEveryConnection(changed, environment: service.configuration.environment, by: service) }
   }
 
@@ -115,11 +124,5 @@ enum Configure: ServiceMethod {
         notification.encode(into: &buffer) { $0.append(contentsOf: params) }
       }
     }
-  }
-
-  /// A JSON Pointer token for `name`.
-  static func escaped(_ name: String) -> String {
-    name.split(separator: "~", omittingEmptySubsequences: false).joined(separator: "~0")
-      .split(separator: "/", omittingEmptySubsequences: false).joined(separator: "~1")
   }
 }

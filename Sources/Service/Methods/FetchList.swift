@@ -28,20 +28,11 @@ enum FetchList: ServiceMethod {
     }
   }
 
-  /// A ListState as the service encodes it (`NetmodelService.encode(_:into:)`).
-  struct ListState: EncodableResult {
-    unowned let service: NetmodelService
-    let snapshot: ListStore.Snapshot
-
-    func encode(into buffer: inout [UInt8]) { service.encode(snapshot, into: &buffer) }
-  }
-
   static func handle(_ request: Request<FetchList>, by service: NetmodelService) throws(ResponseError) {
-    let (key, values) = try service.checked(request.params.list, path: "")
+    let (key, values) = request.params.list
     let reply = request.reply
-    let known = service.lists.fetch(key, params: values, page: request.params.page) { [unowned service] snapshot in
-      reply.succeed(ListState(service: service, snapshot: snapshot))
+    try admitted { () throws(AdmissionProblem) in
+      try service.models.fetchList(key, params: values, page: request.params.page) { reply.succeed($0) }
     }
-    if !known { throw NetmodelService.unknownList(key.name) }
   }
 }

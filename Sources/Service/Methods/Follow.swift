@@ -28,6 +28,6 @@ enum Follow: ServiceMethod {
 
   static func handle(_ request: Request<Follow>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
-    service.mutate(try service.checked(params.key), to: true, await: params.await, request.reply.responder)
+    try service.mutate(params.key, to: true, await: params.await, request.reply.responder)
   }
 }

@@ -29,10 +29,12 @@ enum GetEntity: ServiceMethod {
   static func handle(_ request: Request<GetEntity>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
     let reply = request.reply
-    service.preloader.entity(try service.checked(params.key), refresh: params.refresh) { result in
-      switch result {
-      case .success(let state): reply.succeed(state)
-      case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
+    try admitted { () throws(AdmissionProblem) in
+      try service.models.entity(params.key, refresh: params.refresh) { result in
+        switch result {
+        case .success(let state): reply.succeed(state)
+        case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
+        }
       }
     }
   }

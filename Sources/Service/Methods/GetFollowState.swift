@@ -36,23 +36,21 @@ enum GetFollowState: ServiceMethod {
   /// The request's parts are read where they are (a copy of the params or the key
   /// retained and released their strings).
   static func handle(_ request: Request<GetFollowState>, by service: NetmodelService) throws(ResponseError) {
-    try service.check(request.params.key)
-    // A fresh cached state is answered here, without a completion to allocate.
-    if !request.params.refresh,
-      service.store.withCachedState(
-        request.params.key, maxAgeMs: request.params.maxAgeMs ?? service.configuration.defaultMaxAgeMs,
-        { state in
-          request.reply.succeed(state)
+    // A fresh cached state is answered at once, without a completion to allocate.
+    try admitted { () throws(AdmissionProblem) in
+      try service.models.readState(
+        request.params.key, refresh: request.params.refresh,
+        maxAgeMs: request.params.maxAgeMs ?? service.configuration.defaultMaxAgeMs,
+        cached: { state in request.reply.succeed(state) },
+        later: {
+          let reply = request.reply
+          return { result in
+            switch result {
+            case .success(let state): reply.succeed(state)
+            case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
+            }
+          }
         })
-    {
-      return
-    }
-    let reply = request.reply
-    service.store.readFromBackend(request.params.key) { result in
-      switch result {
-      case .success(let state): reply.succeed(state)
-      case .failure(let failure): reply.fail(failure.failure.responseError(state: failure.state))
-      }
     }
   }
 }

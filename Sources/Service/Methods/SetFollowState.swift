@@ -33,7 +33,6 @@ enum SetFollowState: ServiceMethod {
 
   static func handle(_ request: Request<SetFollowState>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
-    service.mutate(
-      try service.checked(params.key), to: params.following, await: params.await, request.reply.responder)
+    try service.mutate(params.key, to: params.following, await: params.await, request.reply.responder)
   }
 }

@@ -7,7 +7,6 @@ import NetworkModels
 enum SetInterfaceState: ServiceMethod {
   static let name = "setInterfaceState"
   static let errorCodes = ErrorCode.everyMethod + [.unknownKindOrList, .requestCancelled]
-  typealias Result = JSON
 
   struct Params: MethodParams {
     static let fields: [ParamField] = [.required("items", .array), .required("state", .string)]
@@ -28,6 +27,17 @@ enum SetInterfaceState: ServiceMethod {
     }
   }
 
+  /// How many items the preloader took.
+  struct Result: EncodableResult {
+    let accepted: Int
+
+    func encode(into buffer: inout [UInt8]) {
+      appendLiteral(#"{"accepted":"#, to: &buffer)
+      appendDecimal(Int64(accepted), to: &buffer)
+      buffer.append(UInt8(ascii: "}"))
+    }
+  }
+
   static func handle(_ request: Request<SetInterfaceState>, by service: NetmodelService) throws(ResponseError) {
     let items = request.params.items
     var keys: [EntityKey] = []
@@ -35,9 +45,11 @@ enum SetInterfaceState: ServiceMethod {
     for (index, item) in items.elements.enumerated() {
       let path = "/items/\(index)"
       guard item.isObject else { throw .invalidParams("an item must be {kind, id}", path: path) }
-      keys.append(try service.knownKey(ParamsReader(item, path: path), prefix: path))
+      let key = try ParamsReader(item, path: path).entityKey(prefix: path)
+      try admitted(under: path) { () throws(AdmissionProblem) in try service.models.admit(key) }
+      keys.append(key)
     }
-    service.preloader.set(keys, to: request.params.level, host: request.connection.id)
-    request.reply.succeed(JSON.object().set("accepted", .integer(keys.count)))
+    service.models.setInterfaceState(keys, to: request.params.level, host: request.connection.id)
+    request.reply.succeed(Result(accepted: keys.count))
   }
 }

@@ -6,7 +6,7 @@ enum Stats: ServiceMethod {
   static let name = "stats"
   static let errorCodes = ErrorCode.everyMethod
   typealias Params = NoParams
-  typealias Result = JSON
+  typealias Result = StatsFigures
 
   static func handle(_ request: Request<Stats>, by service: NetmodelService) throws(ResponseError) {
     request.reply.succeed(service.statsResult())

@@ -23,9 +23,9 @@ enum Subscribe: ServiceMethod {
   }
 
   struct Result: EncodableResult {
-    unowned let service: NetmodelService
     let subscription: String
     let snapshot: Snapshot
+    let instance: String
 
     func encode(into buffer: inout [UInt8]) {
       buffer.append(contentsOf: Array(#"{"subscription":"#.utf8))
@@ -33,7 +33,7 @@ enum Subscribe: ServiceMethod {
       buffer.append(contentsOf: Array(#","snapshot":"#.utf8))
       snapshot.encode(into: &buffer)
       buffer.append(contentsOf: Array(#","instance":"#.utf8))
-      appendJSONString(service.instance, to: &buffer)
+      appendJSONString(instance, to: &buffer)
       buffer.append(UInt8(ascii: "}"))
     }
   }
@@ -44,19 +44,21 @@ enum Subscribe: ServiceMethod {
       named.append(try service.topic(value, path: "/topics/\(index)"))
     }
     let topics = SubscriptionHub.Topic.distinct(named)
+    let modelTopics = topics.compactMap(\.modelTopic)
     // Gathered before anything is subscribed: a snapshot too large to answer is
     // refused whole.
     let limit = request.connection.maxUnreadBytes
-    let snapshot = Self.snapshot(of: topics, by: service, limit: limit)
+    var snapshot = Snapshot(limit: limit)
+    service.models.snapshot(for: modelTopics) { part in
+      snapshot.append(part)
+      return !snapshot.isOverLimit
+    }
     if snapshot.isOverLimit { throw Self.snapshotTooLarge(limit: limit) }
     let subscription = service.subscriptions.subscribe(topics, on: request.connection)
-    for case .entity(let kind?, let id?) in topics {
-      // As with a list never loaded, an entity never fetched starts loading.
-      service.store.fetchIfUnknown(EntityKey(kind: kind, id: id))
-    }
+    service.models.subscribed(modelTopics)
     if topics.contains(where: { if case .stats = $0 { true } else { false } }) {
       service.statsSubscribed(subscription)
     }
-    request.reply.succeed(Result(service: service, subscription: subscription.id, snapshot: snapshot))
+    request.reply.succeed(Result(subscription: subscription.id, snapshot: snapshot, instance: service.instance))
   }
 }

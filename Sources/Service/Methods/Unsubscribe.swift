@@ -5,7 +5,6 @@ import JSONRPC
 enum Unsubscribe: ServiceMethod {
   static let name = "unsubscribe"
   static let errorCodes = ErrorCode.everyMethod
-  typealias Result = JSON
 
   struct Params: MethodParams {
     static let fields: [ParamField] = [.required("subscription", .string)]
@@ -19,11 +18,16 @@ enum Unsubscribe: ServiceMethod {
     }
   }
 
+  /// `{"ok": true}`: the subscription is gone.
+  struct Result: EncodableResult {
+    func encode(into buffer: inout [UInt8]) { appendLiteral(#"{"ok":true}"#, to: &buffer) }
+  }
+
   static func handle(_ request: Request<Unsubscribe>, by service: NetmodelService) throws(ResponseError) {
     let id = request.params.subscription
     guard service.subscriptions.unsubscribe(id, on: request.connection) else {
       throw .invalidParams("no subscription \(id) on this connection", path: "/subscription")
     }
-    request.reply.succeed(JSON.object().set("ok", .bool(true)))
+    request.reply.succeed(Result())
   }
 }
