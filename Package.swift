@@ -40,9 +40,11 @@ var package = Package(
     .target(name: "HTTP", dependencies: ["CCurl", "EventLoop", "Posix"], swiftSettings: releaseSettings),
     .target(
       name: "NetworkModels", dependencies: ["HTTP", "EventLoop", "JSON", "Posix"], swiftSettings: releaseSettings),
+    // `rpc.discover` answers schema/openrpc.json itself: the resource is a symbolic link
+    // to it, embedded at build time, so the contract exists once in the tree.
     .target(
       name: "Service", dependencies: ["NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
-      swiftSettings: releaseSettings),
+      resources: [.embedInCode("Resources/openrpc.json")], swiftSettings: releaseSettings),
     .executableTarget(
       name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
       swiftSettings: releaseSettings),

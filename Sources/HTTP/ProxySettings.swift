@@ -1,4 +1,3 @@
-import Glibc
 import Posix
 
 /// Which proxy a request goes through, decided here rather than by libcurl: a proxy is
@@ -122,15 +121,9 @@ struct IPAddress {
   var bytes: [UInt8]
 
   init?(_ text: String) {
-    var buffer = [UInt8](repeating: 0, count: 16)
     let text = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
-    if inet_pton(AF_INET, text, &buffer) == 1 {
-      bytes = Array(buffer.prefix(4))
-    } else if inet_pton(AF_INET6, text, &buffer) == 1 {
-      bytes = buffer
-    } else {
-      return nil
-    }
+    guard let bytes = InternetAddress.bytes(of: text) else { return nil }
+    self.bytes = bytes
   }
 
   /// Whether the first `prefixBits` bits are `network`'s (of the same family).

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import Posix
 
 /// When an API says it takes requests again, read from `Retry-After` (RFC 9110
 /// §10.2.3: delta seconds or an HTTP-date) or from a rate-limit reset header, whose
@@ -37,11 +35,7 @@ public enum ResetTime {
 
   /// Wall-clock seconds since 1970 (a reset in epoch seconds or a date needs it; the
   /// loop's clock is monotonic).
-  public static func wallClockNow() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_REALTIME, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-  }
+  public static func wallClockNow() -> Double { Process.wallClockSeconds() }
 
   /// Digits with an optional fraction (`1733065200`, `30`, `1.5`), nothing else.
   static func decimal(_ text: String) -> Double? {

@@ -122,7 +122,7 @@ public final class Connection {
       inputRegistration = try loop.register(input, events: .readable) { [unowned self] events in
         self.handle(events)
       }
-    } catch  where error.code == 1 /* EPERM: not pollable */ {
+    } catch  where error.code == Errno.notPermitted {
       readsInTasks = true
       // Tasks hold the connection strongly (they stop once it is closed): a weak
       // reference would give it a side table, and every retain of it goes through that.

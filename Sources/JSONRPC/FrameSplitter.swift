@@ -1,4 +1,4 @@
-import Glibc
+import Posix
 
 /// How a connection frames its messages, detected from its first non-whitespace byte.
 public enum Framing: Sendable, Equatable {
@@ -153,10 +153,10 @@ public struct FrameSplitter {
   /// searched byte by byte, and the generic search cost more than the rest of the split.
   private func firstNewline(from offset: Int) -> Int? {
     buffer.withUnsafeBytes { bytes in
-      guard offset < bytes.count, let base = bytes.baseAddress,
-        let found = memchr(base + offset, 0x0A, bytes.count - offset)
+      guard offset < bytes.count,
+        let found = Memory.firstOffset(of: 0x0A, in: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
       else { return nil }
-      return base.distance(to: UnsafeRawPointer(found))
+      return offset + found
     }
   }
 

@@ -1,5 +1,4 @@
 import EventLoop
-import Glibc
 import Posix
 
 /// A peer in the same process (`RPCServer.attach(_:)`): what it writes, the connection
@@ -54,7 +53,7 @@ public final class MemoryPeer {
   func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(Errno) -> Int {
     guard hasUnread else {
       if isClosed { return 0 }
-      throw Errno(EAGAIN, call: "read")
+      throw Errno(Errno.wouldBlock, call: "read")
     }
     let taken = min(count, unread.count - unreadOffset)
     unread.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + unreadOffset, byteCount: taken) }
@@ -68,7 +67,7 @@ public final class MemoryPeer {
 
   /// A socket's `write`, to a peer that takes everything until it closes.
   func take(_ bytes: UnsafeRawPointer, count: Int) throws(Errno) -> Int {
-    guard !isClosed else { throw Errno(EPIPE, call: "write") }
+    guard !isClosed else { throw Errno(Errno.brokenPipe, call: "write") }
     received.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: count))
     return count
   }

@@ -1,4 +1,3 @@
-import Glibc
 import Posix
 
 /// The folder where durable state lives (the outbox, the local backend's store):
@@ -225,8 +224,8 @@ extension StateFolder {
       lock.close()
       throw InUse(folder: path, pid: owner.isEmpty ? "?" : owner)
     }
-    _ = ftruncate(lock.rawValue, 0)
-    _ = lseek(lock.rawValue, 0, SEEK_SET)
+    try? lock.truncate(toSize: 0)
+    try? lock.seek(toOffset: 0)
     try lock.writeAll(Array(String(Process.id).utf8))
     return lock
   }

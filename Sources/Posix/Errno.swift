@@ -21,7 +21,13 @@ public struct Errno: Error, Equatable, CustomStringConvertible {
     "\(call): \(String(cString: strerror(code))) (errno \(code))"
   }
 
+  // The codes callers above Posix test for, by name, so no layer above needs Glibc's
+  // numbers.
   public static let noEntry = ENOENT
+  /// epoll refuses a descriptor that cannot be polled (a regular file, /dev/null).
+  public static let notPermitted = EPERM
+  public static let wouldBlock = EAGAIN
+  public static let brokenPipe = EPIPE
 }
 
 /// Retries a call that failed with EINTR; throws `Errno` for any other failure.

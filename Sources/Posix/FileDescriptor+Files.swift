@@ -87,6 +87,12 @@ extension FileDescriptor {
     _ = try retryingInterrupts("ftruncate") { ftruncate(rawValue, off_t(size)) }
   }
 
+  /// Moves the file offset to `offset` bytes from the start. The corresponding C
+  /// function is `lseek`.
+  public func seek(toOffset offset: Int) throws(Errno) {
+    if lseek(rawValue, off_t(offset), SEEK_SET) < 0 { throw .current("lseek") }
+  }
+
   /// The size in bytes of the file. The corresponding C function is `fstat`.
   public func fileSize() throws(Errno) -> Int {
     var info = stat()

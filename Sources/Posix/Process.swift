@@ -8,6 +8,13 @@ public enum Process {
   /// Nanoseconds of the monotonic clock.
   public static func monotonicNanoseconds() -> UInt64 { nm_monotonic_ns() }
 
+  /// Wall-clock seconds since 1970, with a fraction (CLOCK_REALTIME).
+  public static func wallClockSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
   public static func environment(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     return String(cString: value)

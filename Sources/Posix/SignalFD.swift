@@ -15,6 +15,8 @@ public struct SignalFD {
 
   public static let terminate = SIGTERM
   public static let interrupt = SIGINT
+  /// The terminal was resized.
+  public static let windowChange = SIGWINCH
 
   /// The next pending signal number, or nil.
   public func next() -> Int32? {

@@ -49,7 +49,7 @@ public final class NetmodelService {
   /// and each parse of the ~120 KB document was thousands of allocations. Only read.
   private static let parsedDiscoverDocument: JSON = {
     do {
-      return try JSON.parse(openRPCDocumentText)
+      return try JSON.parse(PackageResources.openrpc_json)
     } catch {
       fatalError("the embedded OpenRPC document does not parse: \(error)")
     }

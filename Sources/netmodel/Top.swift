@@ -1,4 +1,3 @@
-import Glibc
 import JSON
 import Posix
 
@@ -31,7 +30,7 @@ func runTop(_ arguments: ArraySlice<String>) -> Int32 {
     return fail("top: unexpected argument \(operand)\n\(topUsage)", code: 2)
   }
   // Read from a descriptor, not delivered: the terminal is restored before the exit.
-  guard let signals = try? SignalFD(signals: [SIGINT, SIGTERM, SIGWINCH]) else {
+  guard let signals = try? SignalFD(signals: [SignalFD.interrupt, SignalFD.terminate, SignalFD.windowChange]) else {
     return fail("top: cannot watch signals", code: 1)
   }
   var client: RPCClient
@@ -70,26 +69,19 @@ struct TopView {
   private var latestAt = ContinuousClock.now
   /// Stdout is gone (`top --json | head -1`): nobody is watching any more.
   private var outputGone = false
-  private var saved: termios?
+  private var keys: Terminal.KeyByKey?
 
   init(json: Bool) {
     self.json = json
-    screen = !json && isatty(1) == 1
-    let noColor = getenv("NO_COLOR").map { String(cString: $0) } ?? ""
+    screen = !json && Terminal.isTerminal(.standardOutput)
+    let noColor = Process.environment("NO_COLOR") ?? ""
     colour = screen && noColor.isEmpty
   }
 
   /// The alternate screen and keys read one by one, so q quits without Enter.
   mutating func start() {
     guard screen else { return }
-    if isatty(0) == 1 {
-      var attributes = termios()
-      if tcgetattr(0, &attributes) == 0 {
-        saved = attributes
-        attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        _ = tcsetattr(0, TCSANOW, &attributes)
-      }
-    }
+    keys = Terminal.KeyByKey(.standardInput)
     write("\u{1B}[?1049h\u{1B}[?25l")
   }
 
@@ -97,7 +89,7 @@ struct TopView {
   mutating func stop() {
     guard screen else { return }
     write("\u{1B}[?25h\u{1B}[?1049l")
-    if var saved { _ = tcsetattr(0, TCSANOW, &saved) }
+    keys?.restore()
   }
 
   mutating func run(_ client: inout RPCClient, signals: SignalFD) -> Outcome {
@@ -117,27 +109,27 @@ struct TopView {
         draw()
         nextDraw = ContinuousClock.now + .seconds(1)
       }
-      var fds = [
-        pollfd(fd: client.socket.rawValue, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: signals.fd.rawValue, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: screen && saved != nil ? 0 : -1, events: Int16(POLLIN), revents: 0),
-      ]
-      let wait = screen ? max(0, ContinuousClock.now.duration(to: nextDraw).roundedUpMilliseconds) : -1
-      if poll(&fds, nfds_t(fds.count), Int32(clamping: wait)) < 0 && errno != EINTR {
-        return .failed("top: poll failed (errno \(errno))")
+      let ready: [Bool]
+      do {
+        ready = try Poll.readable(
+          [client.socket, signals.fd, screen && keys != nil ? .standardInput : nil],
+          timeout: screen ? ContinuousClock.now.duration(to: nextDraw) : nil)
+      } catch {
+        return .failed("top: poll failed (errno \(error.code))")
       }
-      if fds[1].revents != 0, let signal = signals.next() {
-        if signal == SIGWINCH {
+      if ready[1], let signal = signals.next() {
+        if signal == SignalFD.windowChange {
           nextDraw = ContinuousClock.now
         } else {
           return .quit
         }
       }
-      if fds[2].revents != 0 {
+      if ready[2] {
         var key: UInt8 = 0
-        if read(0, &key, 1) == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return .quit }
+        let count = (try? FileDescriptor.standardInput.read(into: &key, count: 1)) ?? 0
+        if count == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return .quit }
       }
-      if fds[0].revents != 0 {
+      if ready[0] {
         do {
           if try !client.readSocket() { return .failed("the server closed the connection") }
         } catch {
@@ -188,11 +180,8 @@ struct TopView {
 /// Rows and columns of the terminal on stdout (TIOCGWINSZ), else $LINES/$COLUMNS, else
 /// 24×80.
 func terminalSize() -> (rows: Int, columns: Int) {
-  var size = winsize()
-  if ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_row > 0 && size.ws_col > 0 {
-    return (Int(size.ws_row), Int(size.ws_col))
-  }
-  let rows = getenv("LINES").flatMap { Int(String(cString: $0)) } ?? 24
-  let columns = getenv("COLUMNS").flatMap { Int(String(cString: $0)) } ?? 80
+  if let size = Terminal.size(of: .standardOutput) { return size }
+  let rows = Process.environment("LINES").flatMap { Int($0) } ?? 24
+  let columns = Process.environment("COLUMNS").flatMap { Int($0) } ?? 80
   return (rows, columns)
 }

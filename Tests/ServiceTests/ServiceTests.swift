@@ -61,7 +61,9 @@ final class ServiceFixture {
     let reply = try fixture.call("rpc.discover")
     let document = try #require(reply["result"])
     let same = document == file
-    #expect(same, "rpc.discover differs from schema/openrpc.json: run scripts/embed-schema")
+    #expect(
+      same,
+      "rpc.discover differs from schema/openrpc.json: is Sources/Service/Resources/openrpc.json still a link to it?")
   }
 
   @Test func everyMethodTheServerAnswersIsInTheSchemaAndBack() throws {

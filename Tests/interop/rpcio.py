@@ -1,14 +1,19 @@
-"""Byte-level JSON-RPC plumbing for the interop tests.
+"""Byte-level JSON-RPC plumbing for the interop tests, and the asyncio session of
+scripts/soak (``AsyncSession``).
 
 Everything here is bounded in time: a reader thread collects the bytes a peer
 sends, and every wait on it takes a timeout.  Frames the server sends are parsed
 *strictly* (a stray byte on stdout, a wrong Content-Length or a missing
 ``"jsonrpc":"2.0"`` fails the test), because the real clients are strict in
 their own ways (see test_clients.py).
+
+Standard library only but for pytest, imported where a test fails or skips, so
+scripts/soak (standard-library Python) shares this module.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import itertools
 import json
@@ -24,8 +29,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
-
-import pytest
 
 DEFAULT_TIMEOUT = 10.0
 SOCKET_WAIT = 10.0  # seconds to wait for a server's socket to appear
@@ -438,6 +441,8 @@ def require_tool(name: str, install_hint: str) -> str:
     if found:
         return found
     msg = f"`{name}` is not installed; the interop tests need it ({install_hint})"
+    import pytest
+
     if os.environ.get("NETMODEL_INTEROP_SKIP_MISSING_CLIENTS") == "1":
         pytest.skip(msg)
     pytest.fail(msg, pytrace=False)
@@ -445,6 +450,8 @@ def require_tool(name: str, install_hint: str) -> str:
 
 def wait_for_socket(server: "ServerProc", path: Path, timeout: float = SOCKET_WAIT) -> None:
     """Bounded wait until `path` is a socket that accepts connections."""
+    import pytest
+
     deadline = time.monotonic() + timeout
     last = "socket file never appeared"
     while time.monotonic() < deadline:
@@ -468,3 +475,94 @@ def wait_for_socket(server: "ServerProc", path: Path, timeout: float = SOCKET_WA
             pass
         time.sleep(0.02)
     pytest.fail(f"server did not listen on {path} within {timeout}s ({last})\n{server.diagnostics()}", pytrace=False)
+
+
+class RPCError(Exception):
+    """An error reply: its error object's ``code``, ``message`` and ``data``."""
+
+    def __init__(self, error: dict):
+        super().__init__(error.get("message"))
+        self.code, self.data = error.get("code"), error.get("data")
+
+
+class ConnectionLost(Exception):
+    """The connection ended before the reply came."""
+
+
+class AsyncSession:
+    """One newline-delimited JSON-RPC connection on asyncio streams, for a driver that
+    keeps many connections busy at once (scripts/soak): requests matched to their
+    replies by id, every message held to ``check_response`` as ``Conn`` does, server
+    notifications handed to ``notified``, anything else to ``unexpected``. Waits are
+    bounded by the caller's timeouts."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str = "session"):
+        self.reader, self.writer, self.name = reader, writer, name
+        self.next_id = 0
+        self.waiting: dict[int, asyncio.Future] = {}
+        self.closed = False
+        self.reader_task = asyncio.get_running_loop().create_task(self.read_loop())
+
+    def notified(self, method: str, params: Any, line: bytes) -> None:
+        """A server notification (a message with a method and no id)."""
+
+    def unexpected(self, why: str) -> None:
+        """A line that is not JSON, not a well-formed message, or neither a reply nor a
+        notification."""
+
+    async def read_loop(self) -> None:
+        try:
+            while True:
+                line = await self.reader.readline()
+                if not line:
+                    break
+                msg = json.loads(line)
+                check_response(msg)
+                if isinstance(msg, dict) and msg.get("id") is not None and "method" not in msg:
+                    fut = self.waiting.pop(msg["id"], None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(msg)
+                elif isinstance(msg, dict) and "method" in msg and "id" not in msg:
+                    self.notified(msg["method"], msg.get("params"), line)
+                else:
+                    self.unexpected(f"unexpected message {line[:200]!r}")
+        except (ConnectionError, OSError):
+            pass
+        except (ValueError, ProtocolViolation) as err:
+            self.unexpected(f"unreadable line: {err}")
+        finally:
+            self.closed = True
+            for fut in self.waiting.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionLost())
+            self.waiting.clear()
+
+    async def request(self, method: str, params: Any = None, timeout: Optional[float] = None) -> Any:
+        """The reply's result; an error reply raises RPCError, a connection that ends
+        first ConnectionLost (the request may or may not have been handled)."""
+        if self.closed:
+            raise ConnectionLost()
+        self.next_id += 1
+        rid = self.next_id
+        fut = asyncio.get_running_loop().create_future()
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())  # a lost reply is no error here
+        self.waiting[rid] = fut
+        msg: dict = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        try:
+            self.writer.write(frame(msg, NDJSON))
+            await self.writer.drain()
+        except (ConnectionError, OSError):
+            self.waiting.pop(rid, None)
+            raise ConnectionLost()
+        reply = await (asyncio.wait_for(fut, timeout) if timeout else fut)
+        if "error" in reply:
+            raise RPCError(reply["error"])
+        return reply["result"]
+
+    def close(self) -> None:
+        try:
+            self.writer.close()
+        except Exception:
+            pass
