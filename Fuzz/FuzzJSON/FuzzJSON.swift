@@ -2,8 +2,7 @@
 // whole input as one JSON text. They must accept and reject the same texts, and for a
 // top-level object the scanner's members (keys, kinds, ranges, decoded scalars) must be
 // jansson's. An accepted text must also survive encode → parse unchanged. The
-// dispatcher's envelope scan must agree with the general scan, and `JSONDocument` (the
-// configuration reader) with jansson: verdict, values, and the refusal's error.
+// dispatcher's envelope scan must agree with the general scan.
 
 import FuzzSupport
 import JSON
@@ -86,12 +85,6 @@ struct FuzzJSON {
       // The dispatcher's envelope scan gives the general scan's verdict and members.
       if problem == nil, let envelopeProblem = EnvelopeCheck.disagreement(bytes, workspace: workspace) {
         problem = "envelope scan: \(envelopeProblem)"
-      }
-      // The configuration reader's document gives jansson's verdict, values and error
-      // (`owned`, a jansson parse per value, only near the top: deep nesting would make
-      // it quadratic).
-      if problem == nil, let documentProblem = DocumentCheck.disagreement(bytes, ownedDepth: 2) {
-        problem = "JSONDocument: \(documentProblem)"
       }
       if let problem { fuzzFailure(problem, input: bytes) }
     }

@@ -953,11 +953,6 @@ public struct JSONScanner {
     return InlineText(spill: spills.count - 1)
   }
 
-  /// The same, for `JSONDocument`, which decodes a string when it is read.
-  func decodedString(from start: Int, to stop: Int, hasEscapes: Bool) -> String {
-    decodeString(from: start, to: stop, hasEscapes: hasEscapes)
-  }
-
   /// The text of a validated string's contents, `from..<to` (between its quotes).
   private func decodeString(from start: Int, to stop: Int, hasEscapes: Bool) -> String {
     let count = stop - start

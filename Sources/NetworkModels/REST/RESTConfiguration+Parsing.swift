@@ -20,18 +20,17 @@ extension RESTConfiguration {
     return try parse(text: bytes)
   }
 
-  /// Reads `text` into a flat document that borrows it (no copy) and is done with
-  /// before this returns, not into a jansson tree: Fuzz/README.md "Round seven".
+  /// Reads `text` into a jansson tree, which the checks borrow from (`JSONView`) and
+  /// which is freed before this returns (what the configuration keeps, it owns).
   private static func parse(text: UnsafeRawBufferPointer) throws(RESTConfigurationError) -> RESTConfiguration {
-    let document: JSONDocument
+    let root: JSON
     do {
-      document = try JSONDocument.parse(borrowing: text)
+      root = try JSON.parse(text)
     } catch {
       throw RESTConfigurationError(path: "", reason: "not JSON: \(error)")
     }
-    // Every `Field` borrows its value from `document` (what the configuration keeps, it owns).
-    defer { withExtendedLifetime(document) {} }
-    return try parse(Field(document.root))
+    defer { withExtendedLifetime(root) {} }
+    return try parse(Field(root: root.view))
   }
 
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
@@ -213,13 +212,37 @@ extension RESTConfiguration {
 /// One value of the configuration and where it is, for errors that say where.
 ///
 /// A checked file is read field by field, and most fields are fine: the JSON Pointer
-/// of a field is made only when an error names it (`path`), walking up the document
-/// from the field. The value is borrowed from the read file, which `parse` keeps alive
-/// (`JSONDocument.Value`): a lookup allocates nothing.
+/// of a field is made only when an error names it (`path`), from the field's parent
+/// and its key or index. The value is borrowed from the parsed file, which `parse`
+/// keeps alive (`JSONView`): a lookup allocates nothing.
 struct Field {
-  let json: JSONDocument.Value
+  let json: JSONView
+  /// The whole file, where `path` looks for the parent.
+  private let root: JSONView
+  /// The object or array holding this value; nil for the root.
+  private let parent: JSONView?
+  private let step: Step
 
-  init(_ json: JSONDocument.Value) { self.json = json }
+  private enum Step {
+    case root
+    case key(String)
+    case index(Int)
+  }
+
+  /// The file's top-level value.
+  init(root: JSONView) {
+    json = root
+    self.root = root
+    parent = nil
+    step = .root
+  }
+
+  private init(_ json: JSONView, root: JSONView, parent: JSONView, step: Step) {
+    self.json = json
+    self.root = root
+    self.parent = parent
+    self.step = step
+  }
 
   static let endpointKeys = [
     "method", "path", "query", "json", "form", "graphql", "headers", "timeoutMs", "onStatus", "attributes", "errors",
@@ -227,10 +250,34 @@ struct Field {
 
   /// This field's JSON Pointer ("" for the root).
   var path: String {
-    guard let parent = json.parent else { return "" }
-    let parentPath = Field(parent).path
-    guard let key = json.key else { return parentPath + "/\(json.position)" }
-    return Field.child(parentPath, key)
+    guard let parent else { return "" }
+    guard let parentPath = Field.path(to: parent, in: root, at: "") else {
+      preconditionFailure("a field's parent is in the file it was read from")
+    }
+    switch step {
+    case .root: return parentPath
+    case .key(let key): return Field.child(parentPath, key)
+    case .index(let index): return parentPath + "/\(index)"
+    }
+  }
+
+  /// Where `target`, an object or array, is in `node` (itself at `path`). Containers
+  /// are found by address: each is its own jansson value (scalars need not be: every
+  /// `true` is the same one), so the first match is the one.
+  private static func path(to target: JSONView, in node: JSONView, at path: String) -> String? {
+    if node.raw == target.raw { return path }
+    switch node.kind {
+    case .object:
+      for (key, value) in node.members where value.isObject || value.isArray {
+        if let found = Field.path(to: target, in: value, at: child(path, key)) { return found }
+      }
+    case .array:
+      for (index, value) in node.elements.enumerated() where value.isObject || value.isArray {
+        if let found = Field.path(to: target, in: value, at: path + "/\(index)") { return found }
+      }
+    default: break
+    }
+    return nil
   }
 
   func error(_ reason: String) -> RESTConfigurationError { RESTConfigurationError(path: path, reason: reason) }
@@ -238,7 +285,10 @@ struct Field {
   /// The path of member `key` of the value at `path`, escaped as RFC 6901 says.
   static func child(_ path: String, _ key: String) -> String { JSONPointer.member(key, of: path) }
 
-  func optional(_ key: String) -> Field? { json[key].map(Field.init) }
+  /// Member `key` of this object, found in it as `value`.
+  func member(_ key: String, _ value: JSONView) -> Field { Field(value, root: root, parent: json, step: .key(key)) }
+
+  func optional(_ key: String) -> Field? { json[key].map { member(key, $0) } }
 
   func required(_ key: String) throws(RESTConfigurationError) -> Field {
     guard json.kind == .object else { throw error("must be an object") }
@@ -257,22 +307,27 @@ struct Field {
   /// The members of this object but `$schema` and `description`, in the file's order.
   func members() throws(RESTConfigurationError) -> Members {
     guard json.kind == .object else { throw error("must be an object") }
-    return Members(members: json.members)
+    return Members(members: json.members, object: self)
   }
 
   struct Members: Sequence, IteratorProtocol {
-    var members: JSONDocument.Members
+    var members: JSONView.Members
+    let object: Field
 
     mutating func next() -> (String, Field)? {
       while let (key, value) = members.next() {
-        if key != "$schema" && key != "description" { return (key, Field(value)) }
+        if key != "$schema" && key != "description" { return (key, object.member(key, value)) }
       }
       return nil
     }
   }
 
   /// The elements of this array, in order (none when it is no array).
-  var elements: LazyMapSequence<JSONDocument.Children, Field> { json.elements.lazy.map(Field.init) }
+  var elements: LazyMapSequence<Range<Int>, Field> {
+    (0..<(json.isArray ? json.count : 0)).lazy.map { index in
+      Field(json[index]!, root: root, parent: json, step: .index(index))
+    }
+  }
 
   /// `{maxRetries, baseDelayMs, maxDelayMs, maxWaitMs, whenExhausted, onUnauthorized}`,
   /// each optional, over `base`.
@@ -495,8 +550,8 @@ struct Field {
       return text == "{ids}"
     case .object:
       var uses = false
-      for (_, value) in json.members {
-        uses = try Field(value).checkJSONTemplate(placeholders: placeholders) || uses
+      for (key, value) in json.members {
+        uses = try member(key, value).checkJSONTemplate(placeholders: placeholders) || uses
       }
       return uses
     case .array:
