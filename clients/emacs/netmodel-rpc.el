@@ -499,8 +499,21 @@ Params the server could not read (strings that are not Unicode) signal at once."
       (let* ((id (1+ netmodel--next-id))
              (req (netmodel--make-req :id id :callback callback)))
         ;; Encoding errors (strings that are not Unicode) signal before anything is sent.
-        (jsonrpc-connection-send netmodel--conn :id id :method (intern method)
-                                 :params (or (netmodel--wire params) (make-hash-table)))
+        ;; A server that exited before Emacs heard of it (a spawn that fails at once)
+        ;; makes the write fail: that is a lost connection, told to the callback as
+        ;; one, never an error thrown into a timer or a hook.
+        (condition-case failure
+            (jsonrpc-connection-send netmodel--conn :id id :method (intern method)
+                                     :params (or (netmodel--wire params) (make-hash-table)))
+          (error
+           (let ((proc (jsonrpc--process netmodel--conn)))
+             (when (and proc (process-live-p proc)) (signal (car failure) (cdr failure))))
+           (setq netmodel--next-id id)
+           (run-at-time 0 nil callback
+                        (list :code netmodel-connection-lost
+                              :message (format "the server exited before %s could be sent" method))
+                        nil)
+           (cl-return-from netmodel-request nil)))
         (setq netmodel--next-id id)
         (puthash id req netmodel--callbacks)
         (when timeout
