@@ -1,4 +1,5 @@
 import HTTP
+import JSON
 
 /// Where follows are read and written: the local store, a REST API, or a simulation
 /// wrapping either. Calls are made on the loop and complete on the loop, never inside
@@ -169,7 +170,7 @@ public struct HTTPStatistics {
 extension ConfigurableBackend {
   /// Why `value` cannot be set as `name`, without setting it (nil: it can).
   public func setValueProblem(_ name: String, _ value: String) -> String? {
-    guard valueNames.contains(name) else {
+    guard valueNames.contains(where: { $0.hasSameBytes(as: name) }) else {
       let known = valueNames.joined(separator: ", ")
       return "is not a configured value (configured: \(known.isEmpty ? "none" : known))"
     }

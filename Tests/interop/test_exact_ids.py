@@ -144,3 +144,16 @@ def test_a_param_name_in_another_spelling_is_not_the_configured_one(artsy, rest)
         assert reply.get("error", {}).get("code") == INVALID_PARAMS, reply
     assert not [line for line in request_lines(api) if "/tag/" in line]
     assert c.result("fetchList", {"list": "byK", "params": {"K": "x"}})["params"] == {"K": "x"}
+
+
+def test_an_environment_or_value_named_in_another_spelling_is_not_the_configured_one(artsy, rest):
+    api = artsy()
+    config_environments = {"local": api.url, "K": api.url}
+    c = rest(api, environments=config_environments, values={"K": {"value": "x"}}).conn
+    for params, path in (({"environment": KELVIN}, "/environment"), ({"values": {KELVIN: "y"}}, "/values/" + KELVIN),
+                         ({"values": {KELVIN: None}}, "/values/" + KELVIN)):
+        reply = c.call("configure", params)
+        assert reply.get("error", {}).get("code") == INVALID_PARAMS, (params, reply)
+        assert reply["error"]["data"]["path"] == path, reply
+    assert c.result("configure", {"environment": "K"})["environment"] == "K"
+    assert c.result("configure", {"values": {"K": "y"}})["environment"] == "K"

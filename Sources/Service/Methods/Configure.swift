@@ -60,7 +60,9 @@ enum Configure: ServiceMethod {
     let previousEnvironment = service.configuration.environment
     let environment = params.environment
     var changed = Changes()
-    if let environment, let backend, !backend.environmentNames.contains(environment) {
+    // Names by their bytes, as everything from a peer (`ExactString`): a spelling that is
+    // only canonically equal to a configured name is not that name.
+    if let environment, let backend, !backend.environmentNames.contains(where: { $0.hasSameBytes(as: environment) }) {
       throw .invalidParams(
         "no environment \(environment) (configured: \(backend.environmentNames.joined(separator: ", ")))",
         path: "/environment")
@@ -72,7 +74,7 @@ enum Configure: ServiceMethod {
         if let value, let problem = backend.setValueProblem(name, value) {
           throw .invalidParams("values.\(name) \(problem)", path: JSONPointer.member(name, of: "/values"))
         }
-        if value == nil, !backend.valueNames.contains(name) {
+        if value == nil, !backend.valueNames.contains(where: { $0.hasSameBytes(as: name) }) {
           throw .invalidParams(
             "no value \(name) (configured: \(backend.valueNames.joined(separator: ", ")))",
             path: JSONPointer.member(name, of: "/values"))
@@ -83,9 +85,9 @@ enum Configure: ServiceMethod {
     if case .set(let token) = params.authToken {
       service.configuration.authToken = token
       changed.authToken = service.models.setAuthToken(
-        token, resend: environment == nil || environment == previousEnvironment)
+        token, resend: environment.map { $0.hasSameBytes(as: previousEnvironment) } ?? true)
     }
-    if let environment, environment != previousEnvironment {
+    if let environment, !environment.hasSameBytes(as: previousEnvironment) {
       service.configuration.environment = environment
       service.models.switchEnvironment(from: previousEnvironment, to: environment)
       changed.environment = true
