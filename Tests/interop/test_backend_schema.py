@@ -41,8 +41,8 @@ from jsonschema.validators import validator_for
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "schema" / "backend.schema.json"
 ARTSY_EXAMPLE = ROOT / "examples" / "artsy" / "config.json"
-SWIFT_TEST = ROOT / "Tests" / "NetworkModelsTests" / "RESTConfigurationTests.swift"
-SWIFT_LIST_TEST = ROOT / "Tests" / "NetworkModelsTests" / "RESTListTests.swift"
+SWIFT_TEST = ROOT / "Tests" / "NetworkModelsTests" / "REST" / "RESTConfigurationTests.swift"
+SWIFT_LIST_TEST = ROOT / "Tests" / "NetworkModelsTests" / "REST" / "RESTListTests.swift"
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -304,8 +304,7 @@ def test_swift_fixture_copy_is_valid(validator, check_config):
 
 def test_swift_test_configuration_is_valid(validator, check_config):
     """The live `artsyLikeConfiguration` (it may have grown since the copy above)."""
-    if not SWIFT_TEST.exists():
-        pytest.skip(f"{SWIFT_TEST} is gone")
+    assert SWIFT_TEST.exists(), f"{SWIFT_TEST} is gone: point SWIFT_TEST at where it went"
     match = re.search(r'let artsyLikeConfiguration = #"""\n(.*?)\n\s*"""#', SWIFT_TEST.read_text(encoding="utf-8"), re.S)
     assert match, "artsyLikeConfiguration not found in the Swift test"
     text = match[1]
@@ -337,8 +336,7 @@ def test_every_example_is_valid(example, validator, check_config):
 def test_swift_list_test_configuration_is_valid(validator, check_config):
     """The configuration of Tests/NetworkModelsTests/REST/RESTListTests.swift: a list of each
     paging style, params, sections, following both ways."""
-    if not SWIFT_LIST_TEST.exists():
-        pytest.skip(f"{SWIFT_LIST_TEST} is gone")
+    assert SWIFT_LIST_TEST.exists(), f"{SWIFT_LIST_TEST} is gone: point SWIFT_LIST_TEST at where it went"
     source = SWIFT_LIST_TEST.read_text(encoding="utf-8")
     match = re.search(r'RESTConfiguration\.parse\(\s*#"""\n(.*?)\n\s*"""#', source, re.S)
     assert match, "the list configuration was not found in the Swift test"
