@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from demo import error_of
+from demo import error_of, stop_process
 from test_rest import Artsy, artsy, rest  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.timeout(90)
@@ -47,12 +47,7 @@ class RecordingProxy:
         return [json.loads(line) for line in self.log_path.read_text().splitlines() if line]
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
 
 
 @pytest.fixture
