@@ -13,6 +13,17 @@ public enum AdmissionProblem: Error, Equatable, Sendable {
   case unknownList(String)
 }
 
+/// A request's refusal of the entity or topic at `index` among those it names.
+public struct IndexedAdmissionProblem: Error, Equatable, Sendable {
+  public let index: Int
+  public let problem: AdmissionProblem
+
+  public init(index: Int, problem: AdmissionProblem) {
+    self.index = index
+    self.problem = problem
+  }
+}
+
 extension EntityKey {
   /// A key from a request's `kind` and `id`, refused when either breaks the form
   /// README "EntityState" gives them.
@@ -75,6 +86,29 @@ extension Models {
     }
     if let placeholders, let problem = placeholders.validatePlaceholders(list: key.name, params: values) {
       throw .invalid(path: problem.path, reason: problem.reason)
+    }
+  }
+
+  /// Every key of a request's list, the first refused named by its index.
+  public func admit(_ keys: [EntityKey]) throws(IndexedAdmissionProblem) {
+    for (index, key) in keys.enumerated() {
+      do { try admit(key) } catch { throw IndexedAdmissionProblem(index: index, problem: error) }
+    }
+  }
+
+  /// Every topic of a `subscribe`, the first refused named by its index. A wildcard
+  /// over every kind names nothing to check.
+  public func admit(_ topics: [(index: Int, topic: Topic)]) throws(IndexedAdmissionProblem) {
+    for (index, topic) in topics {
+      do {
+        switch topic {
+        case .entity(let kind?, let id): try admit(kind: kind, id: id)
+        case .entity(nil, _): break
+        case .list(let key, let params): try admit(list: key, params: params)
+        }
+      } catch {
+        throw IndexedAdmissionProblem(index: index, problem: error)
+      }
     }
   }
 }

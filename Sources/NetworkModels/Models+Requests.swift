@@ -36,8 +36,12 @@ extension Models {
     if !known { throw .unknownList(key.name) }
   }
 
-  /// `setInterfaceState`: what host `host` shows, by keys already admitted.
-  public func setInterfaceState(_ keys: [EntityKey], to level: Preloader.Level, host: Int) {
+  /// `setInterfaceState`: what host `host` shows, each key admitted first (none is
+  /// taken when one is refused).
+  public func setInterfaceState(_ keys: [EntityKey], to level: Preloader.Level, host: Int)
+    throws(IndexedAdmissionProblem)
+  {
+    try admit(keys)
     preloader.set(keys, to: level, host: host)
   }
 
@@ -64,7 +68,7 @@ extension Models {
   /// matching entities (one walk of the store for every wildcard together, in byte
   /// order of kind and id), each list's state (a list never loaded starts loading).
   /// `topics` are distinct and admitted.
-  public func snapshot(for topics: [Topic], _ take: (SnapshotPart) -> Bool) {
+  func snapshot(for topics: [Topic], _ take: (SnapshotPart) -> Bool) -> Bool {
     var named: Set<EntityKey> = []
     for case .entity(let kind?, let id?) in topics { named.insert(EntityKey(kind: kind, id: id)) }
     var shown: Set<EntityKey> = []
@@ -73,29 +77,41 @@ extension Models {
       switch topic {
       case .list(let key, let values):
         lists.loadIfIdle(key, params: values)
-        if let list = lists.snapshot(key, params: values), !take(.list(joined(list))) { return }
+        if let list = lists.snapshot(key, params: values), !take(.list(joined(list))) { return false }
       case .entity(let kind?, let id?):
         let key = EntityKey(kind: kind, id: id)
         guard shown.insert(key).inserted else { continue }
-        if !take(.entity(store.state(key))) { return }
+        if !take(.entity(store.state(key))) { return false }
       case .entity(_, nil):
         guard !walked else { continue }
         walked = true
         for key in wildcardKeys(of: topics) {
           if !named.isEmpty, named.contains(key), !shown.insert(key).inserted { continue }
-          if !take(.entity(store.state(key))) { return }
+          if !take(.entity(store.state(key))) { return false }
         }
       case .entity(nil, .some):
         // An id without a kind is no topic (the service refuses it).
         break
       }
     }
+    return true
   }
 
-  /// `topics` are subscribed now: an entity never fetched starts loading, as a list
-  /// never loaded does.
-  public func subscribed(_ topics: [Topic]) {
-    for case .entity(let kind?, let id?) in topics { store.fetchIfUnknown(EntityKey(kind: kind, id: id)) }
+  /// `subscribe`: admits `topics` (each with its place in the request), gives their
+  /// states now to `take` until it returns false — then nothing is subscribed and the
+  /// answer is false — and otherwise calls `accepted`, where the caller registers its
+  /// subscription so that what follows reaches it, and starts reading the entities
+  /// named that were never read.
+  public func subscribe(
+    _ topics: [(index: Int, topic: Topic)], snapshot take: (SnapshotPart) -> Bool, accepted: () -> Void
+  ) throws(IndexedAdmissionProblem) -> Bool {
+    try admit(topics)
+    guard snapshot(for: topics.map(\.topic), take) else { return false }
+    accepted()
+    for case .entity(let kind?, let id?) in topics.lazy.map(\.topic) {
+      store.fetchIfUnknown(EntityKey(kind: kind, id: id))
+    }
+    return true
   }
 
   /// What the wildcard topics among `topics` match, in byte order: every entity when

@@ -14,11 +14,9 @@ extension NetmodelService {
       if id != nil && kind == nil {
         throw .invalidParams("an entity topic with an id needs a kind", path: path + "/kind")
       }
-      if let kind { try admitted(under: path) { () throws(AdmissionProblem) in try models.admit(kind: kind, id: id) } }
       return .entity(kind: kind, id: id)
     case "list":
       let (key, values) = try Self.listKey(params, path: path)
-      try admitted(under: path) { () throws(AdmissionProblem) in try models.admit(list: key, params: values) }
       return .list(key, params: values)
     case "stats":
       guard value.count == 1 else { throw .invalidParams("a stats topic has only a type", path: path) }

@@ -31,3 +31,14 @@ func admitted<T>(under prefix: String = "", _ body: () throws(AdmissionProblem) 
     throw ResponseError(error, under: prefix)
   }
 }
+
+/// Runs `body`, the refusal of one of the request's entities or topics as the
+/// request's error: `prefix` is the array they sit in (`/items`, `/topics`).
+@inline(__always)
+func admitted<T>(each prefix: String, _ body: () throws(IndexedAdmissionProblem) -> T) throws(ResponseError) -> T {
+  do {
+    return try body()
+  } catch {
+    throw ResponseError(error.problem, under: "\(prefix)/\(error.index)")
+  }
+}

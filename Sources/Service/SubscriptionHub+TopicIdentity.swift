@@ -17,9 +17,12 @@ extension SubscriptionHub.Topic {
 
   /// `topics` without the ones named again, in the order they were first named: a
   /// topic named 3,000 times is one topic, answered and walked once.
-  static func distinct(_ topics: [Self]) -> [Self] {
+  static func distinct(_ topics: [Self]) -> [Self] { distinctPlaces(topics).map(\.element) }
+
+  /// `distinct`, each topic with its place among `topics`.
+  static func distinctPlaces(_ topics: [Self]) -> [(offset: Int, element: Self)] {
     var seen: Set<SubscriptionHub.TopicIdentity> = []
-    return topics.filter { seen.insert($0.identity).inserted }
+    return topics.enumerated().filter { seen.insert($0.element.identity).inserted }
   }
 }
 

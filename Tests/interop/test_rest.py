@@ -406,3 +406,34 @@ def test_a_token_over_plain_http_to_another_host_needs_the_opt_in(artsy, rest, n
     log = server.stderr_path.read_text()
     assert "/environments/lan" in log and "plain http://" in log, log
     assert "/environments/local" not in log and "/environments/staging" not in log, log
+
+
+def test_the_first_refused_item_or_topic_is_the_error_whatever_is_wrong_with_it(artsy, rest):
+    """setInterfaceState and subscribe read every item or topic before the models admit
+    any: the error still names the first one that breaks, whether its form or its kind
+    is wrong, and nothing is taken."""
+    api = artsy()
+    c = rest(api).conn
+    unknown = {"kind": "fair", "id": "x"}
+    malformed = {"kind": "artist"}
+    error = error_of(c.call("setInterfaceState", {"state": "visible", "items": [unknown, malformed]}), -32004)
+    assert error["data"]["path"] == "/items/0/kind", error
+    error = error_of(c.call("setInterfaceState", {"state": "visible", "items": [malformed, unknown]}), INVALID_PARAMS)
+    assert error["data"]["path"].startswith("/items/0"), error
+    error = error_of(
+        c.call("setInterfaceState", {"state": "visible", "items": [{"kind": "artist", "id": "a"}, malformed, unknown]}),
+        INVALID_PARAMS,
+    )
+    assert error["data"]["path"].startswith("/items/1"), error
+    topic = {"type": "entity", **unknown}
+    error = error_of(c.call("subscribe", {"topics": [topic, {"type": "nope"}]}), -32004)
+    assert error["data"]["path"] == "/topics/0/kind", error
+    error = error_of(c.call("subscribe", {"topics": [{"type": "nope"}, topic]}), INVALID_PARAMS)
+    assert error["data"]["path"] == "/topics/0/type", error
+    # A topic named twice is refused where it is first named.
+    artist = {"type": "entity", "kind": "artist", "id": "a"}
+    error = error_of(c.call("subscribe", {"topics": [artist, topic, artist, topic]}), -32004)
+    assert error["data"]["path"] == "/topics/1/kind", error
+    assert c.result("stats", {})["entities"] == 0
+    assert api.stats()["requests"] == 0
+    c.assert_quiet()

@@ -38,18 +38,30 @@ enum SetInterfaceState: ServiceMethod {
     }
   }
 
+  /// Every item is read before the models admit any: a refusal names the first item
+  /// that breaks, whether its form (here) or its kind (the models) is wrong.
   static func handle(_ request: Request<SetInterfaceState>, by service: NetmodelService) throws(ResponseError) {
     let items = request.params.items
     var keys: [EntityKey] = []
     keys.reserveCapacity(items.count)
+    var malformed: ResponseError?
     for (index, item) in items.elements.enumerated() {
       let path = "/items/\(index)"
-      guard item.isObject else { throw .invalidParams("an item must be {kind, id}", path: path) }
-      let key = try ParamsReader(item, path: path).entityKey(prefix: path)
-      try admitted(under: path) { () throws(AdmissionProblem) in try service.models.admit(key) }
-      keys.append(key)
+      do throws(ResponseError) {
+        guard item.isObject else { throw .invalidParams("an item must be {kind, id}", path: path) }
+        keys.append(try ParamsReader(item, path: path).entityKey(prefix: path))
+      } catch {
+        malformed = error
+        break
+      }
     }
-    service.models.setInterfaceState(keys, to: request.params.level, host: request.connection.id)
+    if let malformed {
+      try admitted(each: "/items") { () throws(IndexedAdmissionProblem) in try service.models.admit(keys) }
+      throw malformed
+    }
+    try admitted(each: "/items") { () throws(IndexedAdmissionProblem) in
+      try service.models.setInterfaceState(keys, to: request.params.level, host: request.connection.id)
+    }
     request.reply.succeed(Result(accepted: keys.count))
   }
 }

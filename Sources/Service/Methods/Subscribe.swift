@@ -38,27 +38,51 @@ enum Subscribe: ServiceMethod {
     }
   }
 
+  /// Every topic is read before the models admit any: a refusal names the first topic
+  /// that breaks, whether its form (here) or what it names (the models) is wrong.
   static func handle(_ request: Request<Subscribe>, by service: NetmodelService) throws(ResponseError) {
     var named: [SubscriptionHub.Topic] = []
+    var malformed: ResponseError?
     for (index, value) in request.params.topics.elements.enumerated() {
-      named.append(try service.topic(value, path: "/topics/\(index)"))
+      do throws(ResponseError) {
+        named.append(try service.topic(value, path: "/topics/\(index)"))
+      } catch {
+        malformed = error
+        break
+      }
     }
-    let topics = SubscriptionHub.Topic.distinct(named)
-    let modelTopics = topics.compactMap(\.modelTopic)
+    if let malformed {
+      try admitted(each: "/topics") { () throws(IndexedAdmissionProblem) in
+        try service.models.admit(modelTopics(named.enumerated()))
+      }
+      throw malformed
+    }
+    let topics = SubscriptionHub.Topic.distinctPlaces(named)
     // Gathered before anything is subscribed: a snapshot too large to answer is
     // refused whole.
     let limit = request.connection.maxUnreadBytes
     var snapshot = Snapshot(limit: limit)
-    service.models.snapshot(for: modelTopics) { part in
-      snapshot.append(part)
-      return !snapshot.isOverLimit
+    var subscription: SubscriptionHub.Subscription?
+    let taken = try admitted(each: "/topics") { () throws(IndexedAdmissionProblem) in
+      try service.models.subscribe(
+        modelTopics(topics),
+        snapshot: { part in
+          snapshot.append(part)
+          return !snapshot.isOverLimit
+        },
+        accepted: { subscription = service.subscriptions.subscribe(topics.map(\.element), on: request.connection) })
     }
-    if snapshot.isOverLimit { throw Self.snapshotTooLarge(limit: limit) }
-    let subscription = service.subscriptions.subscribe(topics, on: request.connection)
-    service.models.subscribed(modelTopics)
-    if topics.contains(where: { if case .stats = $0 { true } else { false } }) {
+    guard taken, let subscription else { throw Self.snapshotTooLarge(limit: limit) }
+    if topics.contains(where: { if case .stats = $0.element { true } else { false } }) {
       service.statsSubscribed(subscription)
     }
     request.reply.succeed(Result(subscription: subscription.id, snapshot: snapshot, instance: service.instance))
+  }
+
+  /// The topics the models watch, each with its place in the request.
+  private static func modelTopics(
+    _ topics: some Sequence<(offset: Int, element: SubscriptionHub.Topic)>
+  ) -> [(index: Int, topic: Models.Topic)] {
+    topics.compactMap { place, topic in topic.modelTopic.map { (index: place, topic: $0) } }
   }
 }
