@@ -52,7 +52,7 @@ var package = Package(
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport", "NetworkModels"]),
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Posix"]),
-    .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
+    .testTarget(name: "JSONTests", dependencies: ["JSON", "Posix", "TestSupport"]),
     .testTarget(
       name: "NetworkModelsTests", dependencies: ["NetworkModels", "HTTP", "EventLoop", "JSON", "Posix", "TestSupport"]),
     .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),

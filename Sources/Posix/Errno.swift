@@ -28,6 +28,9 @@ public struct Errno: Error, Equatable, CustomStringConvertible {
   public static let notPermitted = EPERM
   public static let wouldBlock = EAGAIN
   public static let brokenPipe = EPIPE
+  /// What a disk that fails answers: tests inject it.
+  public static let inputOutput = EIO
+  public static let noSpace = ENOSPC
 }
 
 /// Retries a call that failed with EINTR; throws `Errno` for any other failure.

@@ -1,12 +1,7 @@
 import JSON
+import Posix
 import TestSupport
 import Testing
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
 
 /// The scanner's verdict on `bytes`.
 private func scan(_ bytes: [UInt8]) -> Result<JSONScanner.ScannedObject?, JSONError> {
@@ -574,8 +569,8 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
   /// Random inputs, valid and not, on which the scanner must agree with jansson. For a
   /// longer hunt set JSONSCANNER_DIFF_COUNT (inputs) and JSONSCANNER_DIFF_SEED.
   @Test func differentialAgainstJansson() {
-    let total = getenv("JSONSCANNER_DIFF_COUNT").flatMap { Int(String(cString: $0)) } ?? 40_000
-    let seed = getenv("JSONSCANNER_DIFF_SEED").flatMap { UInt64(String(cString: $0)) } ?? 0x6E65_746D_6F64_656C
+    let total = Process.environment("JSONSCANNER_DIFF_COUNT").flatMap { Int($0) } ?? 40_000
+    let seed = Process.environment("JSONSCANNER_DIFF_SEED").flatMap { UInt64($0) } ?? 0x6E65_746D_6F64_656C
     var generator = Generator(random: SeededRandom(state: seed))
     var counts = (inputs: 0, accepted: 0, objects: 0, members: 0)
     var failures = 0
@@ -611,7 +606,7 @@ private func nested(_ depth: Int, open: String, close: String, inner: String = "
 
   /// Prints ns per request for the scanner and for `JSON.parse`; no assertion. Run with
   /// `JSONSCANNER_BENCH=1 swift test -c release --filter JSONScannerTests/benchmark`.
-  @Test(.enabled(if: getenv("JSONSCANNER_BENCH") != nil)) func benchmark() throws {
+  @Test(.enabled(if: Process.environment("JSONSCANNER_BENCH") != nil)) func benchmark() throws {
     let inputs = [
       Self.request,
       #"{"jsonrpc":"2.0","id":18,"method":"setFollowState","params":{"kind":"artist","id":"banksy","follow":true}}"#,

@@ -1,5 +1,4 @@
 import EventLoop
-import Glibc
 import NetworkModels
 import Posix
 import TestSupport
@@ -80,13 +79,13 @@ final class FileLayerRecorder: StateFileObserver, @unchecked Sendable {
     case .sync(let name):
       if fail(operation) {
         operations.append(.failed("fsync \(name)"))
-        throw Errno(EIO, call: "fsync \(name) (injected)")
+        throw Errno(Errno.inputOutput, call: "fsync \(name) (injected)")
       }
       operations.append(.sync(inode: names[name]!))
     case .truncate(let name, let size):
       if fail(operation) {
         operations.append(.failed("ftruncate \(name)"))
-        throw Errno(EIO, call: "ftruncate \(name) (injected)")
+        throw Errno(Errno.inputOutput, call: "ftruncate \(name) (injected)")
       }
       operations.append(.truncate(inode: names[name]!, size: size))
     case .rename(let from, let to):

@@ -1,5 +1,4 @@
 import EventLoop
-import Glibc
 import NetworkModels
 import Posix
 import Testing

@@ -1,5 +1,4 @@
 import EventLoop
-import Glibc
 import JSON
 import NetworkModels
 import Posix
@@ -55,7 +54,7 @@ private func snapshot(_ follows: [String: [String]]) -> String {
 final class FullDisk: StateFileObserver, @unchecked Sendable {
   var isFull = false
   func willPerform(_ operation: StateFileOperation) throws(Errno) {
-    if isFull, case .write = operation { throw Errno(ENOSPC, call: "write (injected)") }
+    if isFull, case .write = operation { throw Errno(Errno.noSpace, call: "write (injected)") }
   }
 }
 

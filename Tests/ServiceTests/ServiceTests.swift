@@ -1,8 +1,8 @@
 import EventLoop
-import Glibc
 import JSON
 import JSONRPC
 import NetworkModels
+import Posix
 import Service
 import TestSupport
 import Testing
@@ -13,21 +13,7 @@ let repositoryRoot: String = {
   return path
 }()
 
-func readFile(_ path: String) throws -> [UInt8] {
-  let fd = open(path, O_RDONLY)
-  guard fd >= 0 else { throw POSIXFailure(path: path) }
-  defer { close(fd) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 65536)
-  while true {
-    let n = read(fd, &chunk, chunk.count)
-    if n <= 0 { break }
-    bytes.append(contentsOf: chunk[0..<n])
-  }
-  return bytes
-}
-
-struct POSIXFailure: Error { let path: String }
+func readFile(_ path: String) throws -> [UInt8] { try FileSystem.readFile(path) }
 
 final class ServiceFixture {
   let service: NetmodelService

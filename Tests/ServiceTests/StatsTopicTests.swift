@@ -1,5 +1,5 @@
-import Glibc
 import JSON
+import Posix
 import TestSupport
 import Testing
 
@@ -26,7 +26,7 @@ struct StatsPushed {
 /// right after the subscribe reply, then at most once a second and only when the
 /// figures changed, latest wins for a slow reader, and no timer without a subscriber.
 @Suite struct StatsTopicTests {
-  init() { signal(SIGPIPE, SIG_IGN) }
+  init() { Process.ignoreBrokenPipes() }
 
   let statsTopic = #"[{"type":"stats"}]"#
 

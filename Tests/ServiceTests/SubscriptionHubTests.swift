@@ -1,6 +1,6 @@
-import Glibc
 import JSON
 import NetworkModels
+import Posix
 import Testing
 
 @testable import Service
@@ -9,7 +9,7 @@ import Testing
 /// left ~13 MB resident after every entity and list was evicted, because the hub's
 /// table of exact topics kept its capacity for 100,000 keys.
 @Suite struct SubscriptionHubTests {
-  init() { signal(SIGPIPE, SIG_IGN) }  // the server may write to a peer that closed
+  init() { Process.ignoreBrokenPipes() }  // the server may write to a peer that closed
 
   func topics(_ count: Int) -> String {
     let list = (0..<count).map { #"{"type":"entity","kind":"artist","id":"a\#($0)"}"# }

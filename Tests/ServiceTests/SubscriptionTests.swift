@@ -14,7 +14,7 @@ extension InProcessPeer {
       arrived += try drain(iterations: 1)
       if arrived.contains(where: { $0["id"]?.integer == Int64(id) }) { return arrived }
     }
-    throw POSIXFailure(path: "no reply to \(method)")
+    throw NoReply(method: method)
   }
 
   /// The reply to a request, without the notifications around it.
@@ -201,3 +201,5 @@ struct StateChanged {
     #expect(newest["items"]?.elements.map { $0["id"]?.string } == ["banksy"])
   }
 }
+
+struct NoReply: Error { let method: String }

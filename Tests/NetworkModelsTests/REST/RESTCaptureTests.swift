@@ -384,7 +384,7 @@ private final class OperationLog: StateFileObserver, @unchecked Sendable {
   var failSyncs = false
 
   func willPerform(_ operation: StateFileOperation) throws(Errno) {
-    if failSyncs, case .sync = operation { throw Errno(5, call: "fsync (EIO)") }
+    if failSyncs, case .sync = operation { throw Errno(Errno.inputOutput, call: "fsync (injected)") }
     operations.append(operation)
   }
 }
