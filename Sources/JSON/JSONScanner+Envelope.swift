@@ -32,10 +32,15 @@ extension JSONScanner {
     /// and of its params.
     var spills: [String] = []
 
+    /// How many scans refilled this envelope: a reader of its params made for one
+    /// message checks, in debug builds, that no later message refilled it.
+    public private(set) var generation: UInt64 = 0
+
     init() {}
 
     /// Emptied before each scan.
     func reset() {
+      generation &+= 1
       id = nil
       isVersion2 = false
       method = nil

@@ -24,7 +24,19 @@ public struct ParamsReader: ~Copyable {
   /// The envelope whose params these are. The dispatcher owns it and refills it for
   /// each message, which a reader cannot outlive (see above): so neither retained nor
   /// released (an `unowned(unsafe)` one was retained at each read).
-  private let envelope: Unmanaged<JSONScanner.Envelope>?
+  private let scannedEnvelope: Unmanaged<JSONScanner.Envelope>?
+  /// The envelope's generation when this reader was made.
+  private let generation: UInt64
+
+  /// The envelope, checked in debug builds to still hold this reader's message: a
+  /// reader kept past its message would read the next one's params.
+  @inline(__always)
+  private var envelope: Unmanaged<JSONScanner.Envelope>? {
+    assert(
+      scannedEnvelope.map { $0.takeUnretainedValue().generation == generation } ?? true,
+      "a ParamsReader was read after its message")
+    return scannedEnvelope
+  }
   /// Where this object sits in the request's params, so nested objects (a topic in
   /// `topics`) report the full JSON Pointer.
   public let path: String
@@ -33,14 +45,16 @@ public struct ParamsReader: ~Copyable {
   /// are relative to it).
   init(scannedWith envelope: JSONScanner.Envelope, in bytes: UnsafeRawBufferPointer) {
     source = .scanned(bytes: bytes)
-    self.envelope = Unmanaged.passUnretained(envelope)
+    scannedEnvelope = Unmanaged.passUnretained(envelope)
+    generation = envelope.generation
     path = ""
   }
 
   /// A request's params as a tree, or a nested object at `path`.
   public init(_ params: JSON?, path: String = "") {
     self.path = path
-    envelope = nil
+    scannedEnvelope = nil
+    generation = 0
     guard let params else {
       source = .none
       return

@@ -55,4 +55,25 @@ import Testing
       }
     }
   }
+
+  #if DEBUG
+    /// The envelope is refilled for each message: a reader kept past its own (which its
+    /// being non-copyable and lent makes hard to write) is caught in debug builds
+    /// rather than reading the next message's params.
+    @Test func aReaderReadAfterItsMessageStopsADebugBuild() async {
+      await #expect(processExitsWith: .failure) {
+        let workspace = JSONScanner.Workspace()
+        let first = Array(#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}"#.utf8)
+        let second = Array(#"{"jsonrpc":"2.0","id":2,"method":"m","params":{"a":2}}"#.utf8)
+        try first.withUnsafeBytes { raw in
+          let envelope = try #require(try JSONScanner.scanEnvelope(raw, reusing: workspace))
+          let message = IncomingMessage(envelope: envelope, in: raw)
+          guard case .request(_, _, let reader) = consume message else { return }
+          #expect(try reader.integer(JSONScanner.Key("a")) == 1)
+          try second.withUnsafeBytes { raw in _ = try JSONScanner.scanEnvelope(raw, reusing: workspace) }
+          _ = try reader.integer(JSONScanner.Key("a"))
+        }
+      }
+    }
+  #endif
 }
