@@ -27,7 +27,8 @@ TAG = "py3-none-any"
 
 
 def _project() -> dict[str, Any]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    project: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project
 
 
 def _dist_name(project: dict[str, Any]) -> str:
