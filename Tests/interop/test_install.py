@@ -311,6 +311,22 @@ def test_a_manifest_of_absolute_paths_is_refused_whole(installed, tmp_path):
     assert victim.exists() and (prefix / "bin/netmodel").exists() and manifest.exists()
 
 
+def test_an_install_over_an_older_install_takes_its_folders_over(installed, netmodel_bin):
+    prefix, before, _ = installed
+    # What an older scripts/install wrote: absolute paths, no hashes, every folder it made.
+    manifest = prefix / SHARE / "install-manifest"
+    old = []
+    for line in manifest_lines(prefix)[1:]:
+        kind, *rest = line.split(" ")
+        rel = rest[-1] if kind == "dir" else line.split(" ", 3)[3]
+        old.append(f"{kind} {prefix if rel == '.' else prefix / rel}")
+    manifest.write_text("\n".join(old) + "\n")
+    run(INSTALL, "--prefix", prefix, "--binary", netmodel_bin)
+    assert manifest_lines(prefix)[0].startswith("# netmodel install-manifest 2:")
+    run(INSTALL, "--uninstall", "--prefix", prefix)
+    assert tree(prefix) == before
+
+
 def test_help_names_every_option_the_script_takes():
     source = INSTALL.read_text()
     taken = sorted(set(re.findall(r"^\s+(--[a-z-]+)\)", source, re.M)))
