@@ -286,7 +286,8 @@ def test_manifest_lines_outside_the_prefix_are_refused(installed, tmp_path):
     (prefix / "share/away").symlink_to(outside)
     manifest = prefix / SHARE / "install-manifest"
     added = [line(victims["dotdot"], "../outside/dotdot"), line(victims["absolute"], str(victims["absolute"])),
-             line(victims["through-link"], "share/away/through-link"), "dir ../outside", "gibberish"]
+             line(victims["through-link"], "share/away/through-link"), "dir ../outside", "gibberish",
+             "file 1 ab /tmp/\x1b[2Jescape"]
     manifest.write_text(manifest.read_text() + "\n".join(added) + "\n")
     done = run(INSTALL, "--uninstall", "--prefix", prefix, check=False)
     assert done.returncode == 1, done
@@ -296,6 +297,8 @@ def test_manifest_lines_outside_the_prefix_are_refused(installed, tmp_path):
     for rel in ("../outside/dotdot", str(victims["absolute"]), "share/away/through-link", "../outside"):
         assert f"{rel} (not a path inside {prefix})" in done.stderr, done.stderr
     assert "manifest line: gibberish" in done.stderr
+    # A terminal escape from the manifest reaches stderr escaped.
+    assert "\x1b" not in done.stderr and "\\E[2Jescape" in done.stderr, done.stderr
     # What the manifest rightly lists is gone all the same.
     assert not (prefix / "bin/netmodel").exists() and not (prefix / SHARE).exists()
 
