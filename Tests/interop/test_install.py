@@ -1,14 +1,21 @@
 """scripts/install into a temporary prefix: the files, the man page (rendered by
 `man -l`), the completions (loaded by bash, zsh and fish), the user units, and
-`--uninstall` leaving the prefix as it was. The release build is the README's
-command; here `--binary` installs the debug binary the other tests run."""
+`--uninstall` leaving the prefix as it was, and removing only its own: files of the prefix
+it is given, listed in the manifest (relative paths) and unchanged since the install.
+The clients install from their wheel and tarball without writing into the prefix.
+The release build is the README's command; here `--binary` installs the debug binary the
+other tests run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,14 +26,18 @@ pytestmark = pytest.mark.timeout(120)
 
 REPO = Path(__file__).resolve().parents[2]
 STEP = 60
+INSTALL = REPO / "scripts" / "install"
+SHARE = "share/netmodel"
+WHEEL = "netmodel_client-0.1.0-py3-none-any.whl"
+TARBALL = "netmodel-client-0.1.0.tgz"
 SCHEMA = json.loads((REPO / "schema" / "openrpc.json").read_text())
 METHODS = sorted(m["name"] for m in SCHEMA["methods"])
 # What a topic starts with, as `watch` takes it: entity, entity:KIND…, list:NAME.
 TOPICS = sorted({re.sub(r"[A-Z/]+$", "", f["shorthand"]) for f in SCHEMA["x-netmodel-protocol"]["topicShorthands"]["forms"]})
 
 
-def run(*args, env=None, check=True):
-    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=STEP, env=env)
+def run(*args, env=None, check=True, cwd=None):
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=STEP, env=env, cwd=cwd)
     if check:
         assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
@@ -67,13 +78,13 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
                  "share/systemd/user/netmodel.socket", "share/systemd/user/netmodel.service",
                  "share/netmodel/schema/openrpc.json", "share/netmodel/clients/python/pyproject.toml",
                  "share/netmodel/clients/node/package.json", "share/netmodel/clients/nvim/lua/netmodel/init.lua",
-                 "share/netmodel/examples/artsy/config.json"):
+                 "share/netmodel/examples/artsy/config.json", f"{SHARE}/{WHEEL}", f"{SHARE}/{TARBALL}"):
         assert (prefix / path).is_file(), path
     assert os.access(prefix / "bin" / "netmodel", os.X_OK)
     assert run(prefix / "bin" / "netmodel", "--version").stdout.startswith("netmodel ")
     service = (prefix / "share/systemd/user/netmodel.service").read_text()
     assert f"ExecStart={prefix}/bin/netmodel serve --socket --no-stdio\n" in service
-    for words in ("pip install", "npm install", "runtimepath", "systemctl --user enable --now netmodel.socket",
+    for words in (f"pip install {prefix}/{SHARE}/{WHEEL}", f"npm install {prefix}/{SHARE}/{TARBALL}", "runtimepath", "systemctl --user enable --now netmodel.socket",
                   "--uninstall"):
         assert words in said, said
 
@@ -216,3 +227,177 @@ def test_uninstall_keeps_what_the_user_added_since(installed):
     run(REPO / "scripts" / "install", "--uninstall", "--prefix", prefix)
     assert mine.read_text() == "complete -W x mytool\n"
     assert not (prefix / "bin/netmodel").exists() and not (prefix / "share/netmodel").exists()
+
+
+def manifest_lines(prefix: Path) -> list[str]:
+    return (prefix / SHARE / "install-manifest").read_text().splitlines()
+
+
+def test_the_manifest_holds_paths_relative_to_the_prefix_with_size_and_hash(installed):
+    prefix, _, _ = installed
+    header, *lines = manifest_lines(prefix)
+    assert header.startswith("# netmodel install-manifest 2:")
+    files = [line.split(" ", 3) for line in lines if line.startswith("file ")]
+    assert len(files) > 50 and all(line.startswith(("file ", "dir ")) for line in lines)
+    for _, size, digest, rel in files:
+        assert not rel.startswith("/") and ".." not in rel.split("/"), rel
+        data = (prefix / rel).read_bytes()
+        assert (int(size), digest) == (len(data), hashlib.sha256(data).hexdigest()), rel
+    assert str(prefix) not in "\n".join(lines)
+
+
+def test_uninstall_of_a_copy_removes_the_copys_files_only(installed, tmp_path):
+    prefix, before, _ = installed
+    original = tree(prefix)
+    copy = tmp_path / "copy"
+    shutil.copytree(prefix, copy, symlinks=True)
+    run(INSTALL, "--uninstall", "--prefix", copy)
+    assert tree(copy) == before
+    assert tree(prefix) == original
+
+
+def test_a_file_changed_after_the_install_is_left_and_named(installed):
+    prefix, _, _ = installed
+    changed = prefix / SHARE / "schema/openrpc.json"
+    changed.write_text(changed.read_text() + "\n")
+    done = run(INSTALL, "--uninstall", "--prefix", prefix)
+    assert changed.exists() and not (prefix / "bin/netmodel").exists()
+    assert f"{SHARE}/schema/openrpc.json (changed since the install)" in done.stderr
+    # Its folders stay for it, named once: by the file, not each folder above it.
+    assert "holds files" not in done.stderr, done.stderr
+    assert sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*") if p.is_file()) == \
+        ["bin/other-tool", f"{SHARE}/schema/openrpc.json"]
+
+
+def test_manifest_lines_outside_the_prefix_are_refused(installed, tmp_path):
+    prefix, _, _ = installed
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victims = {}
+    for name in ("dotdot", "absolute", "through-link"):
+        victims[name] = outside / name
+        victims[name].write_text(f"not netmodel's {name}\n")
+
+    def line(path: Path, rel: str) -> str:
+        data = path.read_bytes()
+        return f"file {len(data)} {hashlib.sha256(data).hexdigest()} {rel}"
+
+    # A link inside the prefix to a folder outside: the path is relative, its folder is not inside.
+    (prefix / "share/away").symlink_to(outside)
+    manifest = prefix / SHARE / "install-manifest"
+    added = [line(victims["dotdot"], "../outside/dotdot"), line(victims["absolute"], str(victims["absolute"])),
+             line(victims["through-link"], "share/away/through-link"), "dir ../outside", "gibberish",
+             "file 1 ab /tmp/\x1b[2Jescape"]
+    manifest.write_text(manifest.read_text() + "\n".join(added) + "\n")
+    done = run(INSTALL, "--uninstall", "--prefix", prefix, check=False)
+    assert done.returncode == 1, done
+    for victim in victims.values():
+        assert victim.exists(), victim
+    assert outside.is_dir()
+    for rel in ("../outside/dotdot", str(victims["absolute"]), "share/away/through-link", "../outside"):
+        assert f"{rel} (not a path inside {prefix})" in done.stderr, done.stderr
+    assert "manifest line: gibberish" in done.stderr
+    # A terminal escape from the manifest reaches stderr escaped.
+    assert "\x1b" not in done.stderr and "\\E[2Jescape" in done.stderr, done.stderr
+    # What the manifest rightly lists is gone all the same.
+    assert not (prefix / "bin/netmodel").exists() and not (prefix / SHARE).exists()
+
+
+def test_a_manifest_of_absolute_paths_is_refused_whole(installed, tmp_path):
+    prefix, _, _ = installed
+    victim = tmp_path / "elsewhere-netmodel"
+    victim.write_text("#!/bin/sh\n")
+    manifest = prefix / SHARE / "install-manifest"
+    manifest.write_text(f"file {victim}\nfile {prefix}/bin/netmodel\n")
+    done = run(INSTALL, "--uninstall", "--prefix", prefix, check=False)
+    assert done.returncode == 1 and "not a manifest this scripts/install writes" in done.stderr, done.stderr
+    assert victim.exists() and (prefix / "bin/netmodel").exists() and manifest.exists()
+
+
+def test_an_install_over_an_older_install_takes_its_folders_over(installed, netmodel_bin):
+    prefix, before, _ = installed
+    # What an older scripts/install wrote: absolute paths, no hashes, every folder it made.
+    manifest = prefix / SHARE / "install-manifest"
+    old = []
+    for line in manifest_lines(prefix)[1:]:
+        kind, *rest = line.split(" ")
+        rel = rest[-1] if kind == "dir" else line.split(" ", 3)[3]
+        old.append(f"{kind} {prefix if rel == '.' else prefix / rel}")
+    manifest.write_text("\n".join(old) + "\n")
+    run(INSTALL, "--prefix", prefix, "--binary", netmodel_bin)
+    assert manifest_lines(prefix)[0].startswith("# netmodel install-manifest 2:")
+    run(INSTALL, "--uninstall", "--prefix", prefix)
+    assert tree(prefix) == before
+
+
+def test_help_names_every_option_the_script_takes():
+    source = INSTALL.read_text()
+    taken = sorted(set(re.findall(r"^\s+(--[a-z-]+)\)", source, re.M)))
+    assert taken == ["--binary", "--destdir", "--prefix", "--uninstall"], taken
+    said = run(INSTALL, "--help").stdout
+    for option in taken:
+        assert re.search(rf"^  {option}\b", said, re.M), option
+    assert re.search(r"^  -h, --help\b", said, re.M)
+
+
+def test_the_python_client_installs_from_its_wheel_without_writing_into_the_prefix(installed, tmp_path):
+    prefix, _, _ = installed
+    snapshot = tree(prefix)
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
+    run(*pip, "install", "--no-index", prefix / SHARE / WHEEL)
+    code = ("import pathlib, netmodel_client, netmodel_client.results; p = pathlib.Path(netmodel_client.__file__);"
+            " print(p.parent.parent.name, (p.parent / 'py.typed').exists())")
+    assert run(python, "-c", code).stdout.split() == ["site-packages", "True"]
+    run(*pip, "uninstall", "-y", "netmodel-client")
+    site = next(venv.glob("lib/python*/site-packages"))
+    assert sorted(p.name for p in site.iterdir() if "netmodel" in p.name) == []
+    assert tree(prefix) == snapshot
+
+
+def test_the_wheel_builds_offline_from_the_client_folder_alone(installed, tmp_path):
+    prefix, _, _ = installed
+    source = tmp_path / "python"
+    shutil.copytree(REPO / "clients/python", source, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    out = tmp_path / "wheels"
+    # Build isolation on and no index: the backend is in the tree and needs nothing fetched.
+    run(sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check", "--no-index", "--no-deps", "-w", out, source)
+    assert (out / WHEEL).read_bytes() == (prefix / SHARE / WHEEL).read_bytes()
+    assert not (source / "build").exists() and not list(source.glob("*.egg-info"))
+
+
+def test_the_node_client_installs_from_its_tarball_without_writing_into_the_prefix(installed, tmp_path):
+    prefix, _, _ = installed
+    snapshot = tree(prefix)
+    tarball = prefix / SHARE / TARBALL
+    with tarfile.open(tarball) as tar:
+        names = sorted(tar.getnames())
+        assert all(m.uid == 0 and m.gid == 0 and m.isfile() for m in tar.getmembers())
+    assert all(n.startswith("package/") for n in names)
+    assert {"package/package.json", "package/index.js", "package/index.d.ts", "package/lib/client.js"} <= set(names)
+    assert not [n for n in names if n.startswith("package/test/")]
+    node = require_tool("node", "Debian package nodejs (scripts/install-deps --test)")
+    project = tmp_path / "host"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"name": "host", "version": "1.0.0", "type": "module"}))
+    npm = shutil.which("npm")
+    if npm:
+        # npm's own list of what `npm pack` would put in: the same files.
+        packed = json.loads(run(npm, "pack", "--dry-run", "--json", REPO / "clients/node").stdout)[0]
+        assert sorted("package/" + f["path"] for f in packed["files"]) == names
+        assert packed["filename"] == TARBALL
+        run(npm, "install", "--offline", "--no-audit", "--no-fund", tarball, cwd=project,
+            env=dict(os.environ, npm_config_cache=str(tmp_path / "npm-cache")))
+    else:
+        modules = project / "node_modules"
+        modules.mkdir()
+        with tarfile.open(tarball) as tar:
+            tar.extractall(modules, filter="data")
+        (modules / "package").rename(modules / "netmodel-client")
+    installed_copy = project / "node_modules" / "netmodel-client"
+    assert installed_copy.is_dir() and not installed_copy.is_symlink()
+    code = "import('netmodel-client').then(m => console.log(typeof m.NetmodelClient, typeof m.StateStore))"
+    assert run(node, "-e", code, cwd=project).stdout.split() == ["function", "function"]
+    assert tree(prefix) == snapshot
