@@ -1,0 +1,182 @@
+"""The log of a real session (README "Logs"): the binary on the REST backend against the
+Artsy demo server, with a 401 then a token, five refused follows, a refused read, a rate
+limit, a list that stops paging, evictions under a small --max-entities, and two
+connections (stdio and socket) naming themselves in `initialize`. At the default level
+each of these is one line at its level, with its fields, in the text form and as JSON;
+text from outside (an API's message, a client's name, a cursor) forges no line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import time
+
+import pytest
+
+import rpcio
+from test_bounds import CURSOR_FEED, follow_object
+from test_rest import Artsy, artsy, rest  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.timeout(120)
+
+TOKEN = "tok-log-3f1a"
+UNAUTHORIZED = -32003
+FORGED_LINE = "netmodel: error: forged"
+FORGED = f"x\n{FORGED_LINE}\x1b]0;owned\x07\x1b[2J\u009b31m\r"
+# How the text form shows it: every control made visible.
+SHOWN = r"x\nnetmodel: error: forged\x1b]0;owned\x07\x1b[2J\u{9B}31m\r"
+REFUSED = [f"nobody-{n}" for n in range(5)]
+# The sentence of each event in the text form (the JSON form names the event).
+SENTENCES = {
+    "listening": "listening on ",
+    "connection.open": "a connection opened",
+    "connection.client": "a client said who it is",
+    "connection.close": "a connection closed",
+    "credentials.wait": "the API refused the credentials: intents wait for credentials (configure authToken)",
+    "credentials.resume": "credentials changed: what waited for them is sent again",
+    "rollback": "the API refused a follow: rolled back to what it last confirmed",
+    "refusal": "the API refused a read",
+    "ratelimit.hold": "the API asked for a pause: every request to it waits",
+    "ratelimit.end": "the API's rate limit ended: held requests go out",
+    "list.stalled": "a list did not advance: it stopped paging",
+    "eviction": "evicted under pressure (over --max-entities or --max-lists), least recently used first",
+}
+FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^ "]+)(?: |$)')
+
+
+def parse_text(line: str) -> dict:
+    """A text line as the JSON form's object (values as text shows them, unquoted)."""
+    match = re.match(r"netmodel: (debug|info|warn|error): (.*)$", line)
+    assert match, f"not a log line: {line!r}"
+    level, rest = match.groups()
+    sentence, _, fields_text = rest.partition("; ")
+    event = {"level": level, "message": sentence}
+    for name, value in FIELD.findall(fields_text):
+        if value.startswith('"'):
+            value = value[1:-1].replace('\\"', '"')
+        elif re.fullmatch(r"-?\d+", value):
+            value = int(value)
+        elif value in ("true", "false"):
+            value = value == "true"
+        event[name] = value
+    names = [name for name, sentence_start in SENTENCES.items() if sentence.startswith(sentence_start)]
+    event["event"] = names[0] if names else "message"
+    return event
+
+
+def read_log(server, fmt: str) -> list[dict]:
+    text = server.stderr_path.read_bytes().decode("utf-8")
+    assert text.endswith("\n"), "the log ends with its own newline"
+    lines = text[:-1].split("\n")
+    for control in ("\x1b", "\x07", "\r", "\u009b"):
+        assert control not in text, f"{control!r} reached the log raw"
+    events = []
+    for line in lines:
+        assert not line.startswith(FORGED_LINE), f"a forged line: {line!r}"
+        if fmt == "json":
+            event = json.loads(line)
+            assert set(event) >= {"time", "level", "event", "message"}, event
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", event["time"]), event
+        else:
+            event = parse_text(line)
+        events.append(event)
+    return events
+
+
+def wait_for_event(server, fmt: str, name: str, count: int = 1, timeout: float = 15) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        events = read_log(server, fmt)
+        if sum(e["event"] == name for e in events) >= count or time.monotonic() > deadline:
+            return events
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_session_logs_each_event_once_at_its_level(artsy, rest, runtime, connect, fmt):
+    api = artsy(token=TOKEN)
+    socket_path = runtime.root / "log.sock"
+    server = rest(api, f"--socket={socket_path}", "--max-entities", 8, "--log-format", fmt, lists=CURSOR_FEED,
+                  retry={"maxRetries": 1, "baseDelayMs": 50, "maxDelayMs": 100})
+    rpcio.wait_for_socket(server, socket_path)
+    c = server.conn
+    c.result("initialize", {"clientInfo": {"name": "log-test stdio", "version": "1.2"}})
+    # No token yet: the follow waits for credentials; the token ends the wait.
+    reply = c.call("follow", {"kind": "artist", "id": "banksy", "await": True})
+    assert reply["error"]["code"] == UNAUTHORIZED, reply
+    c.result("configure", {"authToken": TOKEN})
+    rpcio.wait_for(lambda: "banksy" in api.control("GET", "follows").get("artist", []), 10)
+    # Five refused follows, one with an API message that tries to forge a line.
+    api.faults({"method": "POST", "status": 404, "body": {"error": "Artist Not Found"}, "times": 4},
+               {"method": "POST", "status": 404, "body": {"error": FORGED}, "times": 1})
+    for slug in REFUSED:
+        assert c.call("follow", {"kind": "artist", "id": slug, "await": True})["error"], slug
+    # A refused read, asked twice: one line (the entity's error did not change).
+    api.faults({"method": "GET", "path": "follow/genes", "status": 410, "body": {"error": "Gone"}, "times": 2})
+    for _ in range(2):
+        assert c.call("getFollowState", {"kind": "gene", "id": "ghost"})["error"]
+    # A rate limit: one line when the hold starts, one when it ends.
+    api.faults({"method": "POST", "status": 429, "headers": {"Retry-After": "1"}, "times": 1})
+    assert c.result("follow", {"kind": "artist", "id": "kaws", "await": True})["confirmed"] is True
+    wait_for_event(server, fmt, "ratelimit.end")
+    # A list whose cursor never advances, the cursor an attempt at a forged line.
+    api.faults({"path": "follow/artists$", "status": 200, "times": None,
+                "body": {"items": [follow_object("a")], "next": FORGED}})
+    assert c.result("fetchList", {"list": "artistFeed"})["hasMore"] is True
+    assert c.result("fetchList", {"list": "artistFeed", "page": "next"})["state"] == "failure"
+    api.control("DELETE", "faults")
+    # More entities than --max-entities: evicted, and said in one line.
+    for n in range(30):
+        c.result("getFollowState", {"kind": "gene", "id": f"g{n}"})
+    wait_for_event(server, fmt, "eviction")
+    # A second client, on the socket, whose name tries to forge a line.
+    other = connect(socket_path)
+    other.result("initialize", {"clientInfo": {"name": FORGED, "version": "9"}})
+    rpcio.close_socket(other.sock)
+    wait_for_event(server, fmt, "connection.close", 2)  # the socket's and wait_for_socket's probe
+    server.close_stdin()
+    server.proc.wait(15)
+
+    events = read_log(server, fmt)
+    shown = (lambda text: text) if fmt == "json" else (lambda text: text.replace("\n", "\\n") if False else text)
+    forged = FORGED if fmt == "json" else SHOWN
+
+    def same(value, expected):
+        # The text form does not tell a number from a string of digits.
+        return value == expected if fmt == "json" else str(value) == str(expected)
+
+    def only(name, **fields):
+        found = [e for e in events if e["event"] == name and all(same(e.get(k), v) for k, v in fields.items())]
+        assert len(found) == 1, f"{name} {fields}: {found}\n{events}"
+        return found[0]
+
+    assert only("listening", path=str(socket_path))["level"] == "info"
+    assert only("connection.open", connection=1, transport="stdio")["level"] == "info"
+    assert only("connection.client", connection=1, client="log-test stdio", clientVersion="1.2")
+    assert only("connection.client", client=forged, clientVersion="9")
+    assert only("connection.close", client=forged)["level"] == "info"
+    assert only("connection.close", connection=1, client="log-test stdio")
+    wait = only("credentials.wait")
+    assert (wait["level"], wait["kind"], wait["id"], wait["status"]) == ("warn", "artist", "banksy", 401), wait
+    assert only("credentials.resume", intents=1, reads=0)["level"] == "info"
+    rollbacks = [e for e in events if e["event"] == "rollback"]
+    assert [e["id"] for e in rollbacks] == REFUSED, rollbacks
+    assert all(e["level"] == "warn" and e["kind"] == "artist" and e["status"] == 404 for e in rollbacks), rollbacks
+    assert all(e["error"].endswith("Artist Not Found") for e in rollbacks[:4]), rollbacks
+    assert rollbacks[4]["error"] == "HTTP 404 from POST /api/v1/me/follow/artist: " + forged, rollbacks[4]
+    refusal = only("refusal")
+    assert (refusal["level"], refusal["kind"], refusal["id"], refusal["status"]) == ("warn", "gene", "ghost", 410)
+    hold = only("ratelimit.hold")
+    assert (hold["level"], hold["api"], hold["status"], hold["why"]) == ("warn", api.url, 429, "Retry-After: 1"), hold
+    assert 900 <= hold["ms"] <= 1000 and re.fullmatch(r"\d{4}-.*\.\d{3}Z", hold["until"]), hold
+    assert only("ratelimit.end", api=api.url)["level"] == "info"
+    stalled = only("list.stalled", list="artistFeed")
+    assert stalled["level"] == "warn" and forged in stalled["reason"], stalled
+    eviction = only("eviction")
+    assert eviction["level"] == "info" and eviction["entities"] >= 1 and eviction["passes"] >= 1, eviction
+    # Nothing else said at warn or above.
+    assert {e["event"] for e in events if e["level"] in ("warn", "error")} == {
+        "credentials.wait", "rollback", "refusal", "ratelimit.hold", "list.stalled"}, events
+    print("\n".join(map(str, events)))
