@@ -18,7 +18,10 @@ extension HTTPClient {
       fields.append(Log.Field("status", response.status))
       let said = response.headers.filter { Self.explainsHold($0.name) }.prefix(6)
       fields.append(
-        Log.Field("why", said.isEmpty ? "no header (the rule's waitMs)" : said.map { "\($0.name): \($0.value)" }.joined(separator: ", ")))
+        Log.Field(
+          "why",
+          said.isEmpty
+            ? "no header (the rule's waitMs)" : said.map { "\($0.name): \($0.value)" }.joined(separator: ", ")))
     }
     fields.append(Log.Field("until", Log.timestamp(Process.wallClockSeconds() + Double(milliseconds) / 1000)))
     fields.append(Log.Field("ms", milliseconds))

@@ -296,7 +296,8 @@ public final class Dispatcher {
       } else if let run = requestMethods[method] {
         self.run(method, params: params, with: run, asNotificationFrom: connection)
       } else {
-        Log.event(.debug, "notification.ignored", "ignored notification \(method): no such method", connection.logFields)
+        Log.event(
+          .debug, "notification.ignored", "ignored notification \(method): no such method", connection.logFields)
       }
     case .response:
       Log.debug("ignored a response from connection \(connection.id)")

@@ -54,7 +54,7 @@ extension FollowStore {
     }
     Log.event(
       .warn, "credentials.wait",
-      "the API refused the credentials: \(read ? "reads" : "intents") wait for credentials (configure authToken)",
+      "the API refused the credentials: the \(read ? "read" : "intent") waits for credentials (configure authToken)",
       Self.failureFields(key, failure))
   }
 }

@@ -287,7 +287,8 @@ public final class FollowStore {
       _ = setFollowing(key, wanted, force: true)
     }
     if replayed > 0 {
-      Log.event(.info, "replay", "sending again the intents the last run left unconfirmed", [.init("intents", replayed)])
+      Log.event(
+        .info, "replay", "sending again the intents the last run left unconfirmed", [.init("intents", replayed)])
     }
     for (kind, count) in kept.sorted(by: { $0.key < $1.key }) {
       Log.warn(

@@ -76,6 +76,10 @@ public enum Log {
     public let name: StaticString
     public let message: String
     public let fields: [Field]
+
+    public init(level: Level, name: StaticString, message: String, fields: [Field]) {
+      (self.level, self.name, self.message, self.fields) = (level, name, message, fields)
+    }
   }
 
   /// Set once at start, before the loop runs; read only from the loop's thread. The
@@ -100,7 +104,9 @@ public enum Log {
 
   public static func isEnabled(_ level: Level) -> Bool { level >= Log.level && level != .off }
 
-  private static func write(_ level: Level, _ name: StaticString, _ message: () -> String, _ fields: @autoclosure () -> [Field]) {
+  private static func write(
+    _ level: Level, _ name: StaticString, _ message: () -> String, _ fields: @autoclosure () -> [Field]
+  ) {
     guard isEnabled(level) else { return }
     let event = Event(level: level, name: name, message: message(), fields: fields())
     if let jsonRenderer {

@@ -34,7 +34,7 @@ SENTENCES = {
     "connection.open": "a connection opened",
     "connection.client": "a client said who it is",
     "connection.close": "a connection closed",
-    "credentials.wait": "the API refused the credentials: intents wait for credentials (configure authToken)",
+    "credentials.wait": "the API refused the credentials: the intent waits for credentials (configure authToken)",
     "credentials.resume": "credentials changed: what waited for them is sent again",
     "rollback": "the API refused a follow: rolled back to what it last confirmed",
     "refusal": "the API refused a read",
