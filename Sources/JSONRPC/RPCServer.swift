@@ -171,8 +171,13 @@ public final class RPCServer {
         "connection \(connection.id): \(connection.unsentByteCount) bytes of replies not taken by the peer "
           + "within \(shutdownTimeout.roundedUpMilliseconds) ms of shutting down (--shutdown-timeout-ms); dropped")
     }
-    for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.transport == .socket {
-      connection.close()
+    for connection in connections.values.sorted(by: { $0.id < $1.id }) {
+      if connection.transport == .socket {
+        connection.close()
+      } else if endedStdio.insert(connection.id).inserted {
+        // Stdio stays open to the end of the process; its session ends here.
+        Log.event(.info, "connection.close", "a connection closed (the server stops)", connection.logFields)
+      }
     }
   }
 

@@ -25,7 +25,9 @@ extension FollowStore {
   func logRollback(_ key: EntityKey, wanted: Bool?, _ failure: FollowFailure, retries: Int?) {
     let what = wanted == false ? "an unfollow" : "a follow"
     let sentence =
-      retries.map { "gave up on \(what) after \($0) retries: rolled back to what the API last confirmed" }
+      retries.map {
+        "gave up on \(what) after \($0) \($0 == 1 ? "retry" : "retries"): rolled back to what the API last confirmed"
+      }
       ?? "the API refused \(what): rolled back to what it last confirmed"
     Log.event(
       .warn, "rollback", sentence,

@@ -29,20 +29,21 @@ FORGED = f"x\n{FORGED_LINE}\x1b]0;owned\x07\x1b[2J\u009b31m\r"
 SHOWN = r"x\nnetmodel: error: forged\x1b]0;owned\x07\x1b[2J\u{9B}31m\r"
 REFUSED = [f"nobody-{n}" for n in range(5)]
 # The sentence of each event in the text form (the JSON form names the event).
-SENTENCES = {
-    "listening": "listening on ",
-    "connection.open": "a connection opened",
-    "connection.client": "a client said who it is",
-    "connection.close": "a connection closed",
-    "credentials.wait": "the API refused the credentials: the intent waits for credentials (configure authToken)",
-    "credentials.resume": "credentials changed: what waited for them is sent again",
-    "rollback": "the API refused a follow: rolled back to what it last confirmed",
-    "refusal": "the API refused a read",
-    "ratelimit.hold": "the API asked for a pause: every request to it waits",
-    "ratelimit.end": "the API's rate limit ended: held requests go out",
-    "list.stalled": "a list did not advance: it stopped paging",
-    "eviction": "evicted under pressure (over --max-entities or --max-lists), least recently used first",
-}
+SENTENCES = [
+    ("listening", "listening on "),
+    ("connection.open", "a connection opened"),
+    ("connection.client", "a client said who it is"),
+    ("connection.close", "a connection closed"),
+    ("credentials.wait", "the API refused the credentials: the intent waits for credentials (configure authToken)"),
+    ("credentials.resume", "credentials changed: what waited for them is sent again"),
+    ("rollback", "the API refused a follow: rolled back to what it last confirmed"),
+    ("rollback", "gave up on a follow after "),
+    ("refusal", "the API refused a read"),
+    ("ratelimit.hold", "the API asked for a pause: every request to it waits"),
+    ("ratelimit.end", "the API's rate limit ended: held requests go out"),
+    ("list.stalled", "a list did not advance: it stopped paging"),
+    ("eviction", "evicted under pressure (over --max-entities or --max-lists), least recently used first"),
+]
 FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^ "]+)(?: |$)')
 
 
@@ -61,7 +62,7 @@ def parse_text(line: str) -> dict:
         elif value in ("true", "false"):
             value = value == "true"
         event[name] = value
-    names = [name for name, sentence_start in SENTENCES.items() if sentence.startswith(sentence_start)]
+    names = [name for name, sentence_start in SENTENCES if sentence.startswith(sentence_start)]
     event["event"] = names[0] if names else "message"
     return event
 
@@ -79,6 +80,9 @@ def read_log(server, fmt: str) -> list[dict]:
             event = json.loads(line)
             assert set(event) >= {"time", "level", "event", "message"}, event
             assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", event["time"]), event
+            # The same sentence as the text form's.
+            sentences = [start for name, start in SENTENCES if name == event["event"]]
+            assert not sentences or any(event["message"].startswith(start) for start in sentences), event
         else:
             event = parse_text(line)
         events.append(event)
@@ -107,19 +111,28 @@ def test_a_session_logs_each_event_once_at_its_level(artsy, rest, runtime, conne
     reply = c.call("follow", {"kind": "artist", "id": "banksy", "await": True})
     assert reply["error"]["code"] == UNAUTHORIZED, reply
     c.result("configure", {"authToken": TOKEN})
-    rpcio.wait_for(lambda: "banksy" in api.control("GET", "follows").get("artist", []), 10)
+    assert rpcio.wait_for(lambda: "banksy" in api.control("GET", "follows").get("artist", []), 10), api.log()
     # Five refused follows, one with an API message that tries to forge a line.
     api.faults({"method": "POST", "status": 404, "body": {"error": "Artist Not Found"}, "times": 4},
                {"method": "POST", "status": 404, "body": {"error": FORGED}, "times": 1})
     for slug in REFUSED:
         assert c.call("follow", {"kind": "artist", "id": slug, "await": True})["error"], slug
+    # Retries given up: the API stays unavailable past the policy's one retry.
+    api.faults({"method": "POST", "status": 503, "body": {"error": "Down"}, "times": 2})
+    assert c.call("follow", {"kind": "artist", "id": "unlucky", "await": True})["error"]
     # A refused read, asked twice: one line (the entity's error did not change).
     api.faults({"method": "GET", "path": "follow/genes", "status": 410, "body": {"error": "Gone"}, "times": 2})
     for _ in range(2):
         assert c.call("getFollowState", {"kind": "gene", "id": "ghost"})["error"]
     # A rate limit: one line when the hold starts, one when it ends.
+    # The calls it holds add nothing.
     api.faults({"method": "POST", "status": 429, "headers": {"Retry-After": "1"}, "times": 1})
-    assert c.result("follow", {"kind": "artist", "id": "kaws", "await": True})["confirmed"] is True
+    c.result("follow", {"kind": "artist", "id": "kaws"})
+    assert rpcio.wait_for(lambda: any(entry["status"] == 429 for entry in api.log()), 10), api.log()
+    for slug in ("yayoi-kusama", "keith-haring"):
+        c.result("follow", {"kind": "artist", "id": slug})
+    held = {"kaws", "yayoi-kusama", "keith-haring"}
+    assert rpcio.wait_for(lambda: held <= set(api.control("GET", "follows").get("artist", [])), 10), api.log()
     wait_for_event(server, fmt, "ratelimit.end")
     # A list whose cursor never advances, the cursor an attempt at a forged line.
     api.faults({"path": "follow/artists$", "status": 200, "times": None,
@@ -162,7 +175,10 @@ def test_a_session_logs_each_event_once_at_its_level(artsy, rest, runtime, conne
     assert (wait["level"], wait["kind"], wait["id"], wait["status"]) == ("warn", "artist", "banksy", 401), wait
     assert only("credentials.resume", intents=1, reads=0)["level"] == "info"
     rollbacks = [e for e in events if e["event"] == "rollback"]
-    assert [e["id"] for e in rollbacks] == REFUSED, rollbacks
+    assert [e["id"] for e in rollbacks] == REFUSED + ["unlucky"], rollbacks
+    gave_up = rollbacks.pop()
+    assert (gave_up["failure"], gave_up["retries"]) == ("unavailable", 1), gave_up
+    assert gave_up["message"].startswith("gave up on a follow after 1 retry"), gave_up
     assert all(e["level"] == "warn" and e["kind"] == "artist" and e["status"] == 404 for e in rollbacks), rollbacks
     assert all(e["error"].endswith("Artist Not Found") for e in rollbacks[:4]), rollbacks
     assert rollbacks[4]["error"] == "HTTP 404 from POST /api/v1/me/follow/artist: " + forged, rollbacks[4]
@@ -171,7 +187,8 @@ def test_a_session_logs_each_event_once_at_its_level(artsy, rest, runtime, conne
     hold = only("ratelimit.hold")
     assert (hold["level"], hold["api"], hold["status"], hold["why"]) == ("warn", api.url, 429, "Retry-After: 1"), hold
     assert 900 <= hold["ms"] <= 1000 and re.fullmatch(r"\d{4}-.*\.\d{3}Z", hold["until"]), hold
-    assert only("ratelimit.end", api=api.url)["level"] == "info"
+    end = only("ratelimit.end", api=api.url)
+    assert end["level"] == "info" and end["waiting"] >= 2, end
     stalled = only("list.stalled", list="artistFeed")
     assert stalled["level"] == "warn" and forged in stalled["reason"], stalled
     eviction = only("eviction")
