@@ -36,7 +36,7 @@ extension FollowStore {
 
   func logFailedRead(_ key: EntityKey, _ failure: FollowFailure) {
     if failure.isRetryable {
-      Log.event(.info, "read.failed", "a read failed", Self.failureFields(key, failure))
+      Log.event(.debug, "read.failed", "a read failed", Self.failureFields(key, failure))
     } else {
       Log.event(.warn, "refusal", "the API refused a read", Self.failureFields(key, failure))
     }

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 import time
+from collections import Counter
 
 import pytest
 
@@ -193,7 +195,57 @@ def test_a_session_logs_each_event_once_at_its_level(artsy, rest, runtime, conne
     assert stalled["level"] == "warn" and forged in stalled["reason"], stalled
     eviction = only("eviction")
     assert eviction["level"] == "info" and eviction["entities"] >= 1 and eviction["passes"] >= 1, eviction
+    # Every line is one of these events: nothing unnamed, nothing for each call.
+    # (three connections: stdio, wait_for_socket's probe, the second client)
+    assert Counter(e["event"] for e in events) == {
+        "listening": 1, "connection.open": 3, "connection.client": 2, "connection.close": 3, "credentials.wait": 1,
+        "credentials.resume": 1, "rollback": 6, "refusal": 1, "ratelimit.hold": 1, "ratelimit.end": 1,
+        "list.stalled": 1, "eviction": 1}, events
     # Nothing else said at warn or above.
     assert {e["event"] for e in events if e["level"] in ("warn", "error")} == {
         "credentials.wait", "rollback", "refusal", "ratelimit.hold", "list.stalled"}, events
     print("\n".join(map(str, events)))
+
+
+def test_a_reset_header_hold_says_which_headers(demo, serve_rest):
+    """GitHub's primary limit: a 403 whose x-ratelimit-remaining is 0 holds until its
+    x-ratelimit-reset, and the one line says so (JSON: the values as sent)."""
+    from test_github import TOKEN as GITHUB_TOKEN, GitHub, replies, send
+
+    github = demo(GitHub, GITHUB_TOKEN)
+    server = serve_rest(github.config(), "--log-format", "json", state="state-github",
+                        env={"GITHUB_TOKEN": GITHUB_TOKEN})
+    c = server.conn
+    reset = github.control("primary-limit", {"reset_in": 2})["reset"]
+    send(c, 1, "follow", {"kind": "user", "id": "octocat", "await": True})
+    send(c, 2, "follow", {"kind": "repo", "id": "octocat/hello-world", "await": True})
+    got = replies(c, 2)
+    assert got[1]["result"]["confirmed"] is True and got[2]["result"]["confirmed"] is True, got
+    events = wait_for_event(server, "json", "ratelimit.end")
+    holds = [e for e in events if e["event"] == "ratelimit.hold"]
+    assert len(holds) == 1, events
+    hold = holds[0]
+    assert (hold["level"], hold["api"], hold["status"]) == ("warn", github.url, 403), hold
+    assert f"x-ratelimit-reset: {reset}" in hold["why"] and "x-ratelimit-remaining: 0" in hold["why"], hold
+    assert 0 < hold["ms"] <= 3000, hold
+    assert [e["event"] for e in events if e["event"].startswith("ratelimit.")] == ["ratelimit.hold", "ratelimit.end"]
+
+
+def test_levels_format_and_a_stop(spawn, netmodel_bin, runtime):
+    """`--log-level warn` keeps the info lines out; a stdio session open at SIGTERM says
+    its close; a bad `--log-format` is a usage error."""
+    quiet = spawn("--log-level", "warn", "--log-format", "json")
+    quiet.conn.result("initialize", {"clientInfo": {"name": "quiet"}})
+    quiet.conn.result("stats")
+    quiet.proc.send_signal(signal.SIGTERM)
+    assert quiet.proc.wait(15) == 0
+    assert quiet.stderr_path.read_text() == ""
+    server = spawn()
+    server.conn.result("initialize", {"clientInfo": {"name": "ed", "version": "0.1"}})
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(15) == 0
+    lines = server.stderr_path.read_text().splitlines()
+    assert lines[-1] == "netmodel: info: a connection closed (the server stops); connection=1 client=ed clientVersion=0.1"
+    bad = subprocess.run([str(netmodel_bin), "serve", "--log-format", "yaml"], capture_output=True, text=True,
+                         env=runtime.env, timeout=15, stdin=subprocess.DEVNULL)
+    assert bad.returncode == 2 and "--log-format must be text or json, not yaml" in bad.stderr, bad
