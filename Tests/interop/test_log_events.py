@@ -249,3 +249,17 @@ def test_levels_format_and_a_stop(spawn, netmodel_bin, runtime):
     bad = subprocess.run([str(netmodel_bin), "serve", "--log-format", "yaml"], capture_output=True, text=True,
                          env=runtime.env, timeout=15, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "--log-format must be text or json, not yaml" in bad.stderr, bad
+
+
+def test_a_flood_of_evictions_is_one_line(spawn, runtime):
+    """Hundreds of eviction passes (one entity over --max-entities at a time) say one
+    line at once; the rest is summed for the next line, a minute later at most."""
+    server = spawn("--max-entities", 4, "--log-format", "json", "--state-dir", runtime.root / "flood")
+    c = server.conn
+    for n in range(300):
+        c.result("getFollowState", {"kind": "artist", "id": f"a{n}"})
+    evicted = c.result("stats")["entitiesEvicted"]
+    events = read_log(server, "json")
+    evictions = [e for e in events if e["event"] == "eviction"]
+    assert len(evictions) == 1 and evictions[0]["passes"] == 1, evictions
+    assert evicted > 100 * evictions[0]["entities"], (evicted, evictions)
