@@ -94,7 +94,8 @@ public final class Dispatcher {
         handler(try Method.Params(from: params), connection)
       } catch {
         Log.event(
-          .debug, "notification.ignored", "ignored notification \(Method.name): \(error.message)", connection.logFields)
+          .debug, "notification.ignored", "ignored a notification",
+          [.init("method", Method.name), .init("error", error.message)] + connection.logFields)
       }
     }
     descriptions[Method.name] = MethodDescription(
@@ -297,7 +298,8 @@ public final class Dispatcher {
         self.run(method, params: params, with: run, asNotificationFrom: connection)
       } else {
         Log.event(
-          .debug, "notification.ignored", "ignored notification \(method): no such method", connection.logFields)
+          .debug, "notification.ignored", "ignored a notification",
+          [.init("method", method), .init("error", "no such method")] + connection.logFields)
       }
     case .response:
       Log.debug("ignored a response from connection \(connection.id)")

@@ -106,7 +106,7 @@ public final class RPCServer {
   /// Listens on a Unix socket at `path` (see `UnixSocket.listen` for the rules).
   public func listen(path: String) throws(UnixSocket.ListenError) {
     listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0) })
-    Log.event(.info, "listening", "listening on \(path)", [.init("path", path)])
+    Log.event(.info, "listening", "listening on a socket", [.init("path", path)])
   }
 
   /// Serves a listening socket passed by a service manager (`SocketActivation`);
@@ -117,7 +117,7 @@ public final class RPCServer {
         self.acceptedPeer($0)
       })
     Log.event(
-      .info, "listening", "listening on \(socket.path) (passed by the service manager)",
+      .info, "listening", "listening on the socket the service manager passed",
       [.init("path", socket.path), .init("inherited", true)])
   }
 

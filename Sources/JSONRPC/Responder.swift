@@ -95,8 +95,8 @@ public final class Responder {
     statistics.countError(error.code)
     if isNotification {
       return Log.event(
-        .warn, "notification.failed", "notification \(method) failed: \(error.message)",
-        connection?.logFields ?? [])
+        .warn, "notification.failed", "a notification failed (there is nobody to answer)",
+        [.init("method", method), .init("error", error.message)] + (connection?.logFields ?? []))
     }
     let id = self.id
     deliver { MessageEncoder.error(id: id, error, into: &$0) }
