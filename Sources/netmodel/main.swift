@@ -18,8 +18,12 @@ let usage = """
   Options given before the command are the command's: `netmodel --log-level debug
   serve` is `netmodel serve --log-level debug`.
 
-  Serve options (also in netmodel.json, by their long names; see netmodel(1)):
+  Serve options:
   \(ServeOption.usage)
+
+  netmodel.json takes the serve options too, by their long names ({"backend": "rest",
+  "config": "~/github.json"}), all but socket, no-stdio, config-file and print-config;
+  the command line overrides it. See netmodel(1) and schema/serve-config.schema.json.
 
   Started by systemd (netmodel.socket), serve takes the listening socket it is passed
   (LISTEN_PID, LISTEN_FDS) instead of making one; see netmodel(1).

@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from rpcio import wait_for
+from rpcio import require_tool, wait_for
 from test_github import GitHub
 
 pytestmark = pytest.mark.timeout(90)
@@ -288,6 +288,34 @@ def test_check_config_checks_a_netmodel_json_and_the_configuration_it_names(netm
     (folder / "github.json").write_text(json.dumps(config))
     result = run(netmodel_bin, "check-config", options, env=runtime.env)
     assert result.returncode == 2 and f"{folder}/github.json at /kinds/user/follow/method:" in result.stderr
+
+
+def test_the_readmes_drop_in_verifies(netmodel_bin, tmp_path):
+    """The README's `LoadCredential=` lines, as a drop-in of the installed unit: systemd
+    knows the key and takes the value (an unknown key or a bad value is warned about)."""
+    analyze = require_tool("systemd-analyze", "Debian package systemd (scripts/install-deps --test)")
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### The user service on a REST API")[1].split("<!-- end issue 27")[0]
+    drop_in = re.search(r"```ini\n(.*?)```", section, re.S)[1]
+    assert "LoadCredential=github-token:%h/.config/netmodel/github-token" in drop_in
+    units = tmp_path / "units"
+    (units / "netmodel.service.d").mkdir(parents=True)
+    for name in ("netmodel.service", "netmodel.socket"):
+        text = (ROOT / "contrib" / "systemd" / name).read_text().replace("@BINDIR@", str(netmodel_bin.parent))
+        (units / name).write_text(text)
+    runtime_dir = tmp_path / "rt"
+    runtime_dir.mkdir(mode=0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+
+    def verify(text):
+        (units / "netmodel.service.d" / "override.conf").write_text(text)
+        return subprocess.run([analyze, "verify", "--user", "--man=no", units / "netmodel.socket",
+                               units / "netmodel.service"], capture_output=True, text=True, env=env, timeout=60)
+
+    done = verify(drop_in)
+    assert done.returncode == 0 and "netmodel" not in done.stderr, done.stderr
+    # The check sees the drop-in: a misspelt key is named.
+    assert "Unknown key" in verify(drop_in.replace("LoadCredential=", "LoadCredentials=")).stderr
 
 
 # --------------------------------------------------------------------------
