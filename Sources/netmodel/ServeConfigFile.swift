@@ -46,7 +46,9 @@ enum ServeConfigFile {
     do {
       bytes = try FileSystem.readFile(path)
     } catch {
-      if error.code == Errno.noEntry && !location.explicit { return [] }
+      // The default file is absent when it cannot be seen (ENOENT, or a folder on the way
+      // this user cannot search); one that is there and cannot be read is an error.
+      if !location.explicit && (error.code == Errno.noEntry || !FileSystem.exists(path)) { return [] }
       throw .init(message: "\(path): cannot read the serve options' file: \(error)")
     }
     location.found = true
