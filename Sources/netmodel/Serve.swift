@@ -74,7 +74,8 @@ func serve(_ options: ServeOptions) -> Int32 {
       if let source = rest.tokenSource {
         Log.info("the auth token is from \(source)")
       } else if configuration.auth != nil {
-        Log.info("no auth token at start (until configure sets one): \(rest.tokenNotes.joined(separator: "; "))")
+        let looked = rest.tokenNotes.isEmpty ? "" : ": " + rest.tokenNotes.joined(separator: "; ")
+        Log.info("no auth token at start (until configure sets one)\(looked)")
       }
       // Values captured from answers (YouTube's subscription ids) outlive the process:
       // an unfollow after a restart needs what the follow answered.

@@ -54,7 +54,7 @@ enum ServeConfigFile {
     location.found = true
     let root: JSON
     do {
-      root = try JSON.parse(bytes)
+      root = try JSON.parse(bytes, rejectingDuplicateKeys: true)
     } catch {
       throw .init(message: "\(path): not JSON: \(error)")
     }

@@ -21,6 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 from rpcio import require_tool, wait_for
 from test_github import GitHub
 
@@ -58,8 +59,27 @@ def printed(result) -> dict:
     return rows
 
 
+def serve_schema_validator():
+    schema = json.loads((ROOT / "schema" / "serve-config.schema.json").read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
 # --------------------------------------------------------------------------
 # the file, the command line over it, --print-config
+
+
+def test_the_readmes_example_is_valid_and_read(netmodel_bin, runtime, tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### The configuration file: netmodel.json")[1].split("<!-- end issue 27")[0]
+    example = json.loads(re.search(r"```json\n(.*?)```", section, re.S)[1])
+    serve_schema_validator().validate(example)
+    (tmp_path / "github.json").write_text("{}")
+    example["config"] = str(tmp_path / "github.json")
+    path = write_options(runtime, example)
+    rows = printed(run(netmodel_bin, "serve", "--print-config", env=runtime.env))
+    assert {name for name, (_, source) in rows.items() if source == "file"} == set(example) - {"$schema"}
+    assert path.exists()
 
 
 def test_the_default_file_is_read_and_the_command_line_overrides_it(netmodel_bin, runtime):
@@ -124,6 +144,8 @@ def test_a_missing_default_file_is_no_error_and_a_missing_named_one_is(netmodel_
     ({"--max-lists": 5}, "/--max-lists", "unknown option"),
 ])
 def test_a_bad_member_is_refused_with_its_pointer(netmodel_bin, runtime, options, pointer, words):
+    # The schema refuses it too (it documents the file, for people and editors).
+    assert not serve_schema_validator().is_valid(options), options
     path = write_options(runtime, options)
     result = run(netmodel_bin, "serve", env=runtime.env)
     assert result.returncode == 2, result
@@ -136,6 +158,7 @@ def test_a_bad_member_is_refused_with_its_pointer(netmodel_bin, runtime, options
 @pytest.mark.parametrize("text, words", [
     ("[1]", "must be an object of serve options"),
     ("{", "not JSON"),
+    ('{"max-lists": 5, "max-lists": 6}', "not JSON: duplicate object key"),
 ])
 def test_a_file_that_is_no_object_is_refused(netmodel_bin, runtime, text, words):
     path = write_options(runtime, {})
