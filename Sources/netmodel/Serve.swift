@@ -170,8 +170,8 @@ struct ConfigurationFileError: Error, CustomStringConvertible {
 }
 
 /// `netmodel check-config FILE`: what the server would say about the file at start. A
-/// file with `environments` or `kinds` is a REST configuration; any other is a
-/// netmodel.json (serve options), checked with the REST configuration it names.
+/// file with a member only a REST configuration has is one; any other is a netmodel.json
+/// (serve options), checked with the REST configuration it names.
 func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
   guard arguments.count == 1, let path = arguments.first, !path.hasPrefix("-") else {
     let help = arguments.first == "--help" || arguments.first == "-h"
@@ -188,16 +188,19 @@ func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
   return checkRESTConfiguration(path)
 }
 
-/// Whether the file is a JSON object with neither `environments` nor `kinds`, the two
-/// members every REST configuration has (anything unreadable is left to the REST check,
-/// whose messages say why).
+/// Whether the file is a JSON object with none of the members only a REST configuration
+/// has (`environment` is both's); a broken REST configuration without `environments`
+/// is still told by its `auth` or `retry`. Anything unreadable is left to the REST
+/// check, whose messages say why.
 func isServeConfiguration(_ path: String) -> Bool {
   guard let bytes = try? FileSystem.readFile(path), let root = try? JSON.parse(bytes), root.isObject else {
     return false
   }
-  return root.members.allSatisfy {
-    !$0.key.utf8.elementsEqual("environments".utf8) && !$0.key.utf8.elementsEqual("kinds".utf8)
-  }
+  let restOnly = [
+    "environments", "auth", "headers", "timeoutMs", "connectTimeoutMs", "maxInFlight", "retry", "kinds", "lists",
+    "rateLimit", "values",
+  ]
+  return !root.members.contains { member in restOnly.contains { $0.utf8.elementsEqual(member.key.utf8) } }
 }
 
 func checkServeConfiguration(_ path: String) -> Int32 {

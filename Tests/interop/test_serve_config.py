@@ -306,6 +306,12 @@ def test_check_config_checks_a_netmodel_json_and_the_configuration_it_names(netm
     result = run(netmodel_bin, "check-config", options, env=runtime.env)
     assert result.returncode == 2 and "(mode 640)" in result.stderr and TOKEN not in result.stderr + result.stdout
 
+    # A REST configuration without environments and kinds is still checked as one.
+    broken = folder / "broken.json"
+    broken.write_text(json.dumps({"auth": {"header": "Authorization"}}))
+    result = run(netmodel_bin, "check-config", broken, env=runtime.env)
+    assert result.returncode == 2 and f"{broken}: \"environments\" is required" in result.stderr, result.stderr
+
     config = json.loads((folder / "github.json").read_text())
     config["kinds"]["user"]["follow"]["method"] = "FETCH"
     (folder / "github.json").write_text(json.dumps(config))
