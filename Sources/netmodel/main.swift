@@ -52,13 +52,16 @@ let commands = ["serve", "call", "watch", "top", "check-config", "help", "versio
 
 /// `netmodel --log-level debug serve …`: options before the command go after it. Which
 /// leading words are options' values is told by the serve table (`--log-level` takes
-/// one, `--socket` only after `=`). Without a command word, the options are serve's.
+/// one, `--socket` only after `=`). Without a command word, the options are serve's;
+/// a word that is no serve option (`--version`, `--help`) leaves the order as it is.
 func commandFirst(_ arguments: ArraySlice<String>) -> ArraySlice<String> {
   var index = arguments.startIndex
   while index < arguments.endIndex, arguments[index].utf8.starts(with: "--".utf8) {
     let (name, inline) = ServeOptions.split(arguments[index])
-    let option = ServeOption.named(String(decoding: name.utf8.dropFirst(2), as: UTF8.self))
-    index += inline == nil && option?.takesValue == true ? 2 : 1
+    guard let option = ServeOption.named(String(decoding: name.utf8.dropFirst(2), as: UTF8.self)) else {
+      return arguments
+    }
+    index += inline == nil && option.takesValue ? 2 : 1
   }
   guard index > arguments.startIndex, index < arguments.endIndex,
     commands.contains(where: { $0.utf8.elementsEqual(arguments[index].utf8) })

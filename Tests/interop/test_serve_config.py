@@ -384,6 +384,9 @@ def test_options_before_the_command_are_the_commands(netmodel_bin, runtime):
     assert rows["log-level"] == ("debug", "command line") and rows["max-lists"] == ("3", "command line")
     # Without a command word they are serve's, as before.
     assert printed(run(netmodel_bin, "--max-lists", "5", "--print-config", env=runtime.env))["max-lists"][0] == "5"
+    # --version and --help first still win, whatever follows.
+    assert run(netmodel_bin, "--version", "serve", env=runtime.env).stdout.startswith("netmodel ")
+    assert "Serve options:" in run(netmodel_bin, "--help", "call", env=runtime.env).stdout
     # A client command takes what it knows, wherever it stands, and names what it does not.
     result = run(netmodel_bin, "--log-level", "debug", "call", "stats", env=runtime.env)
     assert result.returncode == 2 and "call: unknown option --log-level" in result.stderr, result.stderr
