@@ -39,6 +39,8 @@ complete -c netmodel -n $serve -l entity-idle-ms -x
 complete -c netmodel -n $serve -l max-lists -x
 complete -c netmodel -n $serve -l list-idle-ms -x
 complete -c netmodel -n $serve -l max-api-calls-per-second -x
+complete -c netmodel -n $serve -l config-file -r -F
+complete -c netmodel -n $serve -l print-config -d 'print the options in force'
 
 # Before the first argument of COMMAND (the method of `call`, the first topic of
 # `watch`), where their options go.

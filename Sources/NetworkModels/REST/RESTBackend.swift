@@ -34,8 +34,13 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
   /// Values answers gave for entities, for their later requests (RESTBackend+Captures).
   public var capturedValues = CapturedValues()
   private var authToken: String?
-  /// Why the token `auth.tokenEnv` names was not taken (never the token itself).
-  public private(set) var tokenEnvironmentProblem: String?
+  /// Why the token `auth.tokenCredential`, `tokenFile` or `tokenEnv` gave was not taken
+  /// (never the token itself): the server does not start.
+  public private(set) var tokenProblem: String?
+  /// Where the start's token came from (`$GITHUB_TOKEN`, a file's path), for the log.
+  public private(set) var tokenSource: String?
+  /// When no source gave a token: what was looked for.
+  public private(set) var tokenNotes: [String] = []
   var batches: [String: PendingBatch] = [:]
   /// The world requests are asked under now (RESTBackend+World).
   var world = World()
@@ -87,7 +92,8 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     var priority = HTTPPriority.preload
   }
 
-  /// `environmentVariables` is where `auth.tokenEnv` is looked up (tests pass their own).
+  /// `environmentVariables` is where `auth.tokenEnv`, `$CREDENTIALS_DIRECTORY` and `$HOME`
+  /// are looked up (tests pass their own).
   public init(
     configuration: RESTConfiguration, loop: EventLoop, environment: String? = nil,
     environmentVariables: (String) -> String? = Process.environment
@@ -103,12 +109,13 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
     }
     self.environment = environment ?? configuration.defaultEnvironment
     http = HTTPClient(loop: loop, maxConnections: configuration.maxInFlight)
-    if let name = configuration.auth?.tokenEnvironmentVariable, let token = environmentVariables(name), !token.isEmpty {
-      if let problem = AuthToken.problem(token) {
-        tokenEnvironmentProblem = "the token in $\(name) " + problem
-      } else {
-        authToken = token
-      }
+    switch AuthTokenSources.resolve(configuration.auth, folder: configuration.folder, environment: environmentVariables)
+    {
+    case .token(let token, let source):
+      authToken = token
+      tokenSource = source
+    case .none(let notes): tokenNotes = notes
+    case .refused(let problem): tokenProblem = problem
     }
     values = Self.initialValues(configuration.values, environmentVariables)
     fillsValues = Self.fillsValues(configuration)

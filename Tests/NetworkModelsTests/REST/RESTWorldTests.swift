@@ -23,7 +23,7 @@ import Testing
 
   @Test func aTokenFromTheEnvironmentWithALineBreakIsNotTakenAndTheVariableIsNamed() throws {
     let f = try RESTFixture(token: "leak\r\nX-Evil: 1")
-    let problem = try #require(f.backend.tokenEnvironmentProblem)
+    let problem = try #require(f.backend.tokenProblem)
     #expect(problem.contains("$TEST_TOKEN") && !problem.contains("leak") && !problem.contains("Evil"))
   }
 
