@@ -28,6 +28,8 @@ public struct Errno: Error, Equatable, CustomStringConvertible {
   public static let notPermitted = EPERM
   public static let wouldBlock = EAGAIN
   public static let brokenPipe = EPIPE
+  /// A Unix socket's path with nobody listening on it.
+  public static let connectionRefused = ECONNREFUSED
 }
 
 /// Retries a call that failed with EINTR; throws `Errno` for any other failure.

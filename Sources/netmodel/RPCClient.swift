@@ -26,7 +26,7 @@ struct RPCClient {
     // Before a byte is sent: a socket put there by another user would receive the
     // request, tokens included. The server does the same check the other way.
     let me = UnixSocket.currentUID()
-    let peer: UInt32
+    let peer: UserID
     do {
       peer = try UnixSocket.peerUID(fd)
     } catch {
@@ -53,6 +53,15 @@ struct RPCClient {
     }
     bytes.append(0x0A)
     _ = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+  }
+
+  /// Sends a notification: no answer comes.
+  func notify(method: String) throws(Failure) {
+    var bytes: [UInt8] = []
+    MessageEncoder.Notification(method: method).encode(into: &bytes) { $0.append(contentsOf: Array("null".utf8)) }
+    bytes.append(0x0A)
+    let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+    if case .failure(let error) = written { throw Failure(description: "cannot send: \(error)") }
   }
 
   /// Sends a request and returns its id.
