@@ -7,6 +7,8 @@ import Posix
 struct RPCClient {
   struct Failure: Error, CustomStringConvertible {
     let description: String
+    /// The deadline passed (`--timeout`), as opposed to any other failure.
+    var timedOut = false
   }
 
   /// When `reply(to:)` and `receive()` give up waiting (`--timeout`); nil: never.
@@ -128,7 +130,7 @@ struct RPCClient {
   private func waitForBytes() throws(Failure) {
     guard let deadline else { return }
     if !fd.waitUntilReadable(timeout: ContinuousClock.now.duration(to: deadline)) {
-      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?")
+      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?", timedOut: true)
     }
   }
 

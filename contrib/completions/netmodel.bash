@@ -48,7 +48,7 @@ _netmodel() {
       ;;
     watch)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--socket= --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--socket= --count= --until= --timeout= --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -W "$topics" -- "$cur")
       fi

@@ -50,6 +50,9 @@ complete -c netmodel -n "__netmodel_before_argument call; or __netmodel_before_a
     -d "the server's socket"
 complete -c netmodel -n "__netmodel_before_argument call" -l timeout -x -d 'give up after MS'
 complete -c netmodel -n "__netmodel_before_argument call" -a $methods
+complete -c netmodel -n "__netmodel_before_argument watch" -l count -x -d 'end after N changes'
+complete -c netmodel -n "__netmodel_before_argument watch" -l until -x -d 'end when a state matches PATH=VALUE'
+complete -c netmodel -n "__netmodel_before_argument watch" -l timeout -x -d 'give up after MS'
 complete -c netmodel -n "__fish_seen_subcommand_from watch" -a "$topics"
 complete -c netmodel -n "__fish_seen_subcommand_from stop" -l socket -r -F -d "the server's socket"
 complete -c netmodel -n "__fish_seen_subcommand_from stop" -l timeout -x -d 'give up after MS'
