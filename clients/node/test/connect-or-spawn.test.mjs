@@ -79,9 +79,14 @@ test('closing a socket session leaves a shared daemon running', { skip: needsBin
   const server = s.startServer();
   const other = await connectWhenReady({ path: s.socket });
   const sub = await other.subscribe('entity:artist/kaws');
-  for (let i = 0; i < 2; i++) {
+  for (const lspStyle of [false, true]) {
     const leaving = await NetmodelClient.connect({ path: s.socket, timeout: T });
     await leaving.follow('artist', 'banksy', { await: true });
+    if (lspStyle) {
+      // LSP's way out, as a host may say it: it ends that session only.
+      assert.equal(await leaving.call('shutdown'), null);
+      leaving.notify('exit');
+    }
     await leaving.close();
   }
   assert.equal(server.exitCode, null, 'closing a socket client stopped the daemon');

@@ -109,9 +109,12 @@ def test_closing_a_socket_session_leaves_a_shared_daemon_running(server):  # noq
         other = await AsyncClient.connect(server.path, timeout=T)
         try:
             sub = await other.subscribe("entity:artist/kaws")
-            for _ in range(2):
+            for lsp_style in (False, True):
                 leaving = await AsyncClient.connect(server.path, timeout=T)
                 await leaving.follow("artist", "banksy", await_=True)
+                if lsp_style:  # LSP's way out, as a host may say it: it ends that session only
+                    assert await leaving.call("shutdown") is None
+                    await leaving.notify("exit")
                 await leaving.close()
             assert server.proc.poll() is None, "closing a socket client stopped the daemon"
             assert (await other.stats())["connections"]["open"] == 1
