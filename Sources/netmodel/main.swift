@@ -9,6 +9,7 @@ let usage = """
     netmodel call METHOD [JSON | key=value | key:=json ...]
                                 one request to a running server's socket
     netmodel watch TOPIC...     print its stateChanged notifications as JSON lines
+    netmodel stop               stop the daemon listening on the socket
     netmodel top [--json]       a live view of a running server's figures
     netmodel check-config FILE  check a REST backend configuration or a netmodel.json,
                                 as serve would
@@ -84,6 +85,8 @@ case "call":
   Process.exit(runCall(arguments.dropFirst()))
 case "watch":
   Process.exit(runWatch(arguments.dropFirst()))
+case "stop":
+  Process.exit(runStop(arguments.dropFirst()))
 case "top":
   Process.exit(runTop(arguments.dropFirst()))
 case "check-config":

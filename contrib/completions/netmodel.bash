@@ -6,7 +6,7 @@ _netmodel() {
   local cur prev
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="serve call watch top check-config --version --help"
+  local commands="serve call watch stop top check-config --version --help"
   local serve_options="--socket --no-stdio --log-level --log-format --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-api-calls-per-second --config-file --print-config"
   local methods="initialize shutdown exit rpc.discover stats follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState configure \$/cancelRequest"
   local topics="entity entity: list: stats"
@@ -49,10 +49,13 @@ _netmodel() {
       ;;
     watch)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--socket= --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--socket= --count= --until= --timeout= --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -W "$topics" -- "$cur")
       fi
+      ;;
+    stop)
+      mapfile -t COMPREPLY < <(compgen -W "--socket= --timeout= --help" -- "$cur")
       ;;
     top)
       mapfile -t COMPREPLY < <(compgen -W "--socket= --json --help" -- "$cur")

@@ -10,6 +10,8 @@ extension RESTBackend {
     return ListDescription(dependsOn: list.dependsOn, requiredParams: list.params)
   }
 
+  public var listNames: [String] { Array(configuration.lists.keys) }
+
   public func fetchListPage(
     _ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void
   ) {
