@@ -66,20 +66,21 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       let rest = RESTBackend(configuration: configuration, loop: loop)
-      if let problem = rest.tokenEnvironmentProblem {
+      if let problem = rest.session.tokenEnvironmentProblem {
         Log.error("\(problem); not started")
         return 2
       }
       // Values captured from answers (YouTube's subscription ids) outlive the process:
       // an unfollow after a restart needs what the follow answered.
-      rest.capturedValues = try CapturedValues(folder: folder)
-      if let environment = options.environment, !rest.selectEnvironment(environment) {
+      rest.session.capturedValues = try CapturedValues(folder: folder)
+      if let environment = options.environment, !rest.session.selectEnvironment(environment) {
         Log.error(
-          "--environment \(environment): the configuration has \(rest.environmentNames.joined(separator: ", "))")
+          "--environment \(environment): the configuration has \(rest.session.environmentNames.joined(separator: ", "))"
+        )
         return 2
       }
-      environment = rest.environment
-      rest.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
+      environment = rest.session.environment
+      rest.session.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
       policy = configuration.retry
       for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
       backend = rest

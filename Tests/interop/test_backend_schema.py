@@ -1,6 +1,6 @@
 """schema/backend.schema.json against the parser it documents (`netmodel check-config`).
 
-The Swift parser (Sources/NetworkModels/REST/RESTConfiguration+Parsing.swift) *is* the
+The Swift parser (Sources/NetworkModels/REST/Configuration/RESTConfiguration+Parsing.swift) *is* the
 format; the schema is its documentation for people and editors. These tests keep the
 two in step:
 
