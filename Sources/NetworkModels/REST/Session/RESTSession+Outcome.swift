@@ -10,6 +10,7 @@ extension RESTSession {
   /// details and lists none (they pass no `meaning`), so no configured status fails.
   static func outcome<T>(
     _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
+    forbidden: RESTConfiguration.Forbidden = .standard,
     meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
     success: (HTTPResponse) -> Result<T, FollowFailure>
   ) -> Result<T, FollowFailure> {
@@ -28,27 +29,36 @@ extension RESTSession {
         if let meaning { return meaning(named) }
       }
       if (200...299).contains(response.status) { return success(response) }
-      return .failure(Self.failure(response, endpoint))
+      return .failure(Self.failure(response, endpoint, forbidden: forbidden))
     }
   }
 
-  static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, rateLimited: Bool = false)
-    -> FollowFailure
-  {
+  /// A 403 is a refusal or waits for credentials as `forbidden` says (an `onStatus`
+  /// meaning of it, a rate limit, came first).
+  static func failure(
+    _ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, rateLimited: Bool = false,
+    forbidden: RESTConfiguration.Forbidden = .standard
+  ) -> FollowFailure {
     let status = response.status
-    var message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)" + (rateLimited ? " (rate limited)" : "")
+    let call = "HTTP \(status) from \(endpoint.method) \(endpoint.path)" + (rateLimited ? " (rate limited)" : "")
     // Most APIs say why in {"error": "..."} or {"message": "..."}: worth showing a user.
+    var reason: String?
     if let json = try? JSON.parse(response.body),
-      let reason = json["error"]?.string ?? json["message"]?.string ?? json["error"]?["message"]?.string,
-      !reason.isEmpty
+      let said = json["error"]?.string ?? json["message"]?.string ?? json["error"]?["message"]?.string,
+      !said.isEmpty
     {
-      message += ": " + String(reason.prefix(200))
+      reason = said
     }
-    if rateLimited { return FollowFailure(.unavailable, message, retryAfter: response.retryAfter) }
+    func message(_ reason: String?) -> String { call + (reason.map { ": " + String($0.prefix(200)) } ?? "") }
+    if rateLimited { return FollowFailure(.unavailable, message(reason), retryAfter: response.retryAfter) }
+    if status == 403, let refusal = forbidden.refusal(in: response) {
+      // The message that made it a refusal (read where `forbidden` says), else the usual one.
+      return FollowFailure(.rejected(status: status), message(refusal.isEmpty ? reason : refusal))
+    }
     switch status {
-    case 401, 403: return FollowFailure(.unauthorized(status: status), message)
-    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfter: response.retryAfter)
-    default: return FollowFailure(.rejected(status: status), message)
+    case 401, 403: return FollowFailure(.unauthorized(status: status), message(reason))
+    case 408, 429, 500...599: return FollowFailure(.unavailable, message(reason), retryAfter: response.retryAfter)
+    default: return FollowFailure(.rejected(status: status), message(reason))
     }
   }
 }

@@ -64,7 +64,8 @@ extension RESTSession {
     meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
     success: (HTTPResponse) -> Result<T, FollowFailure>
   ) -> Result<T, FollowFailure> {
-    let outcome = Self.outcome(result, endpoint, meaning: meaning, success: success)
+    let outcome = Self.outcome(
+      result, endpoint, forbidden: configuration.forbidden, meaning: meaning, success: success)
     guard case .failure(var failure) = outcome, failure.isRetryable, let left = http.holdRemaining else {
       return outcome
     }
