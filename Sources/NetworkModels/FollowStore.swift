@@ -757,7 +757,11 @@ public final class FollowStore {
         record.confirmedAt = loop.clock.now
         if work.wanted == nil { record.following = answer.following }
         records.values[index] = record
-        let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
+        // An intent waiting for credentials keeps why it waits, whatever a read says:
+        // its state stays the -32003 error clients show as "sign in to follow".
+        let keepsReason =
+          (work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key))
+          || (work.wanted != nil && !waitingForCredentials.isEmpty && waitingForCredentials.contains(key))
         let hadError = !keepsReason && forgetError(key)
         if before.bits != record.bits || hadError { shown = changed(key, at: index, pending: work.wanted != nil) }
       }

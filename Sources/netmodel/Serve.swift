@@ -68,26 +68,27 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       let rest = RESTBackend(configuration: configuration, loop: loop)
-      if let problem = rest.tokenProblem {
+      if let problem = rest.session.tokenProblem {
         Log.error("\(problem); not started")
         return 2
       }
-      if let source = rest.tokenSource {
+      if let source = rest.session.tokenSource {
         Log.info("the auth token is from \(source)")
       } else if configuration.auth != nil {
-        let looked = rest.tokenNotes.isEmpty ? "" : ": " + rest.tokenNotes.joined(separator: "; ")
+        let looked = rest.session.tokenNotes.isEmpty ? "" : ": " + rest.session.tokenNotes.joined(separator: "; ")
         Log.info("no auth token at start (until configure sets one)\(looked)")
       }
       // Values captured from answers (YouTube's subscription ids) outlive the process:
       // an unfollow after a restart needs what the follow answered.
-      rest.capturedValues = try CapturedValues(folder: folder)
-      if let environment = options.environment, !rest.selectEnvironment(environment) {
+      rest.session.capturedValues = try CapturedValues(folder: folder)
+      if let environment = options.environment, !rest.session.selectEnvironment(environment) {
         Log.error(
-          "--environment \(environment): the configuration has \(rest.environmentNames.joined(separator: ", "))")
+          "--environment \(environment): the configuration has \(rest.session.environmentNames.joined(separator: ", "))"
+        )
         return 2
       }
-      environment = rest.environment
-      rest.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
+      environment = rest.session.environment
+      rest.session.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
       policy = configuration.retry
       for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
       backend = rest

@@ -36,7 +36,7 @@ extension RESTConfiguration {
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
     try root.allow([
       "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
-      "maxInFlight", "retry", "kinds", "lists", "rateLimit", "values",
+      "maxInFlight", "retry", "kinds", "lists", "rateLimit", "values", "forbidden",
     ])
     var environments: [(String, String)] = []
     let environmentsField = try root.required("environments")
@@ -115,6 +115,7 @@ extension RESTConfiguration {
     configuration.values = values ?? [:]
     configuration.warnings = warnings
     if let field = root.optional("rateLimit") { configuration.rateLimit = try field.rateLimitHeaders() }
+    if let field = root.optional("forbidden") { configuration.forbidden = try field.forbidden() }
     return configuration
   }
 

@@ -20,6 +20,8 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var lists: [String: ListEndpoints] = [:]
   /// How the API says when a rate limit ends (`rateLimit`).
   public var rateLimit = RateLimitHeaders()
+  /// What a 403 means: a refusal, or the credentials judged (`forbidden`).
+  public var forbidden = Forbidden.standard
   /// Named values every template can use (`{me}`), besides the built-in `{now}`.
   public var values: [String: ValueSource] = [:]
   /// What the file allows but should not (a token over plain http:// it opted in
