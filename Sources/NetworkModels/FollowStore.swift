@@ -156,6 +156,10 @@ public final class FollowStore {
     var checkTimer: EventLoop.TimerID?
     /// The call for `wanted` waits for the intent log's commit (`sendCommittedIntents`).
     var awaitsCommit = false
+    /// When `wanted` was set from none, and when the read under way started: what
+    /// `inspect` shows as "since" (read only there).
+    var pendingSince = LoopInstant(nanoseconds: 0)
+    var readSince = LoopInstant(nanoseconds: 0)
 
     var isIdle: Bool {
       wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
@@ -165,7 +169,12 @@ public final class FollowStore {
 
   var records: [EntityKey: Record] = [:]
   var activities: [EntityKey: Activity] = [:]
-  var errors: [EntityKey: FollowFailure] = [:]
+  var errors: [EntityKey: ShownFailure] = [:]
+  /// An entity's `error` and when it was shown (for `inspect`).
+  struct ShownFailure {
+    var failure: FollowFailure
+    var at: LoopInstant
+  }
   /// Entities whose `error` came from a read, not a mutation: a failed read replaces
   /// only these, so a rollback's reason is not hidden by the read that follows it.
   var readErrors: Set<EntityKey> = []
@@ -316,7 +325,7 @@ public final class FollowStore {
     EntityState(
       key: key, following: record.following, confirmed: record.confirmed, pending: pending,
       requested: record.requested,
-      error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
+      error: errors.isEmpty ? nil : errors[key]?.failure, attributes: attributes.isEmpty ? nil : attributes[key],
       version: versions.base &+ UInt64(record.version))
   }
 
@@ -353,6 +362,7 @@ public final class FollowStore {
     let work = self.activity(key)
     mutationSerial += 1
     work.mutationSerial = mutationSerial
+    if work.wanted == nil { work.pendingSince = loop.clock.now }
     work.wanted = wanted
     if let settled { work.settleWaiters.append(settled) }
     intentLog?.record(key, wanted: wanted)
@@ -614,7 +624,7 @@ public final class FollowStore {
   /// caller awaiting the mutation is answered with that state.
   private func showAndAnswer(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     if let failure {
-      errors[key] = failure
+      errors[key] = ShownFailure(failure: failure, at: loop.clock.now)
       readErrors.remove(key)
     }
     changed(key)
@@ -681,6 +691,7 @@ public final class FollowStore {
 
   private func startRead(_ key: EntityKey, _ work: Activity) {
     work.readInFlight = true
+    work.readSince = loop.clock.now
     work.readStartedAt = work.mutationSerial
     work.readStartedCalls = work.callsSent
     work.readOverlapsCall = work.inFlight != nil
@@ -738,7 +749,7 @@ public final class FollowStore {
       }
       if case .unauthorized = failure.kind { readsWaitingForCredentials.insert(key) }
       if errors[key] == nil || readErrors.contains(key) {
-        errors[key] = failure
+        errors[key] = ShownFailure(failure: failure, at: loop.clock.now)
         readErrors.insert(key)
         changed(key)
       }

@@ -118,6 +118,12 @@ public final class Outbox: IntentLog, JournalPart {
   /// Unsettled intents, every environment's.
   public var count: Int { live.count }
 
+  /// Unsettled intents of every environment, in the order they were last changed (for
+  /// `inspect`): the environment each was made in (nil: the log names none).
+  public var allIntents: [(environment: String?, key: EntityKey, wanted: Bool)] {
+    live.sorted { $0.value.sequence < $1.value.sequence }.map { ($0.key.environment, $0.key.key, $0.value.wanted) }
+  }
+
   public func isDurable(_ key: EntityKey) -> Bool {
     onDisk.isEmpty || onDisk.index(forKey: Slot(environment: environment, key: key)) == nil
   }

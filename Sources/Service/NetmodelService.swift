@@ -35,6 +35,8 @@ public final class NetmodelService {
   public var configuration: Configuration
   let subscriptions = SubscriptionHub()
   var statsPush = StatsPush()
+  /// What each connection's `initialize` named its client (`clientInfo.name`), for `inspect`.
+  var clientNames: [Int: String] = [:]
   public var loop: EventLoop { server.loop }
   /// A new random id per process start: a client that sees another one after a
   /// reconnect knows the server restarted (versions still never go backwards on one
@@ -80,6 +82,7 @@ public final class NetmodelService {
     subscriptions.listState = { [unowned self] key in self.models.listState(key) }
     server.onConnectionClosed = { [unowned self] connection in
       self.subscriptions.connectionClosed(connection)
+      if !self.clientNames.isEmpty { self.clientNames[connection.id] = nil }
       self.models.hostGone(connection.id)
     }
     server.preFlushHook = { [unowned self] in

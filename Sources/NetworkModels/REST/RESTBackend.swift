@@ -261,6 +261,11 @@ public final class RESTBackend: ModelBackend, ListSource, DetailSource, Configur
       statistics: self)
   }
 
+  public func holds(limit: Int) -> ModelInspection.Holds {
+    ModelInspection.Holds(
+      api: configuration.baseURL(of: environment) ?? "", environment: environment, queue: http.holds(limit: limit))
+  }
+
   public var httpStatistics: HTTPStatistics {
     HTTPStatistics(
       counters: http.counters, inFlight: http.inFlight, callsByEndpoint: calls,

@@ -13,9 +13,12 @@ enum Initialize: ServiceMethod {
       .optional("capabilities", .object),
     ]
 
+    /// `clientInfo.name`, kept for `inspect`.
+    let clientName: String?
+
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       _ = try params.integer("processId")
-      _ = try params.object("clientInfo")
+      clientName = try params.object("clientInfo")?["name"]?.string
       _ = try params.object("capabilities")
     }
   }
@@ -58,6 +61,10 @@ enum Initialize: ServiceMethod {
   }
 
   static func handle(_ request: Request<Initialize>, by service: NetmodelService) throws(ResponseError) {
+    if let name = request.params.clientName {
+      // Bounded: a peer's name is shown, not stored at any length.
+      service.clientNames[request.connection.id] = String(name.utf8.prefix(200)) ?? String(name.prefix(64))
+    }
     request.reply.succeed(Result(instance: service.instance, methods: service.server.dispatcher.methods))
   }
 }

@@ -1,0 +1,178 @@
+import EventLoop
+import HTTP
+import JSON
+
+/// What the models hold that is not settled, item by item, as plain values: the
+/// entities with work or trouble, the outbox's intents, the lists in memory and the
+/// HTTP client's holds (`inspect`; the service only encodes them). Each section is
+/// bounded by the caller's limit and says how many it left out.
+public enum ModelInspection {
+  /// The first `items` of `total` found.
+  public struct Section<Item> {
+    public var total: Int
+    public var items: [Item]
+    public var omitted: Int { total - items.count }
+  }
+
+  public struct Entity {
+    public var key: EntityKey
+    public var following: Bool?
+    public var confirmed: Bool?
+    /// A mutation not settled.
+    public var pending: Bool
+    /// A read of the backend under way.
+    public var reading: Bool
+    /// A follow request awaiting approval.
+    public var requested: Bool
+    /// The intent or the last read was refused for want of credentials.
+    public var waitingForCredentials: Bool
+    /// A retry is scheduled.
+    public var retrying: Bool
+    /// Failed calls of the mutation under way.
+    public var attempts: Int
+    /// Since when it is in this state: the oldest of its mutation's start, its read's
+    /// start, its error, its request's confirmation.
+    public var since: LoopInstant?
+    public var error: FollowFailure?
+  }
+
+  public struct Intent {
+    public var key: EntityKey
+    /// The environment it was made in (nil: the log names none).
+    public var environment: String?
+    public var wanted: Bool
+    /// Made in the environment that is active: only these are sent.
+    public var active: Bool
+    public var attempts: Int
+    public var since: LoopInstant?
+    public var error: FollowFailure?
+  }
+
+  public struct List {
+    public var key: ListKey
+    public var phase: ListStore.Phase
+    public var items: Int
+    public var pages: Int
+    public var hasMore: Bool
+    /// Out of date since a follow it depends on was confirmed.
+    public var stale: Bool
+    public var loading: Bool
+    /// When the last page's answer came; nil: none yet.
+    public var answeredAt: LoopInstant?
+    public var error: FollowFailure?
+  }
+
+  /// The HTTP client's queue and hold (`HTTPClient.holds`), and the API it calls.
+  public struct Holds {
+    /// The base URL requests go to (the active environment's).
+    public var api: String
+    public var environment: String
+    public var queue: HTTPClient.Holds
+  }
+}
+
+extension Models {
+  /// Entities with a mutation, a read or a retry under way, an error, a follow request
+  /// or a refusal for want of credentials, of `kind` (and `id`) when given, oldest
+  /// first. O(entities) for the requests (a bit of their record), else O(entities with
+  /// one of these).
+  public func inspectEntities(kind: String?, id: String?, limit: Int) -> ModelInspection.Section<ModelInspection.Entity>
+  {
+    func wanted(_ key: EntityKey) -> Bool {
+      if let kind, !key.kind.hasSameBytes(as: kind) { return false }
+      if let id, !key.id.hasSameBytes(as: id) { return false }
+      return true
+    }
+    var keys = Set<EntityKey>()
+    for (key, work) in store.activities
+    where wanted(key) && (work.wanted != nil || work.readInFlight || work.retryTimer != nil) {
+      keys.insert(key)
+    }
+    for key in store.errors.keys where wanted(key) { keys.insert(key) }
+    for key in store.waitingForCredentials where wanted(key) { keys.insert(key) }
+    for key in store.readsWaitingForCredentials where wanted(key) { keys.insert(key) }
+    if let kind, let id {
+      let key = EntityKey(kind: kind, id: id)
+      if store.records[key]?.requested == true { keys.insert(key) }
+    } else {
+      for (key, record) in store.records where record.requested && wanted(key) { keys.insert(key) }
+    }
+    let entities = keys.map { store.inspected($0) }.sorted {
+      switch ($0.since, $1.since) {
+      case (let a?, let b?) where a != b: return a < b
+      case (_?, nil): return true
+      case (nil, _?): return false
+      default: return $0.key < $1.key
+      }
+    }
+    return ModelInspection.Section(total: entities.count, items: Array(entities.prefix(limit)))
+  }
+
+  /// The outbox's unsettled intents (every environment's), in the order they were
+  /// last changed; without an outbox, the store's pending mutations.
+  public func inspectIntents(kind: String?, limit: Int) -> ModelInspection.Section<ModelInspection.Intent> {
+    let active = outbox?.environment
+    let all: [(environment: String?, key: EntityKey, wanted: Bool)] =
+      outbox?.allIntents
+      ?? store.activities.compactMap { key, work in work.wanted.map { (nil, key, $0) } }.sorted { $0.key < $1.key }
+    var intents: [ModelInspection.Intent] = []
+    var total = 0
+    for (environment, key, wanted) in all {
+      if let kind, !key.kind.hasSameBytes(as: kind) { continue }
+      total += 1
+      guard intents.count < limit else { continue }
+      let isActive = environment.map { active?.hasSameBytes(as: $0) ?? false } ?? true
+      let work = isActive ? store.activities[key] : nil
+      let pending = work?.wanted != nil
+      intents.append(
+        ModelInspection.Intent(
+          key: key, environment: environment, wanted: wanted, active: isActive, attempts: work?.attempt ?? 0,
+          since: pending ? work?.pendingSince : nil, error: isActive ? store.errors[key]?.failure : nil))
+    }
+    return ModelInspection.Section(total: total, items: intents)
+  }
+
+  /// The lists in memory, by name and params.
+  public func inspectLists(limit: Int) -> ModelInspection.Section<ModelInspection.List> {
+    let keys = lists.entries.keys.sorted {
+      $0.name.precedesByBytes($1.name)
+        || ($0.name.hasSameBytes(as: $1.name) && $0.paramsText.precedesByBytes($1.paramsText))
+    }
+    let shown = keys.prefix(limit).compactMap { key -> ModelInspection.List? in
+      guard let entry = lists.entries[key] else { return nil }
+      return ModelInspection.List(
+        key: key, phase: entry.phase, items: entry.items.count, pages: entry.pages, hasMore: entry.hasMore,
+        stale: entry.stale, loading: entry.loading != nil, answeredAt: entry.answeredAt, error: entry.error)
+    }
+    return ModelInspection.Section(total: keys.count, items: shown)
+  }
+
+  /// The HTTP client's hold and queue (the first `limit` requests waiting); nil when the
+  /// backend does not go over HTTP.
+  public func inspectHolds(limit: Int) -> ModelInspection.Holds? { statistics?.holds(limit: limit) }
+}
+
+extension FollowStore {
+  func inspected(_ key: EntityKey) -> ModelInspection.Entity {
+    let record = records[key] ?? freshRecord
+    let work = activities[key]
+    let shown = errors[key]
+    let pending = work?.wanted != nil
+    let reading = work?.readInFlight == true
+    var since: LoopInstant?
+    func earliest(_ instant: LoopInstant?) {
+      guard let instant else { return }
+      since = since.map { min($0, instant) } ?? instant
+    }
+    if pending { earliest(work?.pendingSince) }
+    if reading { earliest(work?.readSince) }
+    earliest(shown?.at)
+    if record.requested && record.confirmedAt.nanoseconds > 0 { earliest(record.confirmedAt) }
+    return ModelInspection.Entity(
+      key: key, following: record.following, confirmed: record.confirmed, pending: pending, reading: reading,
+      requested: record.requested,
+      waitingForCredentials: waitingForCredentials.contains(key) || readsWaitingForCredentials.contains(key),
+      retrying: work?.retryTimer != nil || work?.checkTimer != nil, attempts: work?.attempt ?? 0, since: since,
+      error: shown?.failure)
+  }
+}
