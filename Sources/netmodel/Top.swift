@@ -85,7 +85,7 @@ struct TopView {
   private var inspectUnknown = false
   /// The server's uptime when the latest figures or inspection came, and then.
   private var uptime: (ms: Int64, at: ContinuousClock.Instant)?
-  /// Kinds `k` steps through: those named by the figures and the inspections seen.
+  /// Kinds `k` steps through: those of the entities and intents inspected so far.
   private var kinds: [String] = []
 
   init(json: Bool) {
@@ -194,8 +194,12 @@ struct TopView {
     }
     inspection = result
     if let ms = result["uptimeMs"]?.integer { uptime = (ms, .now) }
+    // Kinds from the items listed, not the endpoints' names: `list.following` names a
+    // list, not a kind.
     if controls.kind == nil {
-      for entity in result["entities"]?["list"]?.elements ?? [] { learn(kind: entity["kind"]?.string) }
+      for section in ["entities", "outbox"] {
+        for item in result[section]?["list"]?.elements ?? [] { learn(kind: item["kind"]?.string) }
+      }
     }
     if json, let pending = pendingLine {
       write(pending.set("inspection", result).text + "\n")
@@ -217,9 +221,6 @@ struct TopView {
     latest = stats
     latestAt = ContinuousClock.now
     if let ms = stats["uptimeMs"]?.integer { uptime = (ms, latestAt) }
-    for name in stats["backend"]?["http"]?["byEndpoint"]?.members.map(\.key) ?? [] {
-      learn(kind: name.split(separator: ".", maxSplits: 1).first.map(String.init))
-    }
     if json {
       let line = stats.set("rates", rates().json)
       if inspectUnknown {
