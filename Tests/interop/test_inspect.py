@@ -204,3 +204,41 @@ def test_the_default_read_timeout_is_documented(netmodel_bin):
     out = subprocess.run([str(netmodel_bin), "call", "--help"], capture_output=True, text=True, timeout=30)
     assert "Default: 30000 for the methods that only read" in out.stdout
     assert "waiting:" in out.stdout
+
+
+def test_an_intent_waiting_for_credentials_is_listed_with_its_error(demo, serve_rest, repo_root):
+    api = demo(Artsy, "s3cret-token")
+    conn = serve_rest(api.config()).conn
+    error = error_of(conn.call("follow", {"kind": "artist", "id": "kaws", "await": True}), -32003)
+    assert error["data"]["state"]["pending"] is True
+    result = conn.result("inspect", {"sections": ["entities", "outbox"]})
+    check(repo_root, result)
+    [entity] = result["entities"]["list"]
+    assert (entity["kind"], entity["id"]) == ("artist", "kaws")
+    assert {"pending", "failed", "waitingForCredentials"} <= set(entity["states"]), entity
+    assert entity["error"]["code"] == -32003 and entity["error"]["retryable"] is False
+    [intent] = result["outbox"]["list"]
+    assert (intent["kind"], intent["id"], intent["wanted"], intent["environment"], intent["active"]) == (
+        "artist", "kaws", True, "local", True)
+    assert intent["error"]["code"] == -32003 and intent["sinceMs"] is not None
+    conn.result("configure", {"authToken": "s3cret-token"})
+    deadline = time.monotonic() + 10
+    while conn.result("inspect", {"sections": ["outbox"]})["outbox"]["total"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert conn.result("inspect", {"sections": ["entities", "outbox"]})["entities"]["total"] == 0
+
+
+def test_lists_held_show_their_pages_and_last_fetch(socket_server, connect, repo_root):
+    server, sock = socket_server(None)
+    conn = connect(sock)
+    conn.result("follow", {"kind": "artist", "id": "banksy", "await": True})
+    assert conn.result("inspect", {"sections": ["lists"]})["lists"] == {"total": 0, "omitted": 0, "list": []}
+    conn.result("fetchList", {"list": "following/artist"})
+    time.sleep(0.2)
+    result = conn.result("inspect", {"sections": ["lists"]})
+    check(repo_root, result)
+    [held] = result["lists"]["list"]
+    assert (held["list"], held["params"], held["phase"], held["items"], held["pages"]) == (
+        "following/artist", {}, "loaded", 1, 1), held
+    assert held["loading"] is False and held["stale"] is False and held["error"] is None
+    assert 150 <= held["fetchedMs"] < 10_000 and ISO.match(held["fetched"]), held
