@@ -75,61 +75,72 @@ extension Models {
   /// Entities with a mutation, a read or a retry under way, an error, a follow request
   /// or a refusal for want of credentials, of `kind` (and `id`) when given, oldest
   /// first. O(entities) for the requests (a bit of their record), else O(entities with
-  /// one of these).
-  public func inspectEntities(kind: String?, id: String?, limit: Int) -> ModelInspection.Section<ModelInspection.Entity>
+  /// one of these); only the `limit` listed are looked at whole.
+  public func inspectEntities(kind: String?, id: String?, limit: Int)
+    -> ModelInspection.Section<
+      ModelInspection.Entity
+    >
   {
     func wanted(_ key: EntityKey) -> Bool {
       if let kind, !key.kind.hasSameBytes(as: kind) { return false }
       if let id, !key.id.hasSameBytes(as: id) { return false }
       return true
     }
-    var keys = Set<EntityKey>()
-    for (key, work) in store.activities
-    where wanted(key) && (work.wanted != nil || work.readInFlight || work.retryTimer != nil) {
-      keys.insert(key)
+    // Each entity offered once: from the first table that lists it, in this order.
+    var oldest = SmallestFirst<(since: UInt64, key: EntityKey)>(limit: limit) {
+      ($0.since, $0.key) < ($1.since, $1.key)
     }
-    for key in store.errors.keys where wanted(key) { keys.insert(key) }
-    for key in store.waitingForCredentials where wanted(key) { keys.insert(key) }
-    for key in store.readsWaitingForCredentials where wanted(key) { keys.insert(key) }
+    let store = self.store
+    func busy(_ key: EntityKey) -> Bool { store.activities[key].map(FollowStore.isInspected) ?? false }
+    for (key, work) in store.activities where FollowStore.isInspected(work) && wanted(key) {
+      oldest.offer((store.inspectedSince(key, work), key))
+    }
+    for (key, _) in store.errors where wanted(key) && !busy(key) {
+      oldest.offer((store.inspectedSince(key, nil), key))
+    }
+    let waiting = store.waitingForCredentials.union(store.readsWaitingForCredentials)
+    for key in waiting where wanted(key) && !busy(key) && store.errors[key] == nil {
+      oldest.offer((store.inspectedSince(key, nil), key))
+    }
+    func requestOnly(_ key: EntityKey) -> Bool { !busy(key) && store.errors[key] == nil && !waiting.contains(key) }
     if let kind, let id {
       let key = EntityKey(kind: kind, id: id)
-      if store.records[key]?.requested == true { keys.insert(key) }
+      if store.records[key]?.requested == true && requestOnly(key) {
+        oldest.offer((store.inspectedSince(key, nil), key))
+      }
     } else {
-      for (key, record) in store.records where record.requested && wanted(key) { keys.insert(key) }
-    }
-    let entities = keys.map { store.inspected($0) }.sorted {
-      switch ($0.since, $1.since) {
-      case (let a?, let b?) where a != b: return a < b
-      case (_?, nil): return true
-      case (nil, _?): return false
-      default: return $0.key < $1.key
+      for (key, record) in store.records where record.requested && wanted(key) && requestOnly(key) {
+        oldest.offer((store.inspectedSince(key, nil), key))
       }
     }
-    return ModelInspection.Section(total: entities.count, items: Array(entities.prefix(limit)))
+    return ModelInspection.Section(total: oldest.offered, items: oldest.kept.map { store.inspected($0.key) })
   }
 
   /// The outbox's unsettled intents (every environment's), in the order they were
   /// last changed; without an outbox, the store's pending mutations.
   public func inspectIntents(kind: String?, limit: Int) -> ModelInspection.Section<ModelInspection.Intent> {
     let active = outbox?.environment
-    let all: [(environment: String?, key: EntityKey, wanted: Bool)] =
-      outbox?.allIntents
-      ?? store.activities.compactMap { key, work in work.wanted.map { (nil, key, $0) } }.sorted { $0.key < $1.key }
-    var intents: [ModelInspection.Intent] = []
-    var total = 0
-    for (environment, key, wanted) in all {
-      if let kind, !key.kind.hasSameBytes(as: kind) { continue }
-      total += 1
-      guard intents.count < limit else { continue }
+    let found: (total: Int, oldest: [(environment: String?, key: EntityKey, wanted: Bool)])
+    if let outbox {
+      found = outbox.oldestIntents(kind: kind, limit: limit)
+    } else {
+      var oldest = SmallestFirst<(environment: String?, key: EntityKey, wanted: Bool)>(limit: limit) {
+        $0.key < $1.key
+      }
+      for (key, work) in store.activities {
+        guard let wanted = work.wanted, kind.map({ key.kind.hasSameBytes(as: $0) }) ?? true else { continue }
+        oldest.offer((nil, key, wanted))
+      }
+      found = (oldest.offered, oldest.kept)
+    }
+    let intents = found.oldest.map { environment, key, wanted in
       let isActive = environment.map { active?.hasSameBytes(as: $0) ?? false } ?? true
       let work = isActive ? store.activities[key] : nil
-      let pending = work?.wanted != nil
-      intents.append(
-        ModelInspection.Intent(
-          key: key, environment: environment, wanted: wanted, active: isActive, attempts: work?.attempt ?? 0,
-          since: pending ? work?.pendingSince : nil, error: isActive ? store.errors[key]?.failure : nil))
+      return ModelInspection.Intent(
+        key: key, environment: environment, wanted: wanted, active: isActive, attempts: work?.attempt ?? 0,
+        since: work?.wanted != nil ? work?.pendingSince : nil, error: isActive ? store.errors[key]?.failure : nil)
     }
-    return ModelInspection.Section(total: total, items: intents)
+    return ModelInspection.Section(total: found.total, items: intents)
   }
 
   /// The lists in memory, by name and params.
@@ -153,6 +164,23 @@ extension Models {
 }
 
 extension FollowStore {
+  /// An activity `inspect` lists: a mutation, a read or a retry under way.
+  static func isInspected(_ work: Activity) -> Bool {
+    work.wanted != nil || work.readInFlight || work.retryTimer != nil || work.checkTimer != nil
+  }
+
+  /// `inspected(key).since` in nanoseconds (unknown: last), without making the entity.
+  func inspectedSince(_ key: EntityKey, _ work: Activity?) -> UInt64 {
+    var since = UInt64.max
+    if let work, work.wanted != nil { since = min(since, work.pendingSince.nanoseconds) }
+    if let work, work.readInFlight { since = min(since, work.readSince.nanoseconds) }
+    if !errors.isEmpty, let shown = errors[key] { since = min(since, shown.at.nanoseconds) }
+    if since == .max, let record = records[key], record.requested, record.confirmedAt.nanoseconds > 0 {
+      since = record.confirmedAt.nanoseconds
+    }
+    return since
+  }
+
   func inspected(_ key: EntityKey) -> ModelInspection.Entity {
     let record = records[key] ?? freshRecord
     let work = activities[key]
