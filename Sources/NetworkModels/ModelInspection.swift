@@ -14,6 +14,10 @@ public enum ModelInspection {
     public var omitted: Int { total - items.count }
   }
 
+  public typealias Entities = Section<Entity>
+  public typealias Intents = Section<Intent>
+  public typealias Lists = Section<List>
+
   public struct Entity {
     public var key: EntityKey
     public var following: Bool?
@@ -76,11 +80,7 @@ extension Models {
   /// or a refusal for want of credentials, of `kind` (and `id`) when given, oldest
   /// first. O(entities) for the requests (a bit of their record), else O(entities with
   /// one of these); only the `limit` listed are looked at whole.
-  public func inspectEntities(kind: String?, id: String?, limit: Int)
-    -> ModelInspection.Section<
-      ModelInspection.Entity
-    >
-  {
+  public func inspectEntities(kind: String?, id: String?, limit: Int) -> ModelInspection.Entities {
     func wanted(_ key: EntityKey) -> Bool {
       if let kind, !key.kind.hasSameBytes(as: kind) { return false }
       if let id, !key.id.hasSameBytes(as: id) { return false }
@@ -118,7 +118,7 @@ extension Models {
 
   /// The outbox's unsettled intents (every environment's), in the order they were
   /// last changed; without an outbox, the store's pending mutations.
-  public func inspectIntents(kind: String?, limit: Int) -> ModelInspection.Section<ModelInspection.Intent> {
+  public func inspectIntents(kind: String?, limit: Int) -> ModelInspection.Intents {
     let active = outbox?.environment
     let found: (total: Int, oldest: [(environment: String?, key: EntityKey, wanted: Bool)])
     if let outbox {
@@ -144,7 +144,7 @@ extension Models {
   }
 
   /// The lists in memory, by name and params.
-  public func inspectLists(limit: Int) -> ModelInspection.Section<ModelInspection.List> {
+  public func inspectLists(limit: Int) -> ModelInspection.Lists {
     let keys = lists.entries.keys.sorted {
       $0.name.precedesByBytes($1.name)
         || ($0.name.hasSameBytes(as: $1.name) && $0.paramsText.precedesByBytes($1.paramsText))

@@ -102,7 +102,7 @@ struct InspectTimes {
     return object
   }
 
-  func entities(_ section: ModelInspection.Section<ModelInspection.Entity>) -> JSON {
+  func entities(_ section: ModelInspection.Entities) -> JSON {
     let list = JSON.array()
     for entity in section.items {
       let states = JSON.array()
@@ -125,7 +125,7 @@ struct InspectTimes {
     return Self.section(total: section.total, shown: section.items.count, list)
   }
 
-  func intents(_ section: ModelInspection.Section<ModelInspection.Intent>) -> JSON {
+  func intents(_ section: ModelInspection.Intents) -> JSON {
     let list = JSON.array()
     for intent in section.items {
       let object = JSON.object()
@@ -141,7 +141,7 @@ struct InspectTimes {
     return Self.section(total: section.total, shown: section.items.count, list)
   }
 
-  func lists(_ section: ModelInspection.Section<ModelInspection.List>) -> JSON {
+  func lists(_ section: ModelInspection.Lists) -> JSON {
     let list = JSON.array()
     for entry in section.items {
       let params = (try? JSON.parse(entry.key.paramsText)) ?? .object()
