@@ -2,7 +2,7 @@
 # bench/start.sh — start-up (issue 30): what an editor waits for when it spawns the
 # server, and what a script pays per `netmodel call`.
 #
-#   bash bench/start.sh                     # about a minute
+#   bash bench/start.sh                     # a few seconds
 #   RUNS=31 BASELINE=/tmp/old/netmodel bash bench/start.sh
 #
 # In one run, every figure a median of RUNS rounds; each round runs every
@@ -19,7 +19,7 @@
 # the ratios of the goals: netmodel ÷ Go ≤ 2, `netmodel call` ÷ socat ≤ 1.3.
 #
 # Environment (defaults in brackets):
-#   RUNS [21]                  rounds
+#   RUNS [41]                  rounds
 #   NETMODEL [.build/release/netmodel]   the binary measured; build it with
 #                              scripts/release-build (static Swift runtime) first
 #   BASELINE [unset]           another netmodel binary, measured alongside (before/after)
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-21}
+RUNS=${RUNS:-41}
 NETMODEL=${NETMODEL:-.build/release/netmodel}
 CLANGD=${CLANGD:-/opt/swift/usr/bin/clangd}
 DISK_DIR=${DISK_DIR:-bench/bin}
