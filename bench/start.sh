@@ -36,6 +36,7 @@ log() { printf '%s\n' "$*" >&2; }
 
 BUILD=bench/bin
 mkdir -p "$BUILD" bench/results
+scripts/install-deps --bench >&2
 log "building nullserver, loadgen, spawntime (gcc -O2) and goserver (go build)"
 gcc -O2 -Wall -Wextra -o "$BUILD/nullserver" bench/nullserver.c
 gcc -O2 -Wall -Wextra -o "$BUILD/loadgen" bench/loadgen.c
