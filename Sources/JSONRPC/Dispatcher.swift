@@ -34,7 +34,7 @@ public final class Dispatcher {
   /// way), and the optional was copied out for each message.
   private var lastMethodKey = JSONScanner.Key("")
   /// While set, every request is answered with it instead of being run (the service's
-  /// refusal after `shutdown`).
+  /// refusal after the stdio owner's `shutdown`; one peer's is `Connection.refusal`).
   public var refusal: ResponseError? {
     didSet { isRefusing = refusal != nil }
   }
@@ -93,7 +93,9 @@ public final class Dispatcher {
       do throws(ResponseError) {
         handler(try Method.Params(from: params), connection)
       } catch {
-        Log.info("ignored notification \(Method.name) from connection \(connection.id): \(error.message)")
+        Log.event(
+          .debug, "notification.ignored", "ignored a notification",
+          [.init("method", Method.name), .init("error", error.message)] + connection.logFields)
       }
     }
     descriptions[Method.name] = MethodDescription(
@@ -279,7 +281,7 @@ public final class Dispatcher {
         return
       }
       statistics.countRequest(run.counter)
-      if isRefusing, let refusal {
+      if isRefusing || connection.isRefusing, let refusal = refusal ?? connection.refusal {
         responder.fail(refusal)
         return
       }
@@ -295,7 +297,9 @@ public final class Dispatcher {
       } else if let run = requestMethods[method] {
         self.run(method, params: params, with: run, asNotificationFrom: connection)
       } else {
-        Log.info("ignored notification \(method): no such method")
+        Log.event(
+          .debug, "notification.ignored", "ignored a notification",
+          [.init("method", method), .init("error", "no such method")] + connection.logFields)
       }
     case .response:
       Log.debug("ignored a response from connection \(connection.id)")
@@ -324,7 +328,9 @@ public final class Dispatcher {
   ) {
     statistics.countRequest(run.counter)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)
-    if isRefusing, let refusal { return responder.fail(refusal) }
+    if isRefusing || connection.isRefusing, let refusal = refusal ?? connection.refusal {
+      return responder.fail(refusal)
+    }
     if let error = run.run(params, responder, connection) { responder.fail(error) }
     responder.markPending()
   }

@@ -40,6 +40,8 @@ public final class RPCServer {
   public var preFlushHook: (() -> Void)?
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
+  /// Stdio connections whose end of input was logged as their close.
+  private var endedStdio: Set<Int> = []
   private let readBuffer: ReadBuffer
 
   public init(
@@ -67,10 +69,10 @@ public final class RPCServer {
   /// Serves a peer on the given descriptors; the server closes them when done
   /// (sockets only: stdio stays open for the process).
   @discardableResult
-  public func attach(input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport) throws(Errno)
-    -> Connection
-  {
-    try attach(input: input, output: output, transport: transport, memory: nil)
+  public func attach(
+    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, peerUser: UserID? = nil
+  ) throws(Errno) -> Connection {
+    try attach(input: input, output: output, transport: transport, peerUser: peerUser, memory: nil)
   }
 
   /// Serves a peer in this process, as a socket peer (see `MemoryPeer`).
@@ -78,11 +80,12 @@ public final class RPCServer {
   public func attach(_ peer: MemoryPeer) -> Connection {
     let none = FileDescriptor(rawValue: -1)
     // Attaching a memory peer makes no system call, so it cannot fail.
-    return try! attach(input: none, output: none, transport: .socket, memory: peer)
+    return try! attach(input: none, output: none, transport: .socket, peerUser: peer.peerUser, memory: peer)
   }
 
   private func attach(
-    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, memory: MemoryPeer?
+    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, peerUser: UserID?,
+    memory: MemoryPeer?
   ) throws(Errno) -> Connection {
     let connection = Connection(
       id: nextConnectionID, loop: loop, input: input, output: output, transport: transport,
@@ -90,19 +93,22 @@ public final class RPCServer {
       maxPendingRequests: maxPendingRequests, owner: self, dispatcher: dispatcher, statistics: statistics,
       readBuffer: readBuffer,
       memory: memory)
+    connection.peerUser = peerUser
     nextConnectionID += 1
     try connection.start()
     connections[connection.id] = connection
     statistics.connectionsOpen += 1
     statistics.connectionsTotal += 1
-    Log.debug("connection \(connection.id) opened (\(transport))")
+    Log.event(
+      .info, "connection.open", "a connection opened",
+      [.init("connection", connection.id), .init("transport", transport == .stdio ? "stdio" : "socket")])
     return connection
   }
 
   /// Listens on a Unix socket at `path` (see `UnixSocket.listen` for the rules).
   public func listen(path: String) throws(UnixSocket.ListenError) {
-    listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0) })
-    Log.info("listening on \(path)")
+    listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0, $1) })
+    Log.event(.info, "listening", "listening on a socket", [.init("path", path)])
   }
 
   /// Serves a listening socket passed by a service manager (`SocketActivation`);
@@ -110,14 +116,16 @@ public final class RPCServer {
   public func listen(inherited socket: SocketActivation.Inherited) throws(UnixSocket.ListenError) {
     listeners.append(
       try Listener(fd: socket.fd, path: socket.path, ownsPath: false, loop: loop) { [unowned self] in
-        self.acceptedPeer($0)
+        self.acceptedPeer($0, $1)
       })
-    Log.info("listening on \(socket.path) (passed by the service manager)")
+    Log.event(
+      .info, "listening", "listening on the socket the service manager passed",
+      [.init("path", socket.path), .init("inherited", true)])
   }
 
-  private func acceptedPeer(_ fd: FileDescriptor) {
+  private func acceptedPeer(_ fd: FileDescriptor, _ user: UserID) {
     do {
-      try attach(input: fd, output: fd, transport: .socket)
+      try attach(input: fd, output: fd, transport: .socket, peerUser: user)
     } catch {
       Log.warn("cannot serve a new connection: \(error)")
       fd.close()
@@ -137,7 +145,8 @@ public final class RPCServer {
     }
   }
 
-  /// Before exit: stop listening, write every queued byte, and close the sockets.
+  /// Before exit: stop listening, write every queued byte, and close the sockets (but
+  /// those that stay open until the process ends: the kernel closes them then).
   ///
   /// The loop has ended, so this waits for the peers itself, all at once, but no longer
   /// than `shutdownTimeout`: a peer that does not read must not keep the process
@@ -165,8 +174,13 @@ public final class RPCServer {
         "connection \(connection.id): \(connection.unsentByteCount) bytes of replies not taken by the peer "
           + "within \(shutdownTimeout.roundedUpMilliseconds) ms of shutting down (--shutdown-timeout-ms); dropped")
     }
-    for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.transport == .socket {
-      connection.close()
+    for connection in connections.values.sorted(by: { $0.id < $1.id }) {
+      if connection.transport == .socket {
+        if !connection.staysOpenUntilProcessExit { connection.close() }
+      } else if endedStdio.insert(connection.id).inserted {
+        // Stdio stays open to the end of the process; its session ends here.
+        Log.event(.info, "connection.close", "a connection closed (the server stops)", connection.logFields)
+      }
     }
   }
 
@@ -196,13 +210,21 @@ extension RPCServer: ConnectionOwner {
 
   func connectionDidReachEndOfInput(_ connection: Connection) {
     Log.debug("connection \(connection.id): end of input")
-    if connection.transport == .stdio { onStdioEnded?() }
+    if connection.transport == .stdio {
+      // The end of stdin is the end of that session (the server stops): its last line.
+      if endedStdio.insert(connection.id).inserted {
+        Log.event(.info, "connection.close", "a connection closed (end of input)", connection.logFields)
+      }
+      onStdioEnded?()
+    }
   }
 
   func connectionDidClose(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     statistics.connectionsOpen -= 1
-    Log.debug("connection \(connection.id) closed")
+    if !endedStdio.contains(connection.id) {
+      Log.event(.info, "connection.close", "a connection closed", connection.logFields)
+    }
     onConnectionClosed?(connection)
     // A descriptor was freed: a listener that ran out of them may accept again.
     for listener in listeners { listener.descriptorFreed() }

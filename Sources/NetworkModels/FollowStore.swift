@@ -156,6 +156,10 @@ public final class FollowStore {
     var checkTimer: EventLoop.TimerID?
     /// The call for `wanted` waits for the intent log's commit (`sendCommittedIntents`).
     var awaitsCommit = false
+    /// When `wanted` was set from none, and when the read under way started: what
+    /// `inspect` shows as "since" (read only there).
+    var pendingSince = LoopInstant(nanoseconds: 0)
+    var readSince = LoopInstant(nanoseconds: 0)
 
     var isIdle: Bool {
       wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
@@ -165,7 +169,12 @@ public final class FollowStore {
 
   var records: [EntityKey: Record] = [:]
   var activities: [EntityKey: Activity] = [:]
-  var errors: [EntityKey: FollowFailure] = [:]
+  var errors: [EntityKey: ShownFailure] = [:]
+  /// An entity's `error` and when it was shown (for `inspect`).
+  struct ShownFailure {
+    var failure: FollowFailure
+    var at: LoopInstant
+  }
   /// Entities whose `error` came from a read, not a mutation: a failed read replaces
   /// only these, so a rollback's reason is not hidden by the read that follows it.
   var readErrors: Set<EntityKey> = []
@@ -209,6 +218,8 @@ public final class FollowStore {
   /// entities are all held does not scan them for each new one.
   var nextCountCheck = 0
   var countCheckQueued = false
+  /// Shared with the lists' store: one line for both.
+  private(set) lazy var evictionReport = EvictionReport(loop: loop)
   /// Bumped when another environment becomes active: answers to calls made in the
   /// old one are not about this one's entities, and are dropped.
   private var environmentEpoch = 0
@@ -270,6 +281,7 @@ public final class FollowStore {
     guard let intentLog else { return }
     var kept: [String: Int] = [:]
     var unsendable: [String: (count: Int, reason: String)] = [:]
+    var replayed = 0
     for (key, wanted) in intentLog.unsettledIntents() {
       if backend.kindProblem(key.kind) != nil {
         kept[key.kind, default: 0] += 1
@@ -279,8 +291,13 @@ public final class FollowStore {
         unsendable[key.kind, default: (0, problem.reason)].count += 1
         continue
       }
-      Log.info("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
+      Log.debug("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
+      replayed += 1
       _ = setFollowing(key, wanted, force: true)
+    }
+    if replayed > 0 {
+      Log.event(
+        .info, "replay", "sending again the intents the last run left unconfirmed", [.init("intents", replayed)])
     }
     for (kind, count) in kept.sorted(by: { $0.key < $1.key }) {
       Log.warn(
@@ -316,7 +333,7 @@ public final class FollowStore {
     EntityState(
       key: key, following: record.following, confirmed: record.confirmed, pending: pending,
       requested: record.requested,
-      error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
+      error: errors.isEmpty ? nil : errors[key]?.failure, attributes: attributes.isEmpty ? nil : attributes[key],
       version: versions.base &+ UInt64(record.version))
   }
 
@@ -346,13 +363,22 @@ public final class FollowStore {
       counters.dedupeHits += 1
       let current = state(key)
       if let settled {
-        if current.pending { self.activity(key).settleWaiters.append(settled) } else { settled(.success(current)) }
+        if !current.pending {
+          settled(.success(current))
+        } else if waitingForCredentials.contains(key) {
+          // Nothing is sent until credentials change, which may be never: the caller
+          // hears now what the first one heard (see `waitForCredentials`).
+          settled(.failure(SettleFailure(failure: credentialsFailure(key), state: current)))
+        } else {
+          self.activity(key).settleWaiters.append(settled)
+        }
       }
       return current
     }
     let work = self.activity(key)
     mutationSerial += 1
     work.mutationSerial = mutationSerial
+    if work.wanted == nil { work.pendingSince = loop.clock.now }
     work.wanted = wanted
     if let settled { work.settleWaiters.append(settled) }
     intentLog?.record(key, wanted: wanted)
@@ -361,8 +387,16 @@ public final class FollowStore {
     changed(key)
     if work.inFlight == nil && waitingForCredentials.contains(key) {
       // Without credentials a call would only be refused again: the new intent waits
-      // in place of the old one, unless the backend already has what it asks for.
-      if backendHas(key, wanted) { settle(key, work) }
+      // in place of the old one, unless the backend already has what it asks for;
+      // a caller awaiting it is answered now, as the first one was.
+      if backendHas(key, wanted) {
+        settle(key, work)
+      } else if settled != nil {
+        let answer = SettleFailure(failure: credentialsFailure(key), state: state(key))
+        let waiters = work.settleWaiters
+        work.settleWaiters = []
+        for waiter in waiters { waiter(.failure(answer)) }
+      }
     } else if work.inFlight == nil {
       if let timer = work.retryTimer, backendHas(key, wanted) {
         // A toggle back to the confirmed state while a retry waited: nothing to send.
@@ -453,7 +487,7 @@ public final class FollowStore {
         if backendHas(key, wanted) { settle(key, work) } else { send(key, work) }
         return
       }
-      rollBack(key, work, failure)
+      rollBack(key, work, failure, retries: failure.isRetryable ? work.attempt : nil)
     }
   }
 
@@ -463,21 +497,33 @@ public final class FollowStore {
     work.attempt = 0
     guard work.wanted != nil else { return dropIfIdle(key, work) }
     if let wanted = work.wanted, backendHas(key, wanted) { return settle(key, work) }
-    Log.info("\(key): \(failure.message); the intent waits for credentials (configure authToken)")
+    startsWaitingForCredentials(key, failure, read: false)
     waitingForCredentials.insert(key)
     showAndAnswer(key, work, failure: failure)
+  }
+
+  /// Why the intent of `key` waits: the refusal it met, unless a read answered since
+  /// and took the error away.
+  private func credentialsFailure(_ key: EntityKey) -> FollowFailure {
+    if let failure = errors[key]?.failure, case .unauthorized = failure.kind { return failure }
+    return FollowFailure(.unauthorized(status: 401), "the intent waits for credentials (configure authToken)")
   }
 
   /// Credentials changed (`configure {authToken}`, another environment): every intent
   /// and read that was refused for want of them is sent again.
   public func credentialsChanged() {
+    if !waitingForCredentials.isEmpty || !readsWaitingForCredentials.isEmpty {
+      Log.event(
+        .info, "credentials.resume", "credentials changed: what waited for them is sent again",
+        [.init("intents", waitingForCredentials.count), .init("reads", readsWaitingForCredentials.count)])
+    }
     let intents = waitingForCredentials
     waitingForCredentials.removeAll()
     for key in intents.sorted() {
       guard let work = activities[key], work.wanted != nil, work.inFlight == nil, work.retryTimer == nil else {
         continue
       }
-      Log.info("\(key): credentials changed; sending the waiting intent again")
+      Log.debug("\(key): credentials changed; sending the waiting intent again")
       send(key, work)
     }
     let reads = readsWaitingForCredentials
@@ -571,8 +617,9 @@ public final class FollowStore {
 
   /// Shows what the backend last confirmed again — never the opposite of the failed
   /// call, which would clobber a state the user never asked to leave.
-  private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
+  private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure, retries: Int?) {
     counters.rollbacks += 1
+    logRollback(key, wanted: work.wanted, failure, retries: retries)
     finishMutation(key, work, failure: failure)
     // A refusal may mean that "confirmed" is wrong: an unfollow that was done but whose
     // answer was lost (or that another device or a killed run did) is refused with 404
@@ -614,7 +661,7 @@ public final class FollowStore {
   /// caller awaiting the mutation is answered with that state.
   private func showAndAnswer(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     if let failure {
-      errors[key] = failure
+      errors[key] = ShownFailure(failure: failure, at: loop.clock.now)
       readErrors.remove(key)
     }
     changed(key)
@@ -681,6 +728,7 @@ public final class FollowStore {
 
   private func startRead(_ key: EntityKey, _ work: Activity) {
     work.readInFlight = true
+    work.readSince = loop.clock.now
     work.readStartedAt = work.mutationSerial
     work.readStartedCalls = work.callsSent
     work.readOverlapsCall = work.inFlight != nil
@@ -720,7 +768,11 @@ public final class FollowStore {
         record.confirmedAt = loop.clock.now
         if work.wanted == nil { record.following = answer.following }
         records.values[index] = record
-        let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
+        // An intent waiting for credentials keeps why it waits, whatever a read says:
+        // its state stays the -32003 error clients show as "sign in to follow".
+        let keepsReason =
+          (work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key))
+          || (work.wanted != nil && !waitingForCredentials.isEmpty && waitingForCredentials.contains(key))
         let hadError = !keepsReason && forgetError(key)
         if before.bits != record.bits || hadError { shown = changed(key, at: index, pending: work.wanted != nil) }
       }
@@ -736,9 +788,14 @@ public final class FollowStore {
         records[key] = freshRecord
         keepBounded()
       }
-      if case .unauthorized = failure.kind { readsWaitingForCredentials.insert(key) }
+      if case .unauthorized = failure.kind {
+        if !readsWaitingForCredentials.contains(key) { startsWaitingForCredentials(key, failure, read: true) }
+        readsWaitingForCredentials.insert(key)
+      } else if errors[key].map({ !Self.sameFailure($0.failure, failure) }) ?? true {
+        logFailedRead(key, failure)
+      }
       if errors[key] == nil || readErrors.contains(key) {
-        errors[key] = failure
+        errors[key] = ShownFailure(failure: failure, at: loop.clock.now)
         readErrors.insert(key)
         changed(key)
       }
@@ -754,6 +811,7 @@ public final class FollowStore {
   private func retryCheck(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
     let policy = kindPolicies.isEmpty ? policy : kindPolicies[key.kind] ?? policy
     guard work.checkAttempt < policy.maxRetries, work.checkTimer == nil else {
+      if work.checkTimer == nil { logGaveUpCheck(key, failure, attempts: work.checkAttempt) }
       work.checkAttempt = 0
       return
     }

@@ -67,8 +67,16 @@ public protocol ListSource {
   /// The list of that name, or nil when the backend has none.
   func listDescription(_ name: String) -> ListDescription?
 
+  /// The names `listDescription` knows, for the error that answers an unknown one; a
+  /// family of names is given as its pattern (`following/{kind}`).
+  var listNames: [String] { get }
+
   /// One page of a list `listDescription` knows.
   func fetchListPage(_ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void)
+}
+
+extension ListSource {
+  public var listNames: [String] { [] }
 }
 
 /// The detail objects of entities (`getEntity`, preload), with the same calling rules
@@ -146,6 +154,8 @@ public enum AuthToken {
 /// A backend's own figures, which `stats` shows under `backend`.
 public protocol BackendStatistics: AnyObject {
   var httpStatistics: HTTPStatistics { get }
+  /// The HTTP client's hold and queue, the first `limit` waiting requests listed.
+  func holds(limit: Int) -> ModelInspection.Holds
 }
 
 /// What a backend over HTTP did: its client's counters, the transfers under way, and

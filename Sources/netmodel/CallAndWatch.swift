@@ -11,7 +11,12 @@ let callUsage = """
     netmodel call getFollowState '{"kind":"artist","id":"banksy","maxAgeMs":0}'
   The socket defaults to the server's default path (see `netmodel --help`).
   --timeout=MS gives up after MS milliseconds without the answer (exit 1), telling
-  the server to cancel the request; by default it waits as long as the server takes.
+  the server to cancel the request. Default: 30000 for the methods that only read
+  (getFollowState, getEntity, fetchList, stats, inspect, rpc.discover, initialize);
+  the others (follow with await, …) wait as long as the server takes.
+  Once a second has passed without the answer, one line on stderr says what the call
+  waits for, as the server tells it (`inspect`), and again when that changes:
+    waiting: https://api.github.com rate-limited until 15:04:05 (x-ratelimit-reset)
   Options may come anywhere, in any order; after `--` everything is params. An
   error the server could not tie to the request (id null: it passed the server's
   --max-message-bytes) is printed as the answer (exit 1).
@@ -19,7 +24,7 @@ let callUsage = """
   """
 
 let watchUsage = """
-  Usage: netmodel watch [--socket=PATH] TOPIC...
+  Usage: netmodel watch [--socket=PATH] [--count=N] [--until=PATH=VALUE ...] [--timeout=MS] TOPIC...
 
   Subscribes and prints the current state of each entity and list first (the
   subscribe snapshot, as lines of the same shape with "seq": 0), then every
@@ -30,6 +35,20 @@ let watchUsage = """
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
   `stats` (the server's figures, printed as its statsChanged notifications' params), or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
   --socket may come anywhere among the topics; after `--` everything is a topic.
+
+  To wait in a script (as watchman-wait does):
+    --count=N       end after N changes printed (the snapshot's lines are not changes)
+    --until=PATH=VALUE
+                    end once a printed state, snapshot included, matches: PATH names a
+                    member of the state, dotted for nested ones (error.code); VALUE is
+                    JSON when it parses as JSON (true, 3, null, "true"), else the text
+                    itself (id=banksy). Given several times, one state must match all.
+    --timeout=MS    give up after MS milliseconds
+  Exit status: 0 interrupted, matched (--until), or N changes printed (--count alone);
+  1 the server closed the connection, or an error; 2 a usage error; 3 --timeout passed,
+  or --count changes came and none matched --until.
+    netmodel call follow kind=artist id=banksy &&
+      netmodel watch --until=pending=false --timeout=10000 entity:artist/banksy
 
   """
 
@@ -58,6 +77,13 @@ func errorText(_ error: JSON) -> String {
 /// Reports a JSON-RPC error reply on stderr; exit code 1.
 func failWithErrorReply(_ error: JSON) -> Int32 { fail(errorText(error), code: 1) }
 
+/// `call`'s `--timeout` for the methods that change nothing: a read held by an API's
+/// rate limit can wait minutes, and a script should hear of it (README "netmodel call").
+let defaultReadTimeoutMs = 30_000
+let readMethods = [
+  "getFollowState", "getEntity", "fetchList", "stats", "inspect", "rpc.discover", "initialize",
+]
+
 func runCall(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: callUsage) { return 0 }
   let options: ClientOptions
@@ -72,10 +98,18 @@ func runCall(_ arguments: ArraySlice<String>) -> Int32 {
     let params = try paramsFromArguments(Array(operands))
     var client = try RPCClient(socketPath: options.socket)
     defer { client.close() }
-    if let timeout = options.timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
+    let timeout = options.timeout ?? (readMethods.contains { $0.hasSameBytes(as: method) } ? defaultReadTimeoutMs : nil)
+    if let timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
     let id = try client.send(method: method, params: params)
-    let answer = Result { () throws(RPCClient.Failure) in try client.reply(to: id) }
-    if case .failure = answer, options.timeout != nil { client.cancel(id) }  // a busy server stops working on it
+    var waiting = CallWaiting(socketPath: options.socket, params: params)
+    defer { waiting.close() }
+    let answer = Result { () throws(RPCClient.Failure) in
+      while true {
+        if let reply = try client.reply(to: id, within: CallWaiting.interval) { return reply }
+        waiting.check()
+      }
+    }
+    if case .failure = answer, timeout != nil { client.cancel(id) }  // a busy server stops working on it
     let reply = try answer.get()
     if let error = reply["error"] { return failWithErrorReply(error) }
     try? FileDescriptor.standardOutput.writeAll((reply["result"]?.text ?? "null") + "\n")
@@ -119,8 +153,10 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
 func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: watchUsage) { return 0 }
   let options: ClientOptions
+  let condition: WatchCondition
   do {
-    options = try ClientOptions(arguments, command: "watch", accepted: [.socket])
+    options = try ClientOptions(arguments, command: "watch", accepted: [.socket, .count, .until, .timeout])
+    condition = try WatchCondition(options.until)
   } catch {
     return fail("\(error.message)\n\(watchUsage)", code: 2)
   }
@@ -130,6 +166,7 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     for text in options.operands { topics.append(try topic(from: text)) }
     var client = try RPCClient(socketPath: options.socket)
     defer { client.close() }
+    if let timeout = options.timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
     let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
     let reply = try client.reply(to: id)
     if let error = reply["error"] { return failWithErrorReply(error) }
@@ -139,18 +176,30 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     let name = reply["result"]?["subscription"] ?? .null()
     for state in reply["result"]?["snapshot"]?.elements ?? [] {
       let line = JSON.object().set("subscription", name).set("seq", .integer(0)).set("state", state)
-      printed.print(line)
+      // Where things stand may be what the script waits for already.
+      if printed.print(line) && condition.matches(line) { return 0 }
     }
+    var changes = 0
     while let message = try client.receive() {
       if RPCClient.isUnmatchedError(message), let error = message["error"] { return failWithErrorReply(error) }
       guard let method = message["method"]?.string, method == "stateChanged" || method == "statsChanged",
         let params = message["params"]
       else { continue }
-      printed.print(params)
+      guard printed.print(params) else { continue }
+      if condition.matches(params) { return 0 }
+      changes += 1
+      if let count = options.count, changes >= count {
+        if condition.isEmpty { return 0 }
+        return fail("--count=\(count) reached and nothing matched --until", code: 3)
+      }
     }
-    // Only an interrupt ends a watch well; a script must see that it stopped watching.
+    // Only an interrupt, a match or a count ends a watch well; a script must see that
+    // it stopped watching.
     return fail("the server closed the connection", code: 1)
   } catch {
+    if error.timedOut {
+      return fail("--timeout passed\(condition.isEmpty ? "" : " and nothing matched --until")", code: 3)
+    }
     return fail(error.description, code: 1)
   }
 }
@@ -163,13 +212,16 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
 struct PrintedVersions {
   private var versions: [[UInt8]: Int64] = [:]
 
-  mutating func print(_ params: JSON) {
+  /// Prints the line unless it shows a state printed already; true when printed.
+  @discardableResult
+  mutating func print(_ params: JSON) -> Bool {
     if let state = params["state"], let key = Self.key(state), let version = state["version"]?.integer {
-      if let held = versions[key], version <= held { return }
+      if let held = versions[key], version <= held { return false }
       versions[key] = version
     }
     // One line per state, written at once: a pipe reader sees it immediately.
     try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
+    return true
   }
 
   /// The fields length-prefixed, so no two states share a key.

@@ -7,6 +7,8 @@ import Posix
 struct RPCClient {
   struct Failure: Error, CustomStringConvertible {
     let description: String
+    /// The deadline passed (`--timeout`), as opposed to any other failure.
+    var timedOut = false
   }
 
   /// When `reply(to:)` and `receive()` give up waiting (`--timeout`); nil: never.
@@ -26,7 +28,7 @@ struct RPCClient {
     // Before a byte is sent: a socket put there by another user would receive the
     // request, tokens included. The server does the same check the other way.
     let me = UnixSocket.currentUID()
-    let peer: UInt32
+    let peer: UserID
     do {
       peer = try UnixSocket.peerUID(fd)
     } catch {
@@ -53,6 +55,15 @@ struct RPCClient {
     }
     bytes.append(0x0A)
     _ = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+  }
+
+  /// Sends a notification: no answer comes.
+  func notify(method: String) throws(Failure) {
+    var bytes: [UInt8] = []
+    MessageEncoder.Notification(method: method).encode(into: &bytes) { $0.append(contentsOf: Array("null".utf8)) }
+    bytes.append(0x0A)
+    let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+    if case .failure(let error) = written { throw Failure(description: "cannot send: \(error)") }
   }
 
   /// Sends a request and returns its id.
@@ -119,9 +130,37 @@ struct RPCClient {
   private func waitForBytes() throws(Failure) {
     guard let deadline else { return }
     if !fd.waitUntilReadable(timeout: ContinuousClock.now.duration(to: deadline)) {
-      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?")
+      throw Self.noAnswerInTime
     }
   }
+
+  /// The reply to request `id` (as `reply(to:)` takes it) if it comes within `slice`;
+  /// nil when it has not come yet. Throws once the deadline passed, as `reply` does.
+  mutating func reply(to id: Int64, within slice: Duration) throws(Failure) -> JSON? {
+    let end = ContinuousClock.now + slice
+    while true {
+      while let frame = splitter.next() {
+        guard case .message(let bytes) = frame else { continue }
+        let message: JSON
+        do {
+          message = try JSON.parse(Array(bytes))
+        } catch {
+          throw Failure(description: "the server sent something that is not JSON: \(error)")
+        }
+        if message["id"]?.integer == id || Self.isUnmatchedError(message) { return message }
+        if message["id"] == nil { held.append(message) }
+      }
+      let now = ContinuousClock.now
+      if let deadline, now >= deadline { throw Self.noAnswerInTime }
+      if now >= end { return nil }
+      let until = deadline.map { min($0, end) } ?? end
+      if !fd.waitUntilReadable(timeout: now.duration(to: until)) { continue }
+      guard try readSocket() else { throw Failure(description: "the server closed the connection before answering") }
+    }
+  }
+
+  static let noAnswerInTime = Failure(
+    description: "no answer in time (--timeout); is the server stopped or busy?", timedOut: true)
 
   /// Waits for the reply to request `id`, or an error the server could not tie to a
   /// request (`isUnmatchedError`), which answers it. Notifications met on the way are
