@@ -86,6 +86,8 @@ public final class Connection {
   private var wantsWritable = false
   private var readPaused = false
   private var inputEnded = false
+  /// The socket's peer closed both ways: nobody reads what is still to be answered.
+  private var peerClosedBothWays = false
   private let inputMayBlock: Bool
   /// stdin is a regular file: read in tasks, not on readiness.
   private var readsInTasks = false
@@ -207,6 +209,16 @@ public final class Connection {
   func pendingRequestFinished() {
     pendingRequestCount -= 1
     if readPaused && !isClosed && !holdsTooMuch { resumeReading() }
+    // The answer is sent after this returns: looked at once it has been queued.
+    if inputEnded { loop.execute { [weak self] in self?.closeIfInputDone() } }
+  }
+
+  /// A socket peer that ended its input (`echo … | socat - UNIX:…` half-closes) is
+  /// closed once nothing it asked for is left: no request waiting for its answer and no
+  /// reply unsent.
+  private func closeIfInputDone() {
+    guard transport == .socket, inputEnded, !isClosed else { return }
+    if peerClosedBothWays || (pendingRequestCount == 0 && unsentByteCount == 0 && !flushScheduled) { close() }
   }
 
   /// Writes what the peer will take now; waits for writability for the rest.
@@ -243,7 +255,7 @@ public final class Connection {
     setWantsWritable(false)
     onDrained?()
     if readPaused && !isClosed { resumeReading() }
-    if (inputEnded || isEnding) && transport == .socket { close() }
+    if isEnding && transport == .socket { close() } else { closeIfInputDone() }
   }
 
   /// Answers every request still waiting for its handler with `error`: the process is
@@ -295,6 +307,11 @@ public final class Connection {
   private func handle(_ events: IOEvents) {
     if events.contains(.writable) { flush() }
     if isClosed { return }
+    if events.contains(.closedBothWays) && transport == .socket {
+      peerClosedBothWays = true
+      // Half-closed before, with answers pending: now nobody will read them.
+      if inputEnded { return close() }
+    }
     if isEnding && !events.isDisjoint(with: [.error, .hangUp]) {
       // The peer is gone while its last replies wait: nobody will read them, and its
       // input is not read any more, so the hang-up would be reported again and again.
@@ -349,6 +366,10 @@ public final class Connection {
   /// What `handle` does for a socket's readable (or hang-up) event, for a `MemoryPeer`.
   func memoryPeerReadable() {
     guard let memory, !isClosed else { return }
+    if memory.isClosed {
+      peerClosedBothWays = true
+      if inputEnded { return close() }
+    }
     if readPaused {
       // A socket peer gone both ways while its replies wait: nobody will read them.
       if memory.isClosed { close() }
@@ -429,7 +450,7 @@ public final class Connection {
       updateInterest()
     }
     owner?.connectionDidReachEndOfInput(self)
-    if transport == .socket && !isClosed && unsentByteCount == 0 && !flushScheduled { close() }
+    closeIfInputDone()
   }
 
   // MARK: Interest

@@ -9,4 +9,7 @@ public struct IOEvents: OptionSet, Sendable {
   public static let writable = IOEvents(rawValue: NM_EPOLLOUT)
   public static let error = IOEvents(rawValue: NM_EPOLLERR)
   public static let hangUp = IOEvents(rawValue: NM_EPOLLHUP | NM_EPOLLRDHUP)
+  /// The peer is gone both ways (EPOLLHUP alone): on a Unix socket, it closed, where a
+  /// peer that only ended its output (`shutdown(SHUT_WR)`) gives EPOLLRDHUP.
+  public static let closedBothWays = IOEvents(rawValue: NM_EPOLLHUP)
 }

@@ -258,6 +258,27 @@ def test_socat_ndjson(socket_server, runtime):
     assert stats["connections"]["open"] == 1 and stats["connections"]["total"] >= 1, stats
 
 
+def test_socat_gets_an_answer_that_comes_after_it_half_closed(socket_server, connect, runtime):
+    """`echo … | socat` half-closes as soon as its input ends: a read the backend answers
+    later (here 300 ms) is still answered, and the connection closes after it."""
+    socat = require_tool("socat", "apt-get install socat")
+    server, path = socket_server(None, "--simulate", "latency=300")
+    requests = (
+        b'{"jsonrpc":"2.0","id":1,"method":"getFollowState","params":{"kind":"artist","id":"banksy"}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"follow","params":{"kind":"artist","id":"kaws","await":true}}\n'
+    )
+    cp = subprocess.run([socat, "-t", "3", "-", f"UNIX-CONNECT:{path}"], input=requests, capture_output=True,
+                        timeout=30, env=runtime.env)
+    assert cp.returncode == 0, (cp, server.diagnostics())
+    replies = {m["id"]: m for m in (json.loads(line) for line in cp.stdout.splitlines())}
+    assert set(replies) == {1, 2}, f"{cp.stdout!r}\n{server.diagnostics()}"
+    assert replies[1]["result"]["confirmed"] is False
+    assert replies[2]["result"]["confirmed"] is True
+    # The server closed the connection once both were answered: the next stats sees
+    # only its own connection.
+    assert connect(path).result("stats")["connections"]["open"] == 1
+
+
 def test_socat_content_length(socket_server, runtime):
     socat = require_tool("socat", "apt-get install socat")
     server, path = socket_server()
