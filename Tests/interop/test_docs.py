@@ -223,14 +223,24 @@ set -e -o pipefail
 
 
 def script_of(block: Block, runtime: Path) -> str:
-    out = [PRELUDE]
+    """The block as a bash script; a failing command names its line in the doc (bash's ERR trap,
+    the script's line numbers mapped back)."""
+    doc = block.name.split(":")[0]
+    body, where = [], []
     for n, line in enumerate(block.text.split("\n"), block.line + 1):
-        out.append(f"# {block.name.split(':')[0]}:{n}")
-        out.append(line)
+        where.append((len(body) + 1, n))
+        body.append(line)
         code = re.sub(r"\s+#.*$", "", line).rstrip()
         if code.endswith("&") and not code.endswith("&&"):
-            out += ready_checks(code, runtime)
-    return "\n".join(out) + "\n"
+            for check in ready_checks(code, runtime):  # a server that never listens: its line
+                where.append((len(body) + 1, n))
+                body.append(check)
+    offset = PRELUDE.count("\n") + 2  # the prelude, then the two lines below
+    cases = " ".join(f"{offset + i}) echo {n};;" for i, n in where)
+    header = (PRELUDE + "__nm_line() { case $1 in " + cases + " *) echo ?;; esac; }\n"
+              f"trap 'echo \"runnable block: exit $? at {doc}:$(__nm_line $LINENO)\" >&2' ERR\n")
+    assert header.count("\n") == offset
+    return header + "\n".join(body) + "\n"
 
 
 def ports_in(block: Block) -> list[int]:
@@ -315,7 +325,7 @@ def test_a_failing_block_is_named_by_file_and_line(binary, tmp_path):
     block = Block(REPO / "README.md", 7, "netmodel serve --socket --no-stdio &\nnetmodel call nosuchmethod\n")
     result = run_block(block, binary)
     assert result.returncode != 0
-    assert "README.md:7" in block.name
+    assert "runnable block: exit 1 at README.md:9" in result.stderr, result.stderr
 
 
 def test_a_block_that_leaves_a_server_running_leaves_nothing(binary, tmp_path):
