@@ -74,6 +74,9 @@ public final class HTTPClient {
   /// Until then nothing goes out (`hold(until:)`).
   public private(set) var heldUntil: LoopInstant?
   private var holdTimer: EventLoop.TimerID?
+  /// The answer whose completion runs now: a hold it causes says which API and header.
+  private var delivering: (request: HTTPRequest, response: HTTPResponse)?
+  var deliveringAnswer: (request: HTTPRequest, response: HTTPResponse)? { delivering }
   private var lastTimeouts: (timeout: Duration, connect: Duration, ms: (total: Int, connect: Int))?
 
   /// At most this many requests go out a second, after a burst of as many; more wait in
@@ -385,7 +388,9 @@ public final class HTTPClient {
         counters.transportErrors += 1
         Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
       }
+      if case .success(let response) = result { delivering = (request, response) }
       completion?(result)
+      delivering = nil
     }
     startWaiting()
   }
@@ -404,12 +409,17 @@ public final class HTTPClient {
   /// extends it; an earlier one changes nothing.
   public func hold(until instant: LoopInstant) {
     guard instant > loop.clock.now, heldUntil.map({ instant > $0 }) ?? true else { return }
+    if heldUntil == nil { logHold(for: instant - loop.clock.now) } else { Log.debug("HTTP: the hold was extended") }
     heldUntil = instant
     if let holdTimer { loop.cancel(holdTimer) }
+    let api = delivering.map { Self.origin($0.request.url) } ?? ""
     holdTimer = loop.schedule(after: instant - loop.clock.now) { [weak self] in
       guard let self else { return }
       self.holdTimer = nil
       self.heldUntil = nil
+      Log.event(
+        .info, "ratelimit.end", "the API's rate limit ended: held requests go out",
+        [.init("api", api), .init("waiting", self.queue.count)])
       self.startWaiting()
     }
   }

@@ -140,3 +140,33 @@ private func writeDecimal(_ value: Int64, endingAt end: Int, in text: UnsafeMuta
   }
   return start
 }
+
+/// Appends `value` as a JSON string literal for a log line: as `appendJSONString`, and
+/// what a terminal or a viewer would act on although JSON allows it raw (DEL, the C1
+/// controls — U+009B is CSI to some terminals —, line and paragraph separators, the
+/// bidirectional controls) is written as `\uXXXX` too, so the value parses back the same.
+public func appendLogJSONString(_ value: String, to buffer: inout [UInt8]) {
+  guard value.utf8.contains(where: { $0 >= 0x7F }) else { return appendJSONString(value, to: &buffer) }
+  buffer.append(UInt8(ascii: "\""))
+  var run = ""
+  func flush() {
+    guard !run.isEmpty else { return }
+    run.withUTF8 { appendEscaped(utf8: $0, to: &buffer) }
+    run = ""
+  }
+  for scalar in value.unicodeScalars {
+    let code = scalar.value
+    let invisible =
+      code == 0x7F || (0x80...0x9F).contains(code) || code == 0x2028 || code == 0x2029
+      || (0x200E...0x200F).contains(code) || (0x202A...0x202E).contains(code) || (0x2066...0x2069).contains(code)
+    guard invisible else {
+      run.unicodeScalars.append(scalar)
+      continue
+    }
+    flush()
+    let hex = String(code, radix: 16)
+    buffer.append(contentsOf: Array("\\u\(String(repeating: "0", count: 4 - hex.count))\(hex)".utf8))
+  }
+  flush()
+  buffer.append(UInt8(ascii: "\""))
+}

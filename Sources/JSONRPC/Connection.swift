@@ -21,6 +21,10 @@ public final class Connection {
 
   public let id: Int
   public let transport: Transport
+  /// What the client called itself in `initialize` (`clientInfo`, "used in logs"), cut
+  /// to `Connection.maxClientNameScalars`: named in this connection's log lines.
+  public var clientName: String?
+  public var clientVersion: String?
   /// The framing the peer chose; replies use it. nil until the peer's first byte.
   public var framing: Framing? { splitter.framing }
   public private(set) var isClosed = false

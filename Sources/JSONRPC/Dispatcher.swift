@@ -93,7 +93,9 @@ public final class Dispatcher {
       do throws(ResponseError) {
         handler(try Method.Params(from: params), connection)
       } catch {
-        Log.info("ignored notification \(Method.name) from connection \(connection.id): \(error.message)")
+        Log.event(
+          .debug, "notification.ignored", "ignored a notification",
+          [.init("method", Method.name), .init("error", error.message)] + connection.logFields)
       }
     }
     descriptions[Method.name] = MethodDescription(
@@ -295,7 +297,9 @@ public final class Dispatcher {
       } else if let run = requestMethods[method] {
         self.run(method, params: params, with: run, asNotificationFrom: connection)
       } else {
-        Log.info("ignored notification \(method): no such method")
+        Log.event(
+          .debug, "notification.ignored", "ignored a notification",
+          [.init("method", method), .init("error", "no such method")] + connection.logFields)
       }
     case .response:
       Log.debug("ignored a response from connection \(connection.id)")

@@ -40,6 +40,8 @@ public final class RPCServer {
   public var preFlushHook: (() -> Void)?
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
+  /// Stdio connections whose end of input was logged as their close.
+  private var endedStdio: Set<Int> = []
   private let readBuffer: ReadBuffer
 
   public init(
@@ -95,14 +97,16 @@ public final class RPCServer {
     connections[connection.id] = connection
     statistics.connectionsOpen += 1
     statistics.connectionsTotal += 1
-    Log.debug("connection \(connection.id) opened (\(transport))")
+    Log.event(
+      .info, "connection.open", "a connection opened",
+      [.init("connection", connection.id), .init("transport", transport == .stdio ? "stdio" : "socket")])
     return connection
   }
 
   /// Listens on a Unix socket at `path` (see `UnixSocket.listen` for the rules).
   public func listen(path: String) throws(UnixSocket.ListenError) {
     listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0) })
-    Log.info("listening on \(path)")
+    Log.event(.info, "listening", "listening on a socket", [.init("path", path)])
   }
 
   /// Serves a listening socket passed by a service manager (`SocketActivation`);
@@ -112,7 +116,9 @@ public final class RPCServer {
       try Listener(fd: socket.fd, path: socket.path, ownsPath: false, loop: loop) { [unowned self] in
         self.acceptedPeer($0)
       })
-    Log.info("listening on \(socket.path) (passed by the service manager)")
+    Log.event(
+      .info, "listening", "listening on the socket the service manager passed",
+      [.init("path", socket.path), .init("inherited", true)])
   }
 
   private func acceptedPeer(_ fd: FileDescriptor) {
@@ -165,8 +171,13 @@ public final class RPCServer {
         "connection \(connection.id): \(connection.unsentByteCount) bytes of replies not taken by the peer "
           + "within \(shutdownTimeout.roundedUpMilliseconds) ms of shutting down (--shutdown-timeout-ms); dropped")
     }
-    for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.transport == .socket {
-      connection.close()
+    for connection in connections.values.sorted(by: { $0.id < $1.id }) {
+      if connection.transport == .socket {
+        connection.close()
+      } else if endedStdio.insert(connection.id).inserted {
+        // Stdio stays open to the end of the process; its session ends here.
+        Log.event(.info, "connection.close", "a connection closed (the server stops)", connection.logFields)
+      }
     }
   }
 
@@ -196,13 +207,21 @@ extension RPCServer: ConnectionOwner {
 
   func connectionDidReachEndOfInput(_ connection: Connection) {
     Log.debug("connection \(connection.id): end of input")
-    if connection.transport == .stdio { onStdioEnded?() }
+    if connection.transport == .stdio {
+      // The end of stdin is the end of that session (the server stops): its last line.
+      if endedStdio.insert(connection.id).inserted {
+        Log.event(.info, "connection.close", "a connection closed (end of input)", connection.logFields)
+      }
+      onStdioEnded?()
+    }
   }
 
   func connectionDidClose(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     statistics.connectionsOpen -= 1
-    Log.debug("connection \(connection.id) closed")
+    if !endedStdio.contains(connection.id) {
+      Log.event(.info, "connection.close", "a connection closed", connection.logFields)
+    }
     onConnectionClosed?(connection)
     // A descriptor was freed: a listener that ran out of them may accept again.
     for listener in listeners { listener.descriptorFreed() }

@@ -94,7 +94,9 @@ public final class Responder {
     guard finish() else { return }
     statistics.countError(error.code)
     if isNotification {
-      return Log.warn("notification \(method) from connection \(connection?.id ?? 0) failed: \(error.message)")
+      return Log.event(
+        .warn, "notification.failed", "a notification failed (there is nobody to answer)",
+        [.init("method", method), .init("error", error.message)] + (connection?.logFields ?? []))
     }
     let id = self.id
     deliver { MessageEncoder.error(id: id, error, into: &$0) }

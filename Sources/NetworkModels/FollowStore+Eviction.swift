@@ -36,6 +36,7 @@ extension FollowStore {
       candidates.removeLast(candidates.count - excess)
     }
     evict(candidates.map(\.key))
+    evictionReport.evictedForCount(entities: candidates.count)
     // What could not be evicted is held: look again only after an eighth more arrived,
     // so a store whose entities are all held scans them a bounded number of times.
     nextCountCheck = records.count + max(eviction.maxCount, records.count) / 8

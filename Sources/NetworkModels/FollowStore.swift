@@ -209,6 +209,8 @@ public final class FollowStore {
   /// entities are all held does not scan them for each new one.
   var nextCountCheck = 0
   var countCheckQueued = false
+  /// Shared with the lists' store: one line for both.
+  private(set) lazy var evictionReport = EvictionReport(loop: loop)
   /// Bumped when another environment becomes active: answers to calls made in the
   /// old one are not about this one's entities, and are dropped.
   private var environmentEpoch = 0
@@ -270,6 +272,7 @@ public final class FollowStore {
     guard let intentLog else { return }
     var kept: [String: Int] = [:]
     var unsendable: [String: (count: Int, reason: String)] = [:]
+    var replayed = 0
     for (key, wanted) in intentLog.unsettledIntents() {
       if backend.kindProblem(key.kind) != nil {
         kept[key.kind, default: 0] += 1
@@ -279,8 +282,13 @@ public final class FollowStore {
         unsendable[key.kind, default: (0, problem.reason)].count += 1
         continue
       }
-      Log.info("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
+      Log.debug("replaying \(wanted ? "follow" : "unfollow") of \(key) from the outbox")
+      replayed += 1
       _ = setFollowing(key, wanted, force: true)
+    }
+    if replayed > 0 {
+      Log.event(
+        .info, "replay", "sending again the intents the last run left unconfirmed", [.init("intents", replayed)])
     }
     for (kind, count) in kept.sorted(by: { $0.key < $1.key }) {
       Log.warn(
@@ -453,7 +461,7 @@ public final class FollowStore {
         if backendHas(key, wanted) { settle(key, work) } else { send(key, work) }
         return
       }
-      rollBack(key, work, failure)
+      rollBack(key, work, failure, retries: failure.isRetryable ? work.attempt : nil)
     }
   }
 
@@ -463,7 +471,7 @@ public final class FollowStore {
     work.attempt = 0
     guard work.wanted != nil else { return dropIfIdle(key, work) }
     if let wanted = work.wanted, backendHas(key, wanted) { return settle(key, work) }
-    Log.info("\(key): \(failure.message); the intent waits for credentials (configure authToken)")
+    startsWaitingForCredentials(key, failure, read: false)
     waitingForCredentials.insert(key)
     showAndAnswer(key, work, failure: failure)
   }
@@ -471,13 +479,18 @@ public final class FollowStore {
   /// Credentials changed (`configure {authToken}`, another environment): every intent
   /// and read that was refused for want of them is sent again.
   public func credentialsChanged() {
+    if !waitingForCredentials.isEmpty || !readsWaitingForCredentials.isEmpty {
+      Log.event(
+        .info, "credentials.resume", "credentials changed: what waited for them is sent again",
+        [.init("intents", waitingForCredentials.count), .init("reads", readsWaitingForCredentials.count)])
+    }
     let intents = waitingForCredentials
     waitingForCredentials.removeAll()
     for key in intents.sorted() {
       guard let work = activities[key], work.wanted != nil, work.inFlight == nil, work.retryTimer == nil else {
         continue
       }
-      Log.info("\(key): credentials changed; sending the waiting intent again")
+      Log.debug("\(key): credentials changed; sending the waiting intent again")
       send(key, work)
     }
     let reads = readsWaitingForCredentials
@@ -571,8 +584,9 @@ public final class FollowStore {
 
   /// Shows what the backend last confirmed again — never the opposite of the failed
   /// call, which would clobber a state the user never asked to leave.
-  private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
+  private func rollBack(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure, retries: Int?) {
     counters.rollbacks += 1
+    logRollback(key, wanted: work.wanted, failure, retries: retries)
     finishMutation(key, work, failure: failure)
     // A refusal may mean that "confirmed" is wrong: an unfollow that was done but whose
     // answer was lost (or that another device or a killed run did) is refused with 404
@@ -736,7 +750,12 @@ public final class FollowStore {
         records[key] = freshRecord
         keepBounded()
       }
-      if case .unauthorized = failure.kind { readsWaitingForCredentials.insert(key) }
+      if case .unauthorized = failure.kind {
+        if !readsWaitingForCredentials.contains(key) { startsWaitingForCredentials(key, failure, read: true) }
+        readsWaitingForCredentials.insert(key)
+      } else if errors[key].map({ !Self.sameFailure($0, failure) }) ?? true {
+        logFailedRead(key, failure)
+      }
       if errors[key] == nil || readErrors.contains(key) {
         errors[key] = failure
         readErrors.insert(key)
@@ -754,6 +773,7 @@ public final class FollowStore {
   private func retryCheck(_ key: EntityKey, _ work: Activity, _ failure: FollowFailure) {
     let policy = kindPolicies.isEmpty ? policy : kindPolicies[key.kind] ?? policy
     guard work.checkAttempt < policy.maxRetries, work.checkTimer == nil else {
+      if work.checkTimer == nil { logGaveUpCheck(key, failure, attempts: work.checkAttempt) }
       work.checkAttempt = 0
       return
     }

@@ -32,7 +32,7 @@ extension ListStore {
       return nil
     }
     counters.pagingFailures += 1
-    Log.warn("list \(key) did not advance: \(reason)")
+    Self.logStalled(key, "a list did not advance: it stopped paging", reason)
     return Self.pagingFailure("the list \(key) did not advance: \(reason)")
   }
 
@@ -54,7 +54,9 @@ extension ListStore {
     for item in page.items where entry.refillKeys.insert(item.key).inserted { fresh = true }
     guard !fresh else { return nil }
     counters.pagingFailures += 1
-    Log.warn("list \(key): page \(entry.refillPages) of a refetch holds only items it had; the page repeats")
+    Self.logStalled(
+      key, "a list's refetch stopped paging: a page holds only items it had",
+      "page \(entry.refillPages) of the refetch repeats an earlier one")
     return Self.pagingFailure("page \(entry.refillPages) of the refetch of \(key) repeats an earlier one")
   }
 
@@ -73,8 +75,16 @@ extension ListStore {
       return nil
     }
     counters.pagingFailures += 1
-    Log.warn("list \(message)")
+    Self.logStalled(key, "a list's refetch stopped paging", message)
     return Self.pagingFailure(message)
+  }
+
+  /// One line for each list that stopped paging (the failure is the list's state until
+  /// it is fetched again).
+  static func logStalled(_ key: ListKey, _ sentence: String, _ reason: String) {
+    Log.event(
+      .warn, "list.stalled", sentence,
+      [.init("list", key.name), .init("params", key.paramsText), .init("reason", reason)])
   }
 
   // MARK: Eviction
@@ -105,6 +115,7 @@ extension ListStore {
       candidates.removeLast(candidates.count - excess)
     }
     evict(candidates.map(\.key))
+    store.evictionReport.evictedForCount(lists: candidates.count)
   }
 
   /// The idle clock's tick; true while lists are left to age.

@@ -7,6 +7,7 @@ import Service
 /// Runs the server until `exit`, a signal, or the end of stdin; returns the exit code.
 func serve(_ options: ServeOptions) -> Int32 {
   Log.level = options.logLevel
+  options.logFormat.install()
   // First, before any descriptor is opened: the variables go at once (see SocketActivation).
   let inherited: SocketActivation.Inherited?
   do {

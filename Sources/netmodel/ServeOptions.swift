@@ -9,7 +9,9 @@ struct ServeOptions {
   var socketPath: String?
   /// `--socket=PATH` rather than `--socket`: a socket passed by a service manager must be bound there.
   var socketPathGiven = false
-  var logLevel = Log.Level.warn
+  /// Info: what happened to users' intents and connections, bounded (docs/operations.md "Logs").
+  var logLevel = Log.Level.info
+  var logFormat = LogFormat.text
   var maxMessageBytes = 16 << 20
   var maxUnreadBytes = Connection.defaultMaxUnreadBytes
   var maxBatchElements = Connection.defaultMaxBatchElements
@@ -58,6 +60,12 @@ struct ServeOptions {
           throw UsageError(message: "--log-level must be debug, info, warn, error or off, not \(text)")
         }
         logLevel = level
+      case "--log-format":
+        let text = try value()
+        guard let format = LogFormat(rawValue: text) else {
+          throw UsageError(message: "--log-format must be text or json, not \(text)")
+        }
+        logFormat = format
       case "--max-message-bytes":
         let text = try value()
         guard let bytes = Int(text), bytes >= 64 else {

@@ -20,7 +20,8 @@ let usage = """
                                 /tmp/netmodel-$UID/netmodel.sock); its folder
                                 must be yours alone (mode 0700 or 0755)
     --no-stdio                  serve the socket only
-    --log-level LEVEL           debug, info, warn (default), error, off; logs go to stderr
+    --log-level LEVEL           debug, info (default), warn, error, off; logs go to stderr
+    --log-format text|json      text (default), or one JSON object a line
     --max-message-bytes N       largest accepted message (default 16777216)
     --max-unread-bytes N        replies a peer may leave unread before the server
                                 stops reading its messages; also the most a batch's

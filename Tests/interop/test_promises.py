@@ -80,7 +80,9 @@ def test_a_follow_sent_as_a_notification_runs_and_is_never_answered(spawn, runti
     c.notify("follow", {"kind": "artist"})
     assert c.result("stats")["notificationsReceived"] >= 2
     c.assert_quiet(0.2)
-    assert "notification follow from connection" in server.stderr() and "id is required" in server.stderr()
+    said = [line for line in server.stderr().splitlines() if "a notification failed" in line]
+    assert len(said) == 1 and "method=follow" in said[0] and "id is required" in said[0], server.stderr()
+    assert "connection=1" in said[0], said
 
 
 def test_a_follow_sent_as_a_notification_is_durable(artsy, rest, spawn, runtime):

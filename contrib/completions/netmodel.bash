@@ -7,7 +7,7 @@ _netmodel() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local commands="serve call watch top check-config --version --help"
-  local serve_options="--socket --no-stdio --log-level --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-api-calls-per-second"
+  local serve_options="--socket --no-stdio --log-level --log-format --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-api-calls-per-second"
   local methods="initialize shutdown exit rpc.discover stats follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState configure \$/cancelRequest"
   local topics="entity entity: list: stats"
 
@@ -26,6 +26,7 @@ _netmodel() {
     serve)
       case $prev in
         --log-level) mapfile -t COMPREPLY < <(compgen -W "debug info warn error off" -- "$cur"); return ;;
+        --log-format) mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur"); return ;;
         --backend) mapfile -t COMPREPLY < <(compgen -W "local rest" -- "$cur"); return ;;
         --when-exhausted) mapfile -t COMPREPLY < <(compgen -W "rollback queue" -- "$cur"); return ;;
         --config) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;

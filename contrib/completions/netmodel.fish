@@ -20,6 +20,7 @@ set -l serve "not __fish_seen_subcommand_from call watch top check-config"
 complete -c netmodel -n $serve -l socket -d 'also listen on a Unix socket'
 complete -c netmodel -n $serve -l no-stdio -d 'serve the socket only'
 complete -c netmodel -n $serve -l log-level -x -a 'debug info warn error off'
+complete -c netmodel -n $serve -l log-format -x -a 'text json'
 complete -c netmodel -n $serve -l max-message-bytes -x
 complete -c netmodel -n $serve -l max-unread-bytes -x
 complete -c netmodel -n $serve -l max-batch-elements -x

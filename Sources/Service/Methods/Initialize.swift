@@ -8,6 +8,9 @@ enum Initialize: ServiceMethod {
 
   /// LSP's params, checked for their types; the server needs none of them.
   struct Params: MethodParams {
+    var clientName: String?
+    var clientVersion: String?
+
     static let fields: [ParamField] = [
       .optional("processId", [.integer, .null]), .optional("clientInfo", .object),
       .optional("capabilities", .object),
@@ -15,7 +18,11 @@ enum Initialize: ServiceMethod {
 
     init(from params: borrowing ParamsReader) throws(ResponseError) {
       _ = try params.integer("processId")
-      _ = try params.object("clientInfo")
+      if let info = try params.object("clientInfo") {
+        let reader = ParamsReader(info, path: "/clientInfo")
+        clientName = try reader.string("name")
+        clientVersion = try reader.string("version")
+      }
       _ = try params.object("capabilities")
     }
   }
@@ -58,6 +65,9 @@ enum Initialize: ServiceMethod {
   }
 
   static func handle(_ request: Request<Initialize>, by service: NetmodelService) throws(ResponseError) {
+    if request.params.clientName != nil || request.params.clientVersion != nil {
+      request.connection.setClientInfo(name: request.params.clientName, version: request.params.clientVersion)
+    }
     request.reply.succeed(Result(instance: service.instance, methods: service.server.dispatcher.methods))
   }
 }
