@@ -45,9 +45,11 @@ var package = Package(
     .target(
       name: "Service", dependencies: ["NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
       resources: [.embedInCode("Resources/openrpc.json")], swiftSettings: releaseSettings),
+    // `--version` names the commit: the plugin writes it before each build (Plugins/BuildCommit).
     .executableTarget(
       name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
-      swiftSettings: releaseSettings),
+      swiftSettings: releaseSettings, plugins: ["BuildCommit"]),
+    .plugin(name: "BuildCommit", capability: .buildTool()),
     .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "NetworkModels"]),
     .testTarget(name: "PosixTests", dependencies: ["Posix"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "EventLoop", "Posix", "TestSupport", "NetworkModels"]),
@@ -58,7 +60,7 @@ var package = Package(
     .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
     .testTarget(
       name: "ServiceTests", dependencies: ["Service", "JSONRPC", "JSON", "EventLoop", "Posix", "TestSupport"]),
-    .testTarget(name: "NetmodelTests", dependencies: ["netmodel", "NetworkModels"]),
+    .testTarget(name: "NetmodelTests", dependencies: ["netmodel", "NetworkModels", "JSON", "Posix"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -6,7 +6,7 @@
 // bytes 2-3 the status (a few common ones, or any 100...599), then headers up to a
 // NUL byte (as received: `Name: value` lines), then the body.
 //
-// Each answer is read as the backend reads it (`RESTBackend.sendChange`,
+// Each answer is read as the backend reads it (`RESTFollows.sendChange`,
 // `fetchFollowing`, `flush`: the same calls, on a backend made once per
 // configuration; values it captures are dropped after each input).
 //
@@ -104,7 +104,7 @@ struct Subject {
     configuration = try! RESTConfiguration.parse(text)
     backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in "token" })
     // Reset headers in epoch seconds or dates are read against this, not the clock.
-    backend.wallClock = { 1_764_600_000 }
+    backend.session.wallClock = { 1_764_600_000 }
     kinds = configuration.kinds.keys.sorted()
     lists = configuration.lists.keys.sorted()
   }
@@ -171,16 +171,17 @@ func checkRead<T>(
   }
 }
 
-/// A follow (`following`) or unfollow answer, read by `RESTBackend.changeAnswer`.
+/// A follow (`following`) or unfollow answer, read by `RESTFollows.changeAnswer`.
 func readChange(_ subject: Subject, _ endpoint: RESTConfiguration.Endpoint, following: Bool, _ response: HTTPResponse)
   -> Result<FollowAnswer, FollowFailure>
 {
-  let answer = subject.backend.changeAnswer(.success(response), endpoint, EntityKey(kind: "k", id: "1"), following)
+  let answer = subject.backend.follows.changeAnswer(
+    .success(response), endpoint, EntityKey(kind: "k", id: "1"), following)
   checkRead(answer, response, endpoint) { json in
     guard !endpoint.answer.isEmpty || (following && !endpoint.capture.isEmpty) else { return true }
     guard let json else { return false }
     if case .success(.following) = answer, !endpoint.capture.isEmpty,
-      RESTBackend.captured(endpoint.capture, in: json) == nil
+      RESTSession.captured(endpoint.capture, in: json) == nil
     {
       return false
     }
@@ -189,21 +190,22 @@ func readChange(_ subject: Subject, _ endpoint: RESTConfiguration.Endpoint, foll
   return answer
 }
 
-/// `RESTBackend.fetchFollowing`'s reading of a single state answer.
+/// `RESTFollows.fetchFollowing`'s reading of a single state answer.
 func readState(_ subject: Subject, _ state: RESTConfiguration.StateEndpoint, _ response: HTTPResponse)
   -> Result<FollowAnswer, FollowFailure>
 {
   let backend = subject.backend
   let key = EntityKey(kind: "k", id: "1")
-  let answer = backend.answer(.success(response), state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) })
-  { response in
-    let answer = RESTBackend.stateAnswer(response, state)
+  let answer = backend.session.answer(
+    .success(response), state.endpoint, meaning: { .success(FollowAnswer($0 == .following)) }
+  ) { response in
+    let answer = RESTFollows.stateAnswer(response, state)
     if case .success(.following) = answer, !state.endpoint.capture.isEmpty {
-      backend.captureFromState(key, state.endpoint.capture, response)
+      backend.session.captureFromState(key, state.endpoint.capture, response)
     }
     return answer
   }
-  if case .success(.notFollowing) = answer { backend.forgetCaptures(key) }
+  if case .success(.notFollowing) = answer { backend.session.forgetCaptures(key) }
   checkRead(answer, response, state.endpoint) { json in
     switch state.following {
     case .success: break
@@ -216,12 +218,12 @@ func readState(_ subject: Subject, _ state: RESTConfiguration.StateEndpoint, _ r
   return answer
 }
 
-/// `RESTBackend.flush`'s reading of a batched state answer, for each id asked.
+/// `RESTFollows.flush`'s reading of a batched state answer, for each id asked.
 func readBatch(
   _ subject: Subject, kind: String, _ state: RESTConfiguration.Endpoint, _ batch: RESTConfiguration.Batch,
   _ response: HTTPResponse
 ) {
-  let answers = subject.backend.batchOutcome(.success(response), state, batch, ids: asked, kind: kind)
+  let answers = subject.backend.follows.batchOutcome(.success(response), state, batch, ids: asked, kind: kind)
   let json = try? JSON.parse(response.body)
   let items = json?.value(at: batch.items).flatMap { $0.isArray ? $0.elements : nil }
   for id in asked {
@@ -271,13 +273,13 @@ struct FuzzRESTAnswers {
       let response = HTTPResponse(status: status, headerBytes: headers, body: Array(reader.remaining))
       _ = response.headers
       _ = response.retryAfter
-      defer { subject.backend.capturedValues = CapturedValues() }
+      defer { subject.backend.session.capturedValues = CapturedValues() }
 
       let kindName = subject.kinds[selector % subject.kinds.count]
       let kind = configuration.kinds[kindName]!
       let choice = (selector >> 2) % 4
       let endpoint = [kind.follow, kind.unfollow, kind.state.endpoint, kind.detail ?? kind.follow][choice]
-      if let wait = subject.backend.rateLimitWait(response, endpoint), wait > ResetTime.longest {
+      if let wait = subject.backend.session.rateLimitWait(response, endpoint), wait > ResetTime.longest {
         fuzzFailure("a rate limit wait of \(wait) is above \(ResetTime.longest)")
       }
       let named = endpoint.meaning(of: response) != nil
@@ -289,7 +291,7 @@ struct FuzzRESTAnswers {
         case 0, 1: result = readChange(subject, endpoint, following: choice == 0, response)
         case 2: result = readState(subject, kind.state, response)
         default:
-          result = RESTBackend.outcome(.success(response), endpoint) { _ in .success(.following) }
+          result = RESTSession.outcome(.success(response), endpoint) { _ in .success(.following) }
         }
         checkMapping(result, status: status, named: named, refusable: endpoint.errors != nil, response)
       }
@@ -298,18 +300,18 @@ struct FuzzRESTAnswers {
       let list = configuration.lists[subject.lists[(selector >> 4) % subject.lists.count]]!
       let base = bases[selector % bases.count]
       let tokens: [PageToken?] = [nil, .number(7), .offset(3), .cursor("c"), .url(base)]
-      let page = subject.backend.answer(.success(response), list.endpoint) { response in
-        RESTBackend.readPage(response, list, tokens[(selector >> 1) % tokens.count], url: base)
+      let page = subject.backend.session.answer(.success(response), list.endpoint) { response in
+        RESTLists.readPage(response, list, tokens[(selector >> 1) % tokens.count], url: base)
       }
       checkMapping(
         page, status: status, named: list.endpoint.meaning(of: response) != nil, refusable: list.endpoint.errors != nil,
         response)
-      if let link = response.header("Link"), let next = RESTBackend.nextLink(link, base: base),
+      if let link = response.header("Link"), let next = RESTLists.nextLink(link, base: base),
         base.hasPrefix("http"), !(next.hasPrefix("http://") || next.hasPrefix("https://"))
       {
         fuzzFailure("next link \(next) of \(base) is not absolute", input: data)
       }
-      _ = RESTBackend.sameOrigin(String(decoding: headers, as: UTF8.self), base)
+      _ = RESTLists.sameOrigin(String(decoding: headers, as: UTF8.self), base)
     }
   }
 }

@@ -22,48 +22,49 @@ func use(_ configuration: RESTConfiguration) {
   // the first one everything (a third of the time went to building artsy's three
   // environments' requests alike).
   for (name, _) in configuration.environments.dropFirst() {
-    _ = backend.selectEnvironment(name)
-    for (kind, endpoints) in configuration.kinds where backend.validatePlaceholders(kind: kind, id: ids[0]) == nil {
+    _ = backend.session.selectEnvironment(name)
+    for (kind, endpoints) in configuration.kinds
+    where backend.follows.validatePlaceholders(kind: kind, id: ids[0]) == nil {
       for endpoint in [endpoints.follow, endpoints.unfollow, endpoints.state.endpoint]
         + [endpoints.detail].compactMap({ $0 })
       {
-        _ = backend.request(endpoint, kind: kind, id: ids[0])
+        _ = backend.session.request(endpoint, kind: kind, id: ids[0])
       }
     }
     for (name, list) in configuration.lists {
       let params = Dictionary(list.params.map { ($0, ids[0]) }, uniquingKeysWith: { a, _ in a })
-      if backend.validatePlaceholders(list: name, params: params) == nil {
-        _ = backend.request(list.endpoint, values: params)
+      if backend.follows.validatePlaceholders(list: name, params: params) == nil {
+        _ = backend.session.request(list.endpoint, values: params)
       }
     }
   }
   for (name, _) in configuration.environments.prefix(1) {
-    _ = backend.selectEnvironment(name)
+    _ = backend.session.selectEnvironment(name)
     for (kind, endpoints) in configuration.kinds {
       _ = backend.kindProblem(kind)
       for id in ids {
-        guard backend.validatePlaceholders(kind: kind, id: id) == nil else { continue }
+        guard backend.follows.validatePlaceholders(kind: kind, id: id) == nil else { continue }
         for endpoint in [endpoints.follow, endpoints.unfollow, endpoints.state.endpoint]
           + [endpoints.detail].compactMap({ $0 })
         {
-          _ = backend.request(endpoint, kind: kind, id: id)
+          _ = backend.session.request(endpoint, kind: kind, id: id)
         }
       }
-      if endpoints.state.batch != nil { _ = backend.request(endpoints.state.endpoint, kind: kind, ids: ids) }
+      if endpoints.state.batch != nil { _ = backend.session.request(endpoints.state.endpoint, kind: kind, ids: ids) }
       let answer = HTTPResponse(status: 200, body: Array(#"{"a":[{"id":"1"}],"b":true}"#.utf8))
-      _ = RESTBackend.following(in: answer, endpoints.state.following)
-      if let batch = endpoints.state.batch { _ = RESTBackend.followedIDs(in: answer, batch) }
+      _ = RESTFollows.following(in: answer, endpoints.state.following)
+      if let batch = endpoints.state.batch { _ = RESTFollows.followedIDs(in: answer, batch) }
     }
     for (name, list) in configuration.lists {
-      _ = backend.listDescription(name)
+      _ = backend.lists.listDescription(name)
       for id in ids {
         let params = Dictionary(list.params.map { ($0, id) }, uniquingKeysWith: { a, _ in a })
-        guard backend.validatePlaceholders(list: name, params: params) == nil else { continue }
-        _ = backend.request(list.endpoint, values: params)
+        guard backend.follows.validatePlaceholders(list: name, params: params) == nil else { continue }
+        _ = backend.session.request(list.endpoint, values: params)
       }
       let answer = HTTPResponse(
         status: 200, headers: [("Link", "</next>; rel=\"next\"")], body: Array(#"[{"id":"1","name":"x"}]"#.utf8))
-      _ = RESTBackend.readPage(answer, list, nil, url: "http://h/p")
+      _ = RESTLists.readPage(answer, list, nil, url: "http://h/p")
     }
   }
 }

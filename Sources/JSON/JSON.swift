@@ -48,9 +48,13 @@ public final class JSON {
   // MARK: Parsing
 
   /// Parses one JSON text. Any JSON value is accepted at the top level.
-  public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> JSON {
+  /// `rejectingDuplicateKeys`: an object that names a key twice is an error (a file a
+  /// person writes, where the second would silently win), not the last one kept.
+  public static func parse(
+    _ bytes: UnsafeRawBufferPointer, rejectingDuplicateKeys: Bool = false
+  ) throws(JSONError) -> JSON {
     var error = json_error_t()
-    let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
+    let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL | (rejectingDuplicateKeys ? JSON_REJECT_DUPLICATES : 0))
     guard
       let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self),
       let value = json_loadb(base, bytes.count, flags, &error)
@@ -65,8 +69,10 @@ public final class JSON {
     return JSON(owning: value)
   }
 
-  public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSON {
-    let result = bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try parse(buffer) } }
+  public static func parse(_ bytes: [UInt8], rejectingDuplicateKeys: Bool = false) throws(JSONError) -> JSON {
+    let result = bytes.withUnsafeBytes { buffer in
+      Result { () throws(JSONError) in try parse(buffer, rejectingDuplicateKeys: rejectingDuplicateKeys) }
+    }
     return try result.get()
   }
 

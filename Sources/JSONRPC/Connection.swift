@@ -43,6 +43,23 @@ public final class Connection {
   /// Called when every queued byte has been taken by the peer: the moment to queue
   /// more of what was held back (coalesced notifications).
   public var onDrained: (() -> Void)?
+  /// Who the peer is, as the kernel said when it connected (SO_PEERCRED); nil for
+  /// stdio, whose peer is the process that started this one.
+  public internal(set) var peerUser: UserID?
+  /// While set, every request of this peer is answered with it instead of being run
+  /// (the service's refusal after this session's `shutdown`); the dispatcher's own
+  /// refusal covers every peer.
+  public var refusal: ResponseError? {
+    didSet { isRefusing = refusal != nil }
+  }
+  /// Whether `refusal` is set, read for every request (see `Dispatcher.isRefusing`).
+  private(set) var isRefusing = false
+  /// Left open by `RPCServer.shutDown`: the kernel closes it when the process ends, so
+  /// this peer's end of input says the process is gone (`netmodel stop` waits for it).
+  public var staysOpenUntilProcessExit = false
+  /// `closeOnceFlushed()` was called: nothing more is read, and the connection
+  /// closes once the peer has taken what is queued.
+  public private(set) var isEnding = false
 
   private let loop: EventLoop
   private let input: FileDescriptor
@@ -226,7 +243,7 @@ public final class Connection {
     setWantsWritable(false)
     onDrained?()
     if readPaused && !isClosed { resumeReading() }
-    if inputEnded && transport == .socket { close() }
+    if (inputEnded || isEnding) && transport == .socket { close() }
   }
 
   /// Answers every request still waiting for its handler with `error`: the process is
@@ -240,6 +257,16 @@ public final class Connection {
   var outputDescriptor: FileDescriptor { output }
 
   // MARK: Closing
+
+  /// Ends a socket peer's session: nothing more of its input is read, and the
+  /// connection closes once what is queued for it is written (at once when nothing
+  /// is). Stdio is never closed this way: its end is the process's.
+  public func closeOnceFlushed() {
+    guard transport == .socket, !isClosed, !isEnding else { return }
+    isEnding = true
+    updateInterest()
+    if unsentByteCount == 0 && !flushScheduled { close() }
+  }
 
   public func close() {
     guard !isClosed else { return }
@@ -268,6 +295,11 @@ public final class Connection {
   private func handle(_ events: IOEvents) {
     if events.contains(.writable) { flush() }
     if isClosed { return }
+    if isEnding && !events.isDisjoint(with: [.error, .hangUp]) {
+      // The peer is gone while its last replies wait: nobody will read them, and its
+      // input is not read any more, so the hang-up would be reported again and again.
+      return close()
+    }
     if readPaused && !events.isDisjoint(with: [.error, .hangUp]) {
       // Reported even while nothing is asked for. On a socket it means the peer is
       // gone both ways: nobody will read what is held. (A pipe's input is not polled
@@ -288,7 +320,7 @@ public final class Connection {
     deliverFrames()
     // A few reads per wake-up, then back to the loop so other peers get their turn.
     var reads = inputMayBlock ? 1 : 4
-    while reads > 0 && !isClosed && !inputEnded && !readPaused {
+    while reads > 0 && !isClosed && !inputEnded && !readPaused && !isEnding {
       reads -= 1
       let count: Int
       do {
@@ -324,7 +356,7 @@ public final class Connection {
     }
     readAvailable()
     // Level-triggered, like epoll: what is left after a few reads is read next time.
-    if !isClosed && !inputEnded && !readPaused && memory.hasUnread {
+    if !isClosed && !inputEnded && !readPaused && !isEnding && memory.hasUnread {
       loop.execute { [weak self] in self?.memoryPeerReadable() }
     }
   }
@@ -342,7 +374,7 @@ public final class Connection {
   /// small requests, and each may add a large reply. The frames not handed on stay
   /// in the splitter (at most one read's worth, or one message) until the peer reads.
   private func deliverFrames() {
-    while !isClosed && !readPaused {
+    while !isClosed && !readPaused && !isEnding {
       if holdsTooMuch {
         pauseReading()
         return
@@ -423,7 +455,7 @@ public final class Connection {
   private func updateInterest() {
     guard let inputRegistration else { return }
     var events: IOEvents = []
-    if !readPaused && !inputEnded { events.insert(.readable) }
+    if !readPaused && !inputEnded && !isEnding { events.insert(.readable) }
     if wantsWritable && input == output { events.insert(.writable) }
     try? loop.modify(inputRegistration, events: events)
   }

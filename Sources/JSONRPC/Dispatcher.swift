@@ -34,7 +34,7 @@ public final class Dispatcher {
   /// way), and the optional was copied out for each message.
   private var lastMethodKey = JSONScanner.Key("")
   /// While set, every request is answered with it instead of being run (the service's
-  /// refusal after `shutdown`).
+  /// refusal after the stdio owner's `shutdown`; one peer's is `Connection.refusal`).
   public var refusal: ResponseError? {
     didSet { isRefusing = refusal != nil }
   }
@@ -281,7 +281,7 @@ public final class Dispatcher {
         return
       }
       statistics.countRequest(run.counter)
-      if isRefusing, let refusal {
+      if isRefusing || connection.isRefusing, let refusal = refusal ?? connection.refusal {
         responder.fail(refusal)
         return
       }
@@ -328,7 +328,9 @@ public final class Dispatcher {
   ) {
     statistics.countRequest(run.counter)
     let responder = Responder(notification: method, connection: connection, statistics: statistics)
-    if isRefusing, let refusal { return responder.fail(refusal) }
+    if isRefusing || connection.isRefusing, let refusal = refusal ?? connection.refusal {
+      return responder.fail(refusal)
+    }
     if let error = run.run(params, responder, connection) { responder.fail(error) }
     responder.markPending()
   }

@@ -2,7 +2,7 @@ import EventLoop
 import Posix
 
 /// A listening Unix socket on the loop. Accepts every waiting peer whose uid is ours
-/// (SO_PEERCRED) and hands it on; peers of another user are refused.
+/// (SO_PEERCRED) and hands it on with that uid; peers of another user are refused.
 ///
 /// When accept() fails (EMFILE: no descriptor left, and the like) the peer stays in the
 /// backlog and the socket stays readable: polling it again at once would spin. The
@@ -27,14 +27,15 @@ final class Listener {
   static let firstBackOff = Duration.milliseconds(100)
   static let maxBackOff = Duration.seconds(1)
 
-  convenience init(path: String, loop: EventLoop, accepted: @escaping (FileDescriptor) -> Void)
+  convenience init(path: String, loop: EventLoop, accepted: @escaping (FileDescriptor, UserID) -> Void)
     throws(UnixSocket.ListenError)
   {
     try self.init(fd: try UnixSocket.listen(path: path), path: path, ownsPath: true, loop: loop, accepted: accepted)
   }
 
   init(
-    fd: FileDescriptor, path: String, ownsPath: Bool, loop: EventLoop, accepted: @escaping (FileDescriptor) -> Void
+    fd: FileDescriptor, path: String, ownsPath: Bool, loop: EventLoop,
+    accepted: @escaping (FileDescriptor, UserID) -> Void
   ) throws(UnixSocket.ListenError) {
     self.path = path
     self.loop = loop
@@ -50,7 +51,7 @@ final class Listener {
     }
   }
 
-  private func acceptAll(_ accepted: (FileDescriptor) -> Void) {
+  private func acceptAll(_ accepted: (FileDescriptor, UserID) -> Void) {
     while true {
       let peer: FileDescriptor?
       do {
@@ -74,7 +75,7 @@ final class Listener {
         peer.close()
         continue
       }
-      accepted(peer)
+      accepted(peer, peerUID)
     }
   }
 

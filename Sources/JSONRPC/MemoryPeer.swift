@@ -24,7 +24,11 @@ public final class MemoryPeer {
   private weak var connection: Connection?
   private var loop: EventLoop?
 
-  public init() {}
+  /// The user the connection believes is at this end, as a socket's SO_PEERCRED
+  /// tells it: tests put another user there.
+  public let peerUser: UserID?
+
+  public init(peerUser: UserID? = nil) { self.peerUser = peerUser }
 
   /// Hands `bytes` to the connection; it reads them in the loop's next iteration.
   public func write(_ bytes: UnsafeRawBufferPointer) {

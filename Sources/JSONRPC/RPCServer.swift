@@ -69,10 +69,10 @@ public final class RPCServer {
   /// Serves a peer on the given descriptors; the server closes them when done
   /// (sockets only: stdio stays open for the process).
   @discardableResult
-  public func attach(input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport) throws(Errno)
-    -> Connection
-  {
-    try attach(input: input, output: output, transport: transport, memory: nil)
+  public func attach(
+    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, peerUser: UserID? = nil
+  ) throws(Errno) -> Connection {
+    try attach(input: input, output: output, transport: transport, peerUser: peerUser, memory: nil)
   }
 
   /// Serves a peer in this process, as a socket peer (see `MemoryPeer`).
@@ -80,11 +80,12 @@ public final class RPCServer {
   public func attach(_ peer: MemoryPeer) -> Connection {
     let none = FileDescriptor(rawValue: -1)
     // Attaching a memory peer makes no system call, so it cannot fail.
-    return try! attach(input: none, output: none, transport: .socket, memory: peer)
+    return try! attach(input: none, output: none, transport: .socket, peerUser: peer.peerUser, memory: peer)
   }
 
   private func attach(
-    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, memory: MemoryPeer?
+    input: FileDescriptor, output: FileDescriptor, transport: Connection.Transport, peerUser: UserID?,
+    memory: MemoryPeer?
   ) throws(Errno) -> Connection {
     let connection = Connection(
       id: nextConnectionID, loop: loop, input: input, output: output, transport: transport,
@@ -92,6 +93,7 @@ public final class RPCServer {
       maxPendingRequests: maxPendingRequests, owner: self, dispatcher: dispatcher, statistics: statistics,
       readBuffer: readBuffer,
       memory: memory)
+    connection.peerUser = peerUser
     nextConnectionID += 1
     try connection.start()
     connections[connection.id] = connection
@@ -105,7 +107,7 @@ public final class RPCServer {
 
   /// Listens on a Unix socket at `path` (see `UnixSocket.listen` for the rules).
   public func listen(path: String) throws(UnixSocket.ListenError) {
-    listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0) })
+    listeners.append(try Listener(path: path, loop: loop) { [unowned self] in self.acceptedPeer($0, $1) })
     Log.event(.info, "listening", "listening on a socket", [.init("path", path)])
   }
 
@@ -114,16 +116,16 @@ public final class RPCServer {
   public func listen(inherited socket: SocketActivation.Inherited) throws(UnixSocket.ListenError) {
     listeners.append(
       try Listener(fd: socket.fd, path: socket.path, ownsPath: false, loop: loop) { [unowned self] in
-        self.acceptedPeer($0)
+        self.acceptedPeer($0, $1)
       })
     Log.event(
       .info, "listening", "listening on the socket the service manager passed",
       [.init("path", socket.path), .init("inherited", true)])
   }
 
-  private func acceptedPeer(_ fd: FileDescriptor) {
+  private func acceptedPeer(_ fd: FileDescriptor, _ user: UserID) {
     do {
-      try attach(input: fd, output: fd, transport: .socket)
+      try attach(input: fd, output: fd, transport: .socket, peerUser: user)
     } catch {
       Log.warn("cannot serve a new connection: \(error)")
       fd.close()
@@ -143,7 +145,8 @@ public final class RPCServer {
     }
   }
 
-  /// Before exit: stop listening, write every queued byte, and close the sockets.
+  /// Before exit: stop listening, write every queued byte, and close the sockets (but
+  /// those that stay open until the process ends: the kernel closes them then).
   ///
   /// The loop has ended, so this waits for the peers itself, all at once, but no longer
   /// than `shutdownTimeout`: a peer that does not read must not keep the process
@@ -173,7 +176,7 @@ public final class RPCServer {
     }
     for connection in connections.values.sorted(by: { $0.id < $1.id }) {
       if connection.transport == .socket {
-        connection.close()
+        if !connection.staysOpenUntilProcessExit { connection.close() }
       } else if endedStdio.insert(connection.id).inserted {
         // Stdio stays open to the end of the process; its session ends here.
         Log.event(.info, "connection.close", "a connection closed (the server stops)", connection.logFields)

@@ -9,8 +9,9 @@ public enum AdmissionProblem: Error, Equatable, Sendable {
   case invalid(path: String, reason: String)
   /// The backend cannot have entities of this kind (-32004).
   case unknownKind(String, reason: String)
-  /// The backend has no list of this name (-32004).
-  case unknownList(String)
+  /// The backend has no list of this name (-32004); `known` names those it has, in
+  /// byte order (`ListSource.listNames`).
+  case unknownList(String, known: [String])
 }
 
 /// A request's refusal of the entity or topic at `index` among those it names.
@@ -66,10 +67,15 @@ extension Models {
     }
   }
 
+  /// The refusal of a list the backend does not have, naming those it has.
+  func unknownList(_ name: String) -> AdmissionProblem {
+    .unknownList(name, known: (lists.source?.listNames ?? []).sorted { $0.precedesByBytes($1) })
+  }
+
   /// A list's identity, refused when the backend has no such list, or a param it
   /// needs is missing, it does not take one given, or one is too long or unsendable.
   public func admit(list key: ListKey, params values: [String: String]) throws(AdmissionProblem) {
-    guard let description = lists.source?.listDescription(key.name) else { throw .unknownList(key.name) }
+    guard let description = lists.source?.listDescription(key.name) else { throw unknownList(key.name) }
     for name in description.requiredParams where values[name] == nil {
       throw .invalid(path: JSONPointer.member(name, of: "/params"), reason: "list \(key.name) needs params.\(name)")
     }

@@ -354,7 +354,15 @@ public final class FollowStore {
       counters.dedupeHits += 1
       let current = state(key)
       if let settled {
-        if current.pending { self.activity(key).settleWaiters.append(settled) } else { settled(.success(current)) }
+        if !current.pending {
+          settled(.success(current))
+        } else if waitingForCredentials.contains(key) {
+          // Nothing is sent until credentials change, which may be never: the caller
+          // hears now what the first one heard (see `waitForCredentials`).
+          settled(.failure(SettleFailure(failure: credentialsFailure(key), state: current)))
+        } else {
+          self.activity(key).settleWaiters.append(settled)
+        }
       }
       return current
     }
@@ -369,8 +377,16 @@ public final class FollowStore {
     changed(key)
     if work.inFlight == nil && waitingForCredentials.contains(key) {
       // Without credentials a call would only be refused again: the new intent waits
-      // in place of the old one, unless the backend already has what it asks for.
-      if backendHas(key, wanted) { settle(key, work) }
+      // in place of the old one, unless the backend already has what it asks for;
+      // a caller awaiting it is answered now, as the first one was.
+      if backendHas(key, wanted) {
+        settle(key, work)
+      } else if settled != nil {
+        let answer = SettleFailure(failure: credentialsFailure(key), state: state(key))
+        let waiters = work.settleWaiters
+        work.settleWaiters = []
+        for waiter in waiters { waiter(.failure(answer)) }
+      }
     } else if work.inFlight == nil {
       if let timer = work.retryTimer, backendHas(key, wanted) {
         // A toggle back to the confirmed state while a retry waited: nothing to send.
@@ -474,6 +490,13 @@ public final class FollowStore {
     startsWaitingForCredentials(key, failure, read: false)
     waitingForCredentials.insert(key)
     showAndAnswer(key, work, failure: failure)
+  }
+
+  /// Why the intent of `key` waits: the refusal it met, unless a read answered since
+  /// and took the error away.
+  private func credentialsFailure(_ key: EntityKey) -> FollowFailure {
+    if let failure = errors[key], case .unauthorized = failure.kind { return failure }
+    return FollowFailure(.unauthorized(status: 401), "the intent waits for credentials (configure authToken)")
   }
 
   /// Credentials changed (`configure {authToken}`, another environment): every intent
@@ -734,7 +757,11 @@ public final class FollowStore {
         record.confirmedAt = loop.clock.now
         if work.wanted == nil { record.following = answer.following }
         records.values[index] = record
-        let keepsReason = work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key)
+        // An intent waiting for credentials keeps why it waits, whatever a read says:
+        // its state stays the -32003 error clients show as "sign in to follow".
+        let keepsReason =
+          (work.readChecksRollback && before.bits == record.bits && !readErrors.contains(key))
+          || (work.wanted != nil && !waitingForCredentials.isEmpty && waitingForCredentials.contains(key))
         let hadError = !keepsReason && forgetError(key)
         if before.bits != record.bits || hadError { shown = changed(key, at: index, pending: work.wanted != nil) }
       }

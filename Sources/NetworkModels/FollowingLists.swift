@@ -18,6 +18,9 @@ public struct FollowingLists: ListSource {
     FollowingList.kind(of: name).map { ListDescription(dependsOn: [$0]) }
   }
 
+  /// Any kind's: every name of the form is a list.
+  public var listNames: [String] { [FollowingList.prefix + "{kind}"] }
+
   public func fetchListPage(
     _ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void
   ) {

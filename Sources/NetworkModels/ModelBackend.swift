@@ -67,8 +67,16 @@ public protocol ListSource {
   /// The list of that name, or nil when the backend has none.
   func listDescription(_ name: String) -> ListDescription?
 
+  /// The names `listDescription` knows, for the error that answers an unknown one; a
+  /// family of names is given as its pattern (`following/{kind}`).
+  var listNames: [String] { get }
+
   /// One page of a list `listDescription` knows.
   func fetchListPage(_ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void)
+}
+
+extension ListSource {
+  public var listNames: [String] { [] }
 }
 
 /// The detail objects of entities (`getEntity`, preload), with the same calling rules

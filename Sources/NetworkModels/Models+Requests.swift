@@ -33,7 +33,7 @@ extension Models {
       guard let self else { return }
       completion(self.joined(snapshot))
     }
-    if !known { throw .unknownList(key.name) }
+    if !known { throw unknownList(key.name) }
   }
 
   /// `setInterfaceState`: what host `host` shows, each key admitted first (none is

@@ -5,6 +5,7 @@ struct SimulatedLists: ListSource {
   let wrapped: ListSource
 
   func listDescription(_ name: String) -> ListDescription? { wrapped.listDescription(name) }
+  var listNames: [String] { wrapped.listNames }
 
   func fetchListPage(_ request: ListPageRequest, completion: @escaping (Result<ListPage, FollowFailure>) -> Void) {
     simulation.simulate("page of \(request.key)", completion: completion) { [wrapped] done in

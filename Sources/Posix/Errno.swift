@@ -31,6 +31,8 @@ public struct Errno: Error, Equatable, CustomStringConvertible {
   /// What a disk that fails answers: tests inject it.
   public static let inputOutput = EIO
   public static let noSpace = ENOSPC
+  /// A Unix socket's path with nobody listening on it.
+  public static let connectionRefused = ECONNREFUSED
 }
 
 /// Retries a call that failed with EINTR; throws `Errno` for any other failure.

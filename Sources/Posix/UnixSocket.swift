@@ -88,11 +88,12 @@ public enum UnixSocket {
     }
   }
 
-  /// The uid of the process at the other end. The corresponding option is `SO_PEERCRED`.
-  public static func peerUID(_ fd: FileDescriptor) throws(Errno) -> UInt32 {
+  /// The user of the process at the other end, as it was when it connected. The
+  /// corresponding option is `SO_PEERCRED`.
+  public static func peerUID(_ fd: FileDescriptor) throws(Errno) -> UserID {
     var uid: UInt32 = 0
     if nm_peer_uid(fd.rawValue, &uid) != 0 { throw .current("getsockopt(SO_PEERCRED)") }
-    return uid
+    return UserID(rawValue: uid)
   }
 
   /// Connects to a listening socket; the returned descriptor is blocking.
@@ -114,7 +115,8 @@ public enum UnixSocket {
     return true
   }
 
-  public static func currentUID() -> UInt32 { getuid() }
+  /// The user this process runs as. The corresponding C function is `getuid`.
+  public static func currentUID() -> UserID { UserID(rawValue: getuid()) }
 
   static func parentFolder(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }

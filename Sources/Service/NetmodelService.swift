@@ -9,7 +9,8 @@ public let protocolVersion = "1.0"
 
 /// The service: registers the JSON-RPC methods on the network models (`Models`) and
 /// the subscriptions, has the models' intents made durable before a turn's replies
-/// are written, and keeps the process's lifecycle (LSP's `shutdown` then `exit`).
+/// are written, and keeps the process's lifecycle (LSP's `shutdown` then `exit`, per
+/// session: see `Shutdown`).
 ///
 /// Must be used on the loop's thread.
 public final class NetmodelService {
@@ -41,6 +42,14 @@ public final class NetmodelService {
   /// state folder; see `VersionBase`).
   public let instance: String
   public internal(set) var shutdownRequested = false
+  /// The socket peer that stopped the daemon (`shutdown {daemon: true}`): its `exit`,
+  /// or its going, ends the process.
+  var stopperID: Int?
+  /// The user allowed to stop the daemon from a socket: the one it runs as.
+  public var owner = UnixSocket.currentUID()
+  /// Socket sessions ended by their own `exit` (their connections closed, the
+  /// process going on).
+  public internal(set) var sessionsExited = 0
   /// The process's exit code once the loop stops; nil while running.
   public private(set) var exitCode: Int32?
 
@@ -81,6 +90,9 @@ public final class NetmodelService {
     server.onConnectionClosed = { [unowned self] connection in
       self.subscriptions.connectionClosed(connection)
       self.models.hostGone(connection.id)
+      // A stopper that went without its `exit` must not leave a daemon that refuses
+      // everyone until something else sends one.
+      if connection.id == self.stopperID { self.terminate(exitCode: 0) }
     }
     server.preFlushHook = { [unowned self] in
       self.models.commitIntents()

@@ -12,6 +12,7 @@ enum ParamKey {
   static let `await` = Key(name: "await", low: 0x0074_6961_7761, count: 5)
   static let capabilities = Key(name: "capabilities", low: 0x696C_6962_6170_6163, high: 0x7365_6974, count: 12)
   static let clientInfo = Key(name: "clientInfo", low: 0x6E49_746E_6569_6C63, high: 0x6F66, count: 10)
+  static let daemon = Key(name: "daemon", low: 0x6E6F_6D65_6164, count: 6)
   static let environment = Key(name: "environment", low: 0x6D6E_6F72_6976_6E65, high: 0x0074_6E65, count: 11)
   static let following = Key(name: "following", low: 0x6E69_776F_6C6C_6F66, high: 0x0067, count: 9)
   static let id = Key(name: "id", low: 0x6469, count: 2)
@@ -34,6 +35,7 @@ enum ParamKey {
     `await`,
     capabilities,
     clientInfo,
+    daemon,
     environment,
     following,
     id,

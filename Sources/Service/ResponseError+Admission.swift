@@ -14,12 +14,25 @@ extension ResponseError {
         .unknownKindOrList, reason,
         data: JSON.object().set("kind", .string(kind)).set("path", .string(prefix + "/kind"))
           .set("retryable", .bool(false)))
-    case .unknownList(let name):
-      self.init(
-        .unknownKindOrList, "unknown list \(name)",
-        data: JSON.object().set("list", .string(name)).set("retryable", .bool(false)))
+    case .unknownList(let name, let known):
+      // Bounded: a configuration may have many lists, and the error is not the place
+      // for all of them (`more` says how many were left out).
+      let shown = known.prefix(ResponseError.maxListNames)
+      let names = JSON.array()
+      for list in shown { names.append(.string(list)) }
+      let data = JSON.object().set("list", .string(name)).set("lists", names)
+      let more = known.count - shown.count
+      if more > 0 { data.set("more", .integer(Int64(more))) }
+      let there =
+        shown.isEmpty
+        ? "the backend has no lists"
+        : "the lists are \(shown.joined(separator: ", "))\(more > 0 ? " and \(more) more" : "")"
+      self.init(.unknownKindOrList, "unknown list \(name); \(there)", data: data.set("retryable", .bool(false)))
     }
   }
+
+  /// The most list names an unknown list's error gives.
+  static let maxListNames = 32
 }
 
 /// Runs `body`, its refusal as the request's error.

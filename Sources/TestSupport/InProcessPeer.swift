@@ -13,10 +13,16 @@ public final class InProcessPeer {
   private var received: [[UInt8]] = []
   public private(set) var peerClosed = false
 
-  public init(server: RPCServer, framing: Framing = .newlineDelimited) throws {
+  /// A socket peer unless `transport` says stdio (the process that started the
+  /// server); `peerUser` is who the server believes it is (SO_PEERCRED's answer for a
+  /// socket accepted from the listener).
+  public init(
+    server: RPCServer, framing: Framing = .newlineDelimited, transport: Connection.Transport = .socket,
+    peerUser: UserID? = nil
+  ) throws {
     self.server = server
     let (serverEnd, peerEnd) = try FileDescriptor.socketPair()
-    connection = try server.attach(input: serverEnd, output: serverEnd, transport: .socket)
+    connection = try server.attach(input: serverEnd, output: serverEnd, transport: transport, peerUser: peerUser)
     fd = peerEnd
     splitter = FrameSplitter(maxMessageBytes: 1 << 30, framing: framing)
   }

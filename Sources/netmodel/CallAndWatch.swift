@@ -19,7 +19,7 @@ let callUsage = """
   """
 
 let watchUsage = """
-  Usage: netmodel watch [--socket=PATH] TOPIC...
+  Usage: netmodel watch [--socket=PATH] [--count=N] [--until=PATH=VALUE ...] [--timeout=MS] TOPIC...
 
   Subscribes and prints the current state of each entity and list first (the
   subscribe snapshot, as lines of the same shape with "seq": 0), then every
@@ -30,6 +30,20 @@ let watchUsage = """
   `entity:KIND/ID`, `list:NAME` (a list without params, e.g. list:following/artist),
   `stats` (the server's figures, printed as its statsChanged notifications' params), or a topic object in JSON ('{"type":"list","list":"ofGene","params":{"gene":"pop"}}').
   --socket may come anywhere among the topics; after `--` everything is a topic.
+
+  To wait in a script (as watchman-wait does):
+    --count=N       end after N changes printed (the snapshot's lines are not changes)
+    --until=PATH=VALUE
+                    end once a printed state, snapshot included, matches: PATH names a
+                    member of the state, dotted for nested ones (error.code); VALUE is
+                    JSON when it parses as JSON (true, 3, null, "true"), else the text
+                    itself (id=banksy). Given several times, one state must match all.
+    --timeout=MS    give up after MS milliseconds
+  Exit status: 0 interrupted, matched (--until), or N changes printed (--count alone);
+  1 the server closed the connection, or an error; 2 a usage error; 3 --timeout passed,
+  or --count changes came and none matched --until.
+    netmodel call follow kind=artist id=banksy &&
+      netmodel watch --until=pending=false --timeout=10000 entity:artist/banksy
 
   """
 
@@ -119,8 +133,10 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
 func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: watchUsage) { return 0 }
   let options: ClientOptions
+  let condition: WatchCondition
   do {
-    options = try ClientOptions(arguments, command: "watch", accepted: [.socket])
+    options = try ClientOptions(arguments, command: "watch", accepted: [.socket, .count, .until, .timeout])
+    condition = try WatchCondition(options.until)
   } catch {
     return fail("\(error.message)\n\(watchUsage)", code: 2)
   }
@@ -130,27 +146,40 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     for text in options.operands { topics.append(try topic(from: text)) }
     var client = try RPCClient(socketPath: options.socket)
     defer { client.close() }
+    if let timeout = options.timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
     let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
     let reply = try client.reply(to: id)
     if let error = reply["error"] { return failWithErrorReply(error) }
-    // The current states first, as every client's subscription starts (README,
-    // Clients): a script sees where things stand, not only what changes later.
+    // The current states first, as every client's subscription starts (docs/clients.md,
+    // "the subscribe snapshot"): a script sees where things stand, not only what changes later.
     var printed = PrintedVersions()
     let name = reply["result"]?["subscription"] ?? .null()
     for state in reply["result"]?["snapshot"]?.elements ?? [] {
       let line = JSON.object().set("subscription", name).set("seq", .integer(0)).set("state", state)
-      printed.print(line)
+      // Where things stand may be what the script waits for already.
+      if printed.print(line) && condition.matches(line) { return 0 }
     }
+    var changes = 0
     while let message = try client.receive() {
       if RPCClient.isUnmatchedError(message), let error = message["error"] { return failWithErrorReply(error) }
       guard let method = message["method"]?.string, method == "stateChanged" || method == "statsChanged",
         let params = message["params"]
       else { continue }
-      printed.print(params)
+      guard printed.print(params) else { continue }
+      if condition.matches(params) { return 0 }
+      changes += 1
+      if let count = options.count, changes >= count {
+        if condition.isEmpty { return 0 }
+        return fail("--count=\(count) reached and nothing matched --until", code: 3)
+      }
     }
-    // Only an interrupt ends a watch well; a script must see that it stopped watching.
+    // Only an interrupt, a match or a count ends a watch well; a script must see that
+    // it stopped watching.
     return fail("the server closed the connection", code: 1)
   } catch {
+    if error.timedOut {
+      return fail("--timeout passed\(condition.isEmpty ? "" : " and nothing matched --until")", code: 3)
+    }
     return fail(error.description, code: 1)
   }
 }
@@ -163,13 +192,16 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
 struct PrintedVersions {
   private var versions: [[UInt8]: Int64] = [:]
 
-  mutating func print(_ params: JSON) {
+  /// Prints the line unless it shows a state printed already; true when printed.
+  @discardableResult
+  mutating func print(_ params: JSON) -> Bool {
     if let state = params["state"], let key = Self.key(state), let version = state["version"]?.integer {
-      if let held = versions[key], version <= held { return }
+      if let held = versions[key], version <= held { return false }
       versions[key] = version
     }
     // One line per state, written at once: a pipe reader sees it immediately.
     try? FileDescriptor.standardOutput.writeAll(params.text + "\n")
+    return true
   }
 
   /// The fields length-prefixed, so no two states share a key.

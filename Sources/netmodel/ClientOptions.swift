@@ -1,9 +1,9 @@
-/// The options of `call`, `watch` and `top`, taken from anywhere among the arguments
+/// The options of `call`, `watch`, `stop` and `top`, taken from anywhere among the arguments
 /// (before a `--`), so `top --json --socket=PATH` means `top --socket=PATH --json`;
 /// what is left are the operands, in order (METHOD and params, topics).
 struct ClientOptions {
   enum Option {
-    case socket, timeout, json
+    case socket, timeout, json, count, until
   }
 
   struct UsageError: Error {
@@ -14,6 +14,10 @@ struct ClientOptions {
   /// `--timeout` in milliseconds; nil: wait as long as the server takes.
   var timeout: Int?
   var json = false
+  /// `watch --count N`: end after N changes.
+  var count: Int?
+  /// `watch --until TEST`, each given once; all must hold (`WatchCondition`).
+  var until: [String] = []
   var operands: [String] = []
 
   /// `command` names the subcommand in messages; `accepted` are the options it takes:
@@ -46,6 +50,14 @@ struct ClientOptions {
         timeout = ms
       case "--json" where accepted.contains(.json) && inlineValue == nil:
         json = true
+      case "--count" where accepted.contains(.count):
+        let text = try value()
+        guard let changes = Int(text), changes > 0 else {
+          throw UsageError(message: "\(command): --count needs a number of changes above 0, not \(text)")
+        }
+        count = changes
+      case "--until" where accepted.contains(.until):
+        until.append(try value())
       default:
         throw UsageError(message: "\(command): unknown option \(argument)")
       }

@@ -7,6 +7,8 @@ import Posix
 struct RPCClient {
   struct Failure: Error, CustomStringConvertible {
     let description: String
+    /// The deadline passed (`--timeout`), as opposed to any other failure.
+    var timedOut = false
   }
 
   /// When `reply(to:)` and `receive()` give up waiting (`--timeout`); nil: never.
@@ -26,7 +28,7 @@ struct RPCClient {
     // Before a byte is sent: a socket put there by another user would receive the
     // request, tokens included. The server does the same check the other way.
     let me = UnixSocket.currentUID()
-    let peer: UInt32
+    let peer: UserID
     do {
       peer = try UnixSocket.peerUID(fd)
     } catch {
@@ -53,6 +55,15 @@ struct RPCClient {
     }
     bytes.append(0x0A)
     _ = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+  }
+
+  /// Sends a notification: no answer comes.
+  func notify(method: String) throws(Failure) {
+    var bytes: [UInt8] = []
+    MessageEncoder.Notification(method: method).encode(into: &bytes) { $0.append(contentsOf: Array("null".utf8)) }
+    bytes.append(0x0A)
+    let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try fd.writeAll(buffer) } }
+    if case .failure(let error) = written { throw Failure(description: "cannot send: \(error)") }
   }
 
   /// Sends a request and returns its id.
@@ -119,7 +130,7 @@ struct RPCClient {
   private func waitForBytes() throws(Failure) {
     guard let deadline else { return }
     if !fd.waitUntilReadable(timeout: ContinuousClock.now.duration(to: deadline)) {
-      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?")
+      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?", timedOut: true)
     }
   }
 

@@ -1,4 +1,5 @@
 import EventLoop
+import JSON
 import JSONRPC
 import NetworkModels
 import Posix
@@ -67,20 +68,27 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       let rest = RESTBackend(configuration: configuration, loop: loop)
-      if let problem = rest.tokenEnvironmentProblem {
+      if let problem = rest.session.tokenProblem {
         Log.error("\(problem); not started")
         return 2
       }
+      if let source = rest.session.tokenSource {
+        Log.info("the auth token is from \(source)")
+      } else if configuration.auth != nil {
+        let looked = rest.session.tokenNotes.isEmpty ? "" : ": " + rest.session.tokenNotes.joined(separator: "; ")
+        Log.info("no auth token at start (until configure sets one)\(looked)")
+      }
       // Values captured from answers (YouTube's subscription ids) outlive the process:
       // an unfollow after a restart needs what the follow answered.
-      rest.capturedValues = try CapturedValues(folder: folder)
-      if let environment = options.environment, !rest.selectEnvironment(environment) {
+      rest.session.capturedValues = try CapturedValues(folder: folder)
+      if let environment = options.environment, !rest.session.selectEnvironment(environment) {
         Log.error(
-          "--environment \(environment): the configuration has \(rest.environmentNames.joined(separator: ", "))")
+          "--environment \(environment): the configuration has \(rest.session.environmentNames.joined(separator: ", "))"
+        )
         return 2
       }
-      environment = rest.environment
-      rest.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
+      environment = rest.session.environment
+      rest.session.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
       policy = configuration.retry
       for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
       backend = rest
@@ -147,10 +155,11 @@ func loadConfiguration(_ path: String) -> Result<RESTConfiguration, Configuratio
     return .failure(ConfigurationFileError(message: "\(path): cannot read: \(error)"))
   }
   do {
-    return .success(
-      try bytes.withUnsafeBytes { bytes in
-        Result { () throws(RESTConfigurationError) in try RESTConfiguration.parse(utf8: bytes) }
-      }.get())
+    var configuration = try bytes.withUnsafeBytes { bytes in
+      Result { () throws(RESTConfigurationError) in try RESTConfiguration.parse(utf8: bytes) }
+    }.get()
+    configuration.folder = FileSystem.parentFolder(of: path)
+    return .success(configuration)
   } catch {
     return .failure(
       ConfigurationFileError(message: "\(path)\(error.path.isEmpty ? "" : " at \(error.path)"): \(error.reason)"))
@@ -162,23 +171,79 @@ struct ConfigurationFileError: Error, CustomStringConvertible {
   var description: String { message }
 }
 
-/// `netmodel check-config FILE`: what the server would say about the file at start.
+/// `netmodel check-config FILE`: what the server would say about the file at start. A
+/// file with a member only a REST configuration has is one; any other is a netmodel.json
+/// (serve options), checked with the REST configuration it names.
 func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
   guard arguments.count == 1, let path = arguments.first, !path.hasPrefix("-") else {
     let help = arguments.first == "--help" || arguments.first == "-h"
     try? (help ? FileDescriptor.standardOutput : FileDescriptor.standardError).writeAll(
-      "usage: netmodel check-config FILE\nChecks a REST backend configuration (schema/backend.schema.json).\n")
+      """
+      usage: netmodel check-config FILE
+      Checks a REST backend configuration (schema/backend.schema.json), or a netmodel.json
+      of serve options (schema/serve-config.schema.json) and the configuration it names.
+
+      """)
     return help ? 0 : 2
   }
+  if isServeConfiguration(path) { return checkServeConfiguration(path) }
+  return checkRESTConfiguration(path)
+}
+
+/// Whether the file is a JSON object with none of the members only a REST configuration
+/// has (`environment` is both's); a broken REST configuration without `environments`
+/// is still told by its `auth` or `retry`. Anything unreadable is left to the REST
+/// check, whose messages say why.
+func isServeConfiguration(_ path: String) -> Bool {
+  guard let bytes = try? FileSystem.readFile(path), let root = try? JSON.parse(bytes), root.isObject else {
+    return false
+  }
+  let restOnly = [
+    "environments", "auth", "headers", "timeoutMs", "connectTimeoutMs", "maxInFlight", "retry", "kinds", "lists",
+    "rateLimit", "values",
+  ]
+  return !root.members.contains { member in restOnly.contains { $0.utf8.elementsEqual(member.key.utf8) } }
+}
+
+func checkServeConfiguration(_ path: String) -> Int32 {
+  let options: ServeOptions
+  do {
+    options = try ServeOptions.load(arguments: ["--config-file", path])
+  } catch {
+    try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\n")
+    return 2
+  }
+  let named = options.given.filter {
+    guard case .file = $0.origin else { return false }
+    return true
+  }.count
+  try? FileDescriptor.standardOutput.writeAll(
+    "\(path): ok — serve options: \(named), backend \(options.backend.rawValue)\n")
+  guard options.backend == .rest, let config = options.configPath else { return 0 }
+  return checkRESTConfiguration(config)
+}
+
+func checkRESTConfiguration(_ path: String) -> Int32 {
   switch loadConfiguration(path) {
   case .success(let configuration):
     for warning in configuration.warnings {
       try? FileDescriptor.standardError.writeAll("netmodel: warning: \(path) at \(warning)\n")
     }
+    let token: String
+    switch AuthTokenSources.resolve(configuration.auth, folder: configuration.folder, environment: Process.environment)
+    {
+    case .token(_, let source): token = "; auth token from \(source)"
+    case .none(let notes): token = configuration.auth == nil ? "" : "; no auth token (\(notes.joined(separator: "; ")))"
+    case .refused(let problem):
+      try? FileDescriptor.standardError.writeAll("netmodel: \(path): \(problem)\n")
+      return 2
+    }
     let kinds = configuration.kinds.keys.sorted().joined(separator: ", ")
     let environments = configuration.environments.map(\.name).joined(separator: ", ")
     try? FileDescriptor.standardOutput.writeAll(
-      "\(path): ok — kinds: \(kinds); environments: \(environments) (default \(configuration.defaultEnvironment))\n")
+      EscapedText.line(
+        "\(path): ok — kinds: \(kinds); environments: \(environments) (default \(configuration.defaultEnvironment))"
+          + token) + "\n")
     return 0
   case .failure(let error):
     try? FileDescriptor.standardError.writeAll("netmodel: \(error)\n")

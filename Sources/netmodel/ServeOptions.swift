@@ -2,8 +2,9 @@ import JSONRPC
 import NetworkModels
 import Posix
 
-/// `netmodel serve` options, parsed by hand: the argument parser is in no package
-/// the toolchain ships, and this keeps start-up light.
+/// `netmodel serve` options, from netmodel.json and the command line (which overrides
+/// it), parsed by hand: the argument parser is in no package the toolchain ships, and
+/// this keeps start-up light. What each option does is in `ServeOption.table`.
 struct ServeOptions {
   var useStdio = true
   var socketPath: String?
@@ -30,6 +31,13 @@ struct ServeOptions {
   var listEviction = EvictionPolicy.lists
   /// The REST API's requests a second (0: no limit).
   var maxAPICallsPerSecond = 200
+  /// `--print-config`: say what is in force instead of serving.
+  var printConfig = false
+  /// Which file was looked for, and whether it was there.
+  var configFile: ServeConfigFile.Location?
+  /// What each option given was given as (`--socket` alone: its path), and by whom, in
+  /// the order applied: the file's first, then the command line's.
+  var given: [(option: ServeOption, text: String?, origin: Setting.Origin)] = []
 
   enum Backend: String {
     case local, rest
@@ -39,95 +47,35 @@ struct ServeOptions {
     let message: String
   }
 
+  /// One option as the command line or the file gives it.
+  struct Setting {
+    enum Origin {
+      case commandLine
+      /// The file, and where in it (the member's JSON Pointer).
+      case file(path: String, pointer: String)
+    }
+
+    let option: ServeOption
+    let text: String?
+    let origin: Origin
+  }
+
+  /// The command line alone, no file read (the tests' way in).
   init(arguments: ArraySlice<String>) throws(UsageError) {
-    var rest = arguments
-    while let argument = rest.popFirst() {
-      let (name, inlineValue) = ServeOptions.split(argument)
-      func value() throws(UsageError) -> String {
-        if let inlineValue { return inlineValue }
-        guard let next = rest.popFirst() else { throw UsageError(message: "\(name) needs a value") }
-        return next
+    try self.init(settings: try ServeOptions.commandLine(arguments))
+  }
+
+  /// `settings` applied in order, then the checks across options.
+  init(settings: [Setting]) throws(UsageError) {
+    for setting in settings {
+      do {
+        try setting.option.apply(&self, setting.text)
+      } catch {
+        guard case .file(let path, let pointer) = setting.origin else { throw error }
+        throw UsageError(message: "\(path) at \(pointer): \(error.message)")
       }
-      switch name {
-      case "--socket":
-        socketPath = inlineValue ?? ServeOptions.defaultSocketPath()
-        socketPathGiven = inlineValue != nil
-      case "--no-stdio":
-        useStdio = false
-      case "--log-level":
-        let text = try value()
-        guard let level = Log.Level(name: text) else {
-          throw UsageError(message: "--log-level must be debug, info, warn, error or off, not \(text)")
-        }
-        logLevel = level
-      case "--log-format":
-        let text = try value()
-        guard let format = LogFormat(rawValue: text) else {
-          throw UsageError(message: "--log-format must be text or json, not \(text)")
-        }
-        logFormat = format
-      case "--max-message-bytes":
-        let text = try value()
-        guard let bytes = Int(text), bytes >= 64 else {
-          throw UsageError(message: "--max-message-bytes must be a number of bytes ≥ 64, not \(text)")
-        }
-        maxMessageBytes = bytes
-      case "--max-unread-bytes":
-        maxUnreadBytes = try ServeOptions.count(name, try value(), minimum: 1024)
-      case "--max-batch-elements":
-        maxBatchElements = try ServeOptions.count(name, try value(), minimum: 1)
-      case "--max-pending-requests":
-        maxPendingRequests = try ServeOptions.count(name, try value(), minimum: 1)
-      case "--shutdown-timeout-ms":
-        let text = try value()
-        guard let ms = UInt64(text), ms <= 3_600_000 else {
-          throw UsageError(
-            message: "--shutdown-timeout-ms must be a number of milliseconds (at most 3600000), not \(text)")
-        }
-        shutdownTimeout = .milliseconds(ms)
-      case "--state-dir":
-        stateDirectory = try value()
-      case "--simulate":
-        simulation = try SimulationSettings.parse(option: try value())
-      case "--seed":
-        let text = try value()
-        guard let number = UInt64(text) else {
-          throw UsageError(message: "--seed must be a non-negative integer, not \(text)")
-        }
-        seed = number
-      case "--when-exhausted":
-        switch try value() {
-        case "rollback": whenExhausted = .rollBack
-        case "queue": whenExhausted = .keepQueued
-        case let other: throw UsageError(message: "--when-exhausted must be rollback or queue, not \(other)")
-        }
-      case "--backend":
-        let text = try value()
-        guard let chosen = Backend(rawValue: text) else {
-          throw UsageError(message: "--backend must be local or rest, not \(text)")
-        }
-        backend = chosen
-      case "--config":
-        configPath = try value()
-      case "--environment":
-        environment = try value()
-      case "--max-age-ms":
-        let text = try value()
-        guard let number = UInt64(text) else { throw UsageError(message: "--max-age-ms must be a number, not \(text)") }
-        maxAgeMs = number
-      case "--max-entities":
-        entityEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
-      case "--entity-idle-ms":
-        entityEviction.idle = .milliseconds(try ServeOptions.count(name, try value(), minimum: 0))
-      case "--max-lists":
-        listEviction.maxCount = try ServeOptions.count(name, try value(), minimum: 1)
-      case "--list-idle-ms":
-        listEviction.idle = .milliseconds(try ServeOptions.count(name, try value(), minimum: 0))
-      case "--max-api-calls-per-second":
-        maxAPICallsPerSecond = try ServeOptions.count(name, try value(), minimum: 0)
-      default:
-        throw UsageError(message: "unknown option \(argument)")
-      }
+      let shown = setting.text ?? (setting.option.name == "socket" ? socketPath : nil)
+      given.append((setting.option, shown, setting.origin))
     }
     if backend == .rest && configPath == nil {
       throw UsageError(message: "--backend rest needs --config FILE (see schema/backend.schema.json)")
@@ -140,11 +88,43 @@ struct ServeOptions {
     }
   }
 
-  static func count(_ name: String, _ text: String, minimum: Int) throws(UsageError) -> Int {
-    guard let number = Int(text), number >= minimum else {
-      throw UsageError(message: "\(name) must be a whole number ≥ \(minimum), not \(text)")
+  /// What `serve` runs with: netmodel.json (the default one, or `--config-file`'s),
+  /// then the command line over it.
+  static func load(arguments: ArraySlice<String>) throws(UsageError) -> ServeOptions {
+    let commandLine = try ServeOptions.commandLine(arguments)
+    let named = commandLine.last { $0.option.name == "config-file" }?.text
+    var location = try ServeConfigFile.Location.resolve(named: named)
+    let fromFile = try ServeConfigFile.settings(at: &location)
+    var options = try ServeOptions(settings: fromFile + commandLine)
+    options.configFile = location
+    return options
+  }
+
+  /// The command line's options, checked for their syntax only (values are checked when
+  /// they are applied, so a file's and the command line's get the same words).
+  static func commandLine(_ arguments: ArraySlice<String>) throws(UsageError) -> [Setting] {
+    var rest = arguments
+    var settings: [Setting] = []
+    while let argument = rest.popFirst() {
+      let (name, inlineValue) = ServeOptions.split(argument)
+      let key = String(decoding: name.utf8.dropFirst(2), as: UTF8.self)
+      guard name.utf8.starts(with: "--".utf8), let option = ServeOption.named(key) else {
+        throw UsageError(message: "unknown option \(argument)")
+      }
+      var text = inlineValue
+      switch option.value {
+      case .none:
+        if inlineValue != nil { throw UsageError(message: "\(name) takes no value") }
+      case .optionalInline: break
+      case .text, .path, .count:
+        if text == nil {
+          guard let next = rest.popFirst() else { throw UsageError(message: "\(name) needs a value") }
+          text = next
+        }
+      }
+      settings.append(Setting(option: option, text: text, origin: .commandLine))
     }
-    return number
+    return settings
   }
 
   static func split(_ argument: String) -> (String, String?) {

@@ -9,54 +9,22 @@ let usage = """
     netmodel call METHOD [JSON | key=value | key:=json ...]
                                 one request to a running server's socket
     netmodel watch TOPIC...     print its stateChanged notifications as JSON lines
+    netmodel stop               stop the daemon listening on the socket
     netmodel top [--json]       a live view of a running server's figures
-    netmodel check-config FILE  check a REST backend configuration, as serve would
-    netmodel --version
+    netmodel check-config FILE  check a REST backend configuration or a netmodel.json,
+                                as serve would
+    netmodel --version          the version and the commit built (also -V, -v)
     netmodel --help
 
+  Options given before the command are the command's: `netmodel --log-level debug
+  serve` is `netmodel serve --log-level debug`.
+
   Serve options:
-    --socket[=PATH]             also listen on a Unix socket (default
-                                $XDG_RUNTIME_DIR/netmodel/netmodel.sock, else
-                                /tmp/netmodel-$UID/netmodel.sock); its folder
-                                must be yours alone (mode 0700 or 0755)
-    --no-stdio                  serve the socket only
-    --log-level LEVEL           debug, info (default), warn, error, off; logs go to stderr
-    --log-format text|json      text (default), or one JSON object a line
-    --max-message-bytes N       largest accepted message (default 16777216)
-    --max-unread-bytes N        replies a peer may leave unread before the server
-                                stops reading its messages; also the most a batch's
-                                reply holds before the rest is refused, and the largest
-                                subscribe snapshot answered (default 8388608)
-    --max-batch-elements N      longest batch accepted (default 10000)
-    --max-pending-requests N    requests of one peer that may wait for an answer
-                                before its messages are not read (default 10000)
-    --shutdown-timeout-ms N     how long the final flush at exit waits for peers
-                                that do not read (default 3000)
-    --state-dir DIR             where state is kept (default $XDG_STATE_HOME/netmodel):
-                                journal.log (intents, the local backend's follows), versions;
-                                yours alone, as the socket's folder
-    --max-age-ms N              how old a confirmed state may be and still answer
-                                getFollowState from memory (default 30000)
-    --when-exhausted MODE       rollback (default): a mutation whose retries ran out
-                                rolls back; queue: it stays pending until the backend answers
-    --simulate SPEC             wrap the backend with delays and failures:
-                                latency=MS,jitter=MS,failure=RATE[,status=CODE]
-    --seed N                    make --simulate and retry jitter reproducible
-    --backend local|rest        local (default): follows kept under the state folder;
-                                rest: an HTTP API described by --config
-    --config FILE               the REST configuration (schema/backend.schema.json);
-                                a bad file stops the server with exit code 2
-    --environment NAME          which of the configuration's base URLs to use
-    --max-entities N            entities kept in memory beyond those something holds;
-                                the least recently used go first (default 100000)
-    --entity-idle-ms N          an entity nothing holds goes after this long unused
-                                (default 600000; 0: only the count evicts)
-    --max-lists N               lists kept beyond those subscribed or loading (default 256)
-    --list-idle-ms N            a list nobody subscribes to goes after this long unused
-                                (default 600000; 0: only the count evicts)
-    --max-api-calls-per-second N
-                                rest backend: requests a second at most (default 200;
-                                0: no limit)
+  \(ServeOption.usage)
+
+  netmodel.json takes the serve options too, by their long names ({"backend": "rest",
+  "config": "~/github.json"}), all but socket, no-stdio, config-file and print-config;
+  the command line overrides it. See netmodel(1) and schema/serve-config.schema.json.
 
   Started by systemd (netmodel.socket), serve takes the listening socket it is passed
   (LISTEN_PID, LISTEN_FDS) instead of making one; see netmodel(1).
@@ -69,7 +37,11 @@ let usage = """
 /// Exit code 2 when the options are wrong.
 func serveAndExit(options arguments: ArraySlice<String>) -> Never {
   do {
-    let options = try ServeOptions(arguments: arguments)
+    let options = try ServeOptions.load(arguments: arguments)
+    if options.printConfig {
+      try? FileDescriptor.standardOutput.writeAll(options.printout)
+      Process.exit(0)
+    }
     Process.exit(serve(options))
   } catch {
     try? FileDescriptor.standardError.writeAll("netmodel: \(error.message)\nTry 'netmodel --help'.\n")
@@ -77,20 +49,44 @@ func serveAndExit(options arguments: ArraySlice<String>) -> Never {
   }
 }
 
+let commands = ["serve", "call", "watch", "top", "check-config", "help", "version"]
+
+/// `netmodel --log-level debug serve …`: options before the command go after it. Which
+/// leading words are options' values is told by the serve table (`--log-level` takes
+/// one, `--socket` only after `=`). Without a command word, the options are serve's;
+/// a word that is no serve option (`--version`, `--help`) leaves the order as it is.
+func commandFirst(_ arguments: ArraySlice<String>) -> ArraySlice<String> {
+  var index = arguments.startIndex
+  while index < arguments.endIndex, arguments[index].utf8.starts(with: "--".utf8) {
+    let (name, inline) = ServeOptions.split(arguments[index])
+    guard let option = ServeOption.named(String(decoding: name.utf8.dropFirst(2), as: UTF8.self)) else {
+      return arguments
+    }
+    index += inline == nil && option.takesValue ? 2 : 1
+  }
+  guard index > arguments.startIndex, index < arguments.endIndex,
+    commands.contains(where: { $0.utf8.elementsEqual(arguments[index].utf8) })
+  else { return arguments }
+  return [arguments[index]] + arguments[arguments.startIndex..<index] + arguments[(index + 1)...]
+}
+
 Process.ignoreBrokenPipes()
-var arguments = CommandLine.arguments.dropFirst()
+var arguments = commandFirst(CommandLine.arguments.dropFirst())
 let command = arguments.first ?? "serve"
 switch command {
 case "--help", "-h", "help":
   try? FileDescriptor.standardOutput.writeAll(usage)
   Process.exit(0)
-case "--version", "-V", "version":
-  try? FileDescriptor.standardOutput.writeAll("netmodel \(netmodelVersion)\n")
+case "--version", "-V", "-v", "version":
+  // -v too: what many tools take it for, and netmodel has no verbose flag (--log-level is).
+  try? FileDescriptor.standardOutput.writeAll("netmodel \(netmodelVersion) (commit \(buildCommit))\n")
   Process.exit(0)
 case "call":
   Process.exit(runCall(arguments.dropFirst()))
 case "watch":
   Process.exit(runWatch(arguments.dropFirst()))
+case "stop":
+  Process.exit(runStop(arguments.dropFirst()))
 case "top":
   Process.exit(runTop(arguments.dropFirst()))
 case "check-config":

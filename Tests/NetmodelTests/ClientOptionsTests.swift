@@ -29,5 +29,13 @@ import Testing
     #expect(throws: ClientOptions.UsageError.self) { try parse(["m", "--socket"], accepted: [.socket]) }
     #expect(throws: ClientOptions.UsageError.self) { try parse(["--timeout=0"], accepted: [.timeout]) }
     #expect(throws: ClientOptions.UsageError.self) { try parse(["--json=1"], accepted: [.json]) }
+    #expect(throws: ClientOptions.UsageError.self) { try parse(["--count=0"], accepted: [.count]) }
+    #expect(throws: ClientOptions.UsageError.self) { try parse(["--until=a=1"], accepted: [.count]) }
+  }
+
+  @Test func watchTakesACountAndSeveralUntilTests() throws {
+    let options = try parse(
+      ["entity", "--until", "following=true", "--count=3", "--until=id=a=b"], accepted: [.count, .until])
+    #expect(options.count == 3 && options.until == ["following=true", "id=a=b"] && options.operands == ["entity"])
   }
 }

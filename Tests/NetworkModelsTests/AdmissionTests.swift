@@ -58,7 +58,7 @@ import Testing
       refusal { () throws(AdmissionProblem) in try models.admit(list: pair, params: ["a": "x", "b": "y"]) } == nil)
     #expect(
       refusal { () throws(AdmissionProblem) in try models.admit(list: ListKey(name: "nope"), params: [:]) }
-        == .unknownList("nope"))
+        == .unknownList("nope", known: ["pair"]), "the refusal names the lists there are")
     #expect(
       refusal { () throws(AdmissionProblem) in try models.admit(list: pair, params: ["a": "x"]) }
         == .invalid(path: "/params/b", reason: "list pair needs params.b"))

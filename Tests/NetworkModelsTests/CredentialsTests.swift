@@ -33,6 +33,26 @@ let unauthorized = FollowFailure(.unauthorized(status: 401), "401 Unauthorized")
     #expect(log.count == 0 && f.store.waitingForCredentialsCount == 0)
   }
 
+  @Test func aSecondAwaitOnAnIntentWaitingForCredentialsIsAnsweredAtOnce() throws {
+    let f = try StoreFixture()
+    f.store.setFollowing(artist, true) { _ in }
+    f.backend.fail(0, unauthorized)
+    var again: Result<EntityState, FollowStore.SettleFailure>?
+    f.store.setFollowing(artist, true) { again = $0 }
+    guard case .failure(let failure)? = again else { Issue.record("the second await was not answered"); return }
+    #expect(failure.failure == unauthorized && failure.state.pending && failure.state.following == true)
+    #expect(f.backend.waitingCount == 0, "nothing is sent that would be refused again")
+    // Another intent while it waits (nothing confirmed to go back to): it waits too,
+    // and its caller hears so now.
+    var toggled: Result<EntityState, FollowStore.SettleFailure>?
+    f.store.setFollowing(artist, false) { toggled = $0 }
+    guard case .failure(let other)? = toggled else { Issue.record("the toggled await was not answered"); return }
+    #expect(other.failure == unauthorized && other.state.pending && other.state.following == false)
+    #expect(f.backend.waitingCount == 0)
+    f.store.credentialsChanged()
+    #expect(f.backend.waiting == [.set(artist, false)])
+  }
+
   @Test func aNewerIntentReplacesTheWaitingOne() throws {
     let f = try StoreFixture()
     f.store.setFollowing(artist, false)

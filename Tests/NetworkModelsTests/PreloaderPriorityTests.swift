@@ -39,7 +39,7 @@ final class SlowDetailFixture {
       guard request.path.hasPrefix("/artist/") else { return .respond(status: 200, body: "[]") }
       return .after(milliseconds: detailMs, .respond(status: 200, body: #"{"id":"\#(request.path.dropFirst(8))"}"#))
     }
-    backend.http.onStart = { [unowned self] request in
+    backend.session.http.onStart = { [unowned self] request in
       let path = request.url.dropFirst(server.baseURL.count).prefix { $0 != "?" }
       let id = String(path.split(separator: "/").last ?? "")
       if path.hasPrefix("/artist/") {
@@ -74,7 +74,7 @@ final class SlowDetailFixture {
   }
 
   func runUntilIdle() throws {
-    try run { preloader.inFlightCount == 0 && preloader.queuedCount == 0 && backend.http.inFlight == 0 }
+    try run { preloader.inFlightCount == 0 && preloader.queuedCount == 0 && backend.session.http.inFlight == 0 }
   }
 }
 
@@ -96,8 +96,9 @@ final class SlowDetailFixture {
     for key in items[35...] { #expect(f.store.state(key).attributes != nil) }
     #expect(f.preloader.counters.cancelled == 35 - maxInFlight)
     #expect(f.preloader.counters.detailCalls == maxInFlight + 5)
-    #expect(f.backend.calls["artist.detail"] == f.server.requests.filter { $0.path.hasPrefix("/artist/") }.count)
-    #expect(f.backend.http.counters.cancelled == 16 - maxInFlight, "the preloader had handed 16 over")
+    #expect(
+      f.backend.statistics.calls["artist.detail"] == f.server.requests.filter { $0.path.hasPrefix("/artist/") }.count)
+    #expect(f.backend.session.http.counters.cancelled == 16 - maxInFlight, "the preloader had handed 16 over")
   }
 
   /// 30 items in preload (most of their calls waiting), then a follow, a `getEntity`

@@ -84,8 +84,8 @@ private let banksy = EntityKey(kind: "artist", id: "banksy")
     let loop = try EventLoop(clock: ManualClock())
     let rest = RESTBackend(configuration: try RESTConfiguration.parse(RESTPlaceholderTests.configuration), loop: loop)
     let capabilities = SimulatedBackend(wrapping: rest, loop: loop, latency: .milliseconds(1), seed: 1).capabilities
-    #expect(capabilities.environments === rest && capabilities.placeholders === rest)
-    #expect(capabilities.attributes === rest && capabilities.statistics === rest)
+    #expect(capabilities.environments === rest.session && capabilities.placeholders === rest.follows)
+    #expect(capabilities.attributes === rest.follows && capabilities.statistics === rest.statistics)
     #expect(capabilities.lists?.listDescription("pair") != nil && capabilities.details != nil)
     #expect(capabilities.prioritised == nil, "a simulated call waits in no HTTP queue")
   }

@@ -69,7 +69,8 @@ func mode(_ path: String) -> mode_t {
     defer { client.close() }
     let accepted = try #require(try UnixSocket.accept(listener))
     defer { accepted.close() }
-    #expect(try UnixSocket.peerUID(accepted) == getuid())
+    #expect(try UnixSocket.peerUID(accepted) == UserID(rawValue: getuid()))
+    #expect(UnixSocket.currentUID().rawValue == getuid())
   }
 
   @Test func aPathTooLongForSunPathIsAnErrorNotATruncation() throws {

@@ -22,7 +22,9 @@ final class ServiceFixture {
 
   /// With `backendLatencyMs`, the in-memory backend answers that long after each call
   /// (on `clock`) rather than in the loop turn that made it.
-  init(backendLatencyMs: UInt64? = nil) throws {
+  /// `transport`: how `peer` is attached (a socket client by default; stdio for the
+  /// process that started the server).
+  init(backendLatencyMs: UInt64? = nil, transport: Connection.Transport = .socket) throws {
     let loop = try EventLoop(clock: clock)
     let store = backendLatencyMs.map { latency in
       let backend = SimulatedBackend(
@@ -30,7 +32,7 @@ final class ServiceFixture {
       return FollowStore(loop: loop, backend: backend)
     }
     service = NetmodelService(server: RPCServer(loop: loop), store: store)
-    peer = try InProcessPeer(server: service.server)
+    peer = try InProcessPeer(server: service.server, transport: transport)
   }
 
   func call(_ method: String, _ params: String? = nil, id: Int = 1) throws -> JSON {
@@ -97,8 +99,8 @@ final class ServiceFixture {
     #expect((stats["bytes"]?["out"]?.integer ?? 0) > 100)
   }
 
-  @Test func afterShutdownRequestsAreRefusedAndExitEndsWithZero() throws {
-    let fixture = try ServiceFixture()
+  @Test func afterTheStdioOwnersShutdownRequestsAreRefusedAndExitEndsWithZero() throws {
+    let fixture = try ServiceFixture(transport: .stdio)
     #expect(try fixture.call("shutdown")["result"]?.isNull == true)
     let refused = try fixture.call("stats")
     #expect(refused["error"]?["code"]?.integer == -32005)
@@ -109,8 +111,8 @@ final class ServiceFixture {
     #expect(fixture.service.loop.isStopping)
   }
 
-  @Test func exitWithoutShutdownEndsWithOne() throws {
-    let fixture = try ServiceFixture()
+  @Test func theStdioOwnersExitWithoutShutdownEndsWithOne() throws {
+    let fixture = try ServiceFixture(transport: .stdio)
     try fixture.peer.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
     _ = try fixture.peer.drain()
     #expect(fixture.service.exitCode == 1)

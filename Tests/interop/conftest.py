@@ -81,15 +81,19 @@ class Runtime:
         self.run = self.root / "run"
         self.state = self.root / "state"
         self.cache = self.root / "cache"
+        self.config = self.root / "config"
         self.logs = self.root / "logs"
-        for d in (self.run, self.state, self.cache, self.logs):
+        for d in (self.run, self.state, self.cache, self.config, self.logs):
             d.mkdir(mode=0o700)
         self.env = dict(os.environ)
+        # XDG_CONFIG_HOME too: a developer's ~/.config/netmodel/netmodel.json must not reach the tests.
         self.env.update(
             XDG_RUNTIME_DIR=str(self.run),
             XDG_STATE_HOME=str(self.state),
             XDG_CACHE_HOME=str(self.cache),
+            XDG_CONFIG_HOME=str(self.config),
         )
+        self.env.pop("CREDENTIALS_DIRECTORY", None)
 
     @property
     def default_socket(self) -> Path:

@@ -1,6 +1,6 @@
 """schema/backend.schema.json against the parser it documents (`netmodel check-config`).
 
-The Swift parser (Sources/NetworkModels/REST/RESTConfiguration+Parsing.swift) *is* the
+The Swift parser (Sources/NetworkModels/REST/Configuration/RESTConfiguration+Parsing.swift) *is* the
 format; the schema is its documentation for people and editors. These tests keep the
 two in step:
 
@@ -397,6 +397,11 @@ ACCEPTED = [
     pytest.param([S("/retry/maxWaitMs", 86400000)], id="retry-maxWaitMs-a-day"),
     pytest.param([S("/rateLimit", {"resetHeader": "x-ratelimit-reset", "remainingHeader": "x-ratelimit-remaining", "description": "GitHub"})], id="rateLimit-both"),
     pytest.param([S("/rateLimit", {})], id="rateLimit-empty"),
+    # Issue 27 §5: what a 403 means, per API.
+    pytest.param([S("/forbidden", "credentials")], id="forbidden-credentials"),
+    pytest.param([S("/forbidden", "refusal")], id="forbidden-refusal"),
+    pytest.param([S("/forbidden", {"messages": ["/message", "/error/message"], "credentialWords": ["token"], "description": "GitHub"})], id="forbidden-github"),
+    pytest.param([S("/forbidden", {"credentialWords": []})], id="forbidden-every-message-refuses"),
     pytest.param([S("/kinds/artist/follow/onStatus", {"403": {"means": "retry", "when": {"header": "x-ratelimit-remaining", "equals": "0"}}, "429": "retry"})], id="onStatus-rule-follow"),
     pytest.param([S("/kinds/artist/unfollow/onStatus/403", [{"means": "retry", "when": {"header": "x-ratelimit-remaining", "equals": "0"}}, {"means": "retry", "when": {"header": "retry-after"}}, {"means": "done"}])], id="onStatus-rules-array"),
     pytest.param([S("/kinds/profile/state/onStatus/403", {"means": "notFollowing", "description": "no when: always", "$schema": 1})], id="onStatus-rule-without-when"),
@@ -435,6 +440,10 @@ ACCEPTED = [
     pytest.param([S("/kinds/profile/detail", {"method": "PATCH", "path": "/p/{kind}/{id}", "attributes": "/a~0b~1c", "timeoutMs": 600000})], id="detail-endpoint"),
     pytest.param([S("/kinds/profile/state/headers", {"X-!#$%&'*+.^_`|~": "v: 1"})], id="header-token-chars"),
     pytest.param([S("/auth", {"header": "Authorization", "scheme": "Bearer"})], id="auth-scheme"),
+    # Where the token comes from (issue 27): a file of the user's, a systemd credential.
+    pytest.param([S("/auth/tokenFile", "~/.config/netmodel/token")], id="auth-tokenFile-home"),
+    pytest.param([S("/auth/tokenFile", "token"), S("/auth/tokenCredential", "artsy-token")], id="auth-token-sources"),
+    pytest.param([S("/auth/tokenCredential", "a.b_c-d")], id="auth-tokenCredential-dots"),
     pytest.param([S("/kinds/artist/state/json", {"ids": "{ids}"}), D("/kinds/artist/state/query")], id="batched-json-ids"),
     pytest.param([S("/kinds/artist/state/form", {"a[]": ["{ids}"]}), D("/kinds/artist/state/query")], id="batched-form-ids"),
     pytest.param(
@@ -525,6 +534,13 @@ ACCEPTED = [
 
 # (mutation, the pointer check-config prints)
 REFUSED = [
+    pytest.param([S("/forbidden", "sometimes")], "/forbidden", id="forbidden-unknown-word"),
+    pytest.param([S("/forbidden", 403)], "/forbidden", id="forbidden-number"),
+    pytest.param([S("/forbidden", {"messages": []})], "/forbidden/messages", id="forbidden-no-messages"),
+    pytest.param([S("/forbidden", {"messages": ["error"]})], "/forbidden/messages/0", id="forbidden-message-not-a-pointer"),
+    pytest.param([S("/forbidden", {"credentialWords": ["ok", ""]})], "/forbidden/credentialWords/1", id="forbidden-empty-word"),
+    pytest.param([S("/forbidden", {"credentialWords": ["line\nbreak"]})], "/forbidden/credentialWords/0", id="forbidden-word-line-break"),
+    pytest.param([S("/forbidden", {"words": []})], "/forbidden/words", id="forbidden-unknown-field"),
     pytest.param(
         [S("/kinds/artist/state/batch/by", "position"), D("/kinds/artist/state/batch/id"),
          S("/kinds/artist/state/batch/following", "/following")],
@@ -556,6 +572,14 @@ REFUSED = [
     pytest.param([S("/auth/header", "")], "/auth/header", id="auth-header-empty"),
     pytest.param([S("/auth/token", "t")], "/auth/token", id="auth-unknown-field"),
     pytest.param([S("/auth/tokenEnv", ["A"])], "/auth/tokenEnv", id="auth-tokenEnv-not-string"),
+    pytest.param([S("/auth/tokenFile", "")], "/auth/tokenFile", id="auth-tokenFile-empty"),
+    pytest.param([S("/auth/tokenFile", 1)], "/auth/tokenFile", id="auth-tokenFile-not-string"),
+    pytest.param([S("/auth/tokenFile", "~bob/token")], "/auth/tokenFile", id="auth-tokenFile-other-home"),
+    pytest.param([S("/auth/tokenFile", "a\u0000b")], "/auth/tokenFile", id="auth-tokenFile-nul"),
+    pytest.param([S("/auth/tokenCredential", "")], "/auth/tokenCredential", id="auth-tokenCredential-empty"),
+    pytest.param([S("/auth/tokenCredential", "a/b")], "/auth/tokenCredential", id="auth-tokenCredential-slash"),
+    pytest.param([S("/auth/tokenCredential", "..")], "/auth/tokenCredential", id="auth-tokenCredential-dotdot"),
+    pytest.param([S("/auth/tokenCredential", ".")], "/auth/tokenCredential", id="auth-tokenCredential-dot"),
     pytest.param([S("/headers/Accept", "a\rb")], "/headers/Accept", id="header-value-cr"),
     pytest.param([S("/headers/Accept", 1)], "/headers/Accept", id="header-value-not-string"),
     pytest.param([S("/headers/Bad Header", "x")], "/headers/Bad Header", id="header-name-space"),

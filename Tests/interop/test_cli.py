@@ -246,6 +246,83 @@ def test_watch_exits_1_when_the_server_goes_away(netmodel_bin, runtime, server):
 
 
 # --------------------------------------------------------------------------
+# issue 27 §4: watch --count, --until and --timeout, for scripts that wait
+
+
+def watch_until_done(netmodel_bin, runtime, *args):
+    """`netmodel watch ARGS…` in the background, once subscribed: finish() waits for its
+    end and gives (exit code, the lines it printed, stderr)."""
+    watcher = subprocess.Popen(
+        [str(netmodel_bin), "watch", *args], env=runtime.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    first = b""
+    while not first.endswith(b"\n"):  # subscribed: the snapshot's first line (unbuffered: all of it is kept)
+        byte = watcher.stdout.read(1)
+        assert byte, f"watch {args} ended before subscribing: {watcher.stderr.read()!r}"
+        first += byte
+
+    def finish():
+        try:
+            out, err = watcher.communicate(timeout=STEP)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+            out, err = watcher.communicate()
+            pytest.fail(f"watch {args} did not end: {out!r} {err!r}", pytrace=False)
+        return watcher.returncode, [json.loads(line) for line in (first + out).decode().splitlines()], err.decode()
+
+    return finish
+
+
+def test_watch_count_ends_after_n_changes(netmodel_bin, runtime, server):
+    # The snapshot first (seq 0, not a change), then the fetch of a never-seen entity,
+    # then the follow: two changes.
+    finish = watch_until_done(netmodel_bin, runtime, "--count=2", "entity:artist/banksy")
+    assert run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true").returncode == 0
+    code, lines, err = finish()
+    assert code == 0, err
+    assert lines[0]["seq"] == 0 and len(lines) == 3 and all(n["seq"] >= 1 for n in lines[1:]), lines
+
+
+def test_watch_until_ends_when_a_state_matches(netmodel_bin, runtime, server):
+    finish = watch_until_done(
+        netmodel_bin, runtime, "entity:artist/banksy", "--until", "following=true", "--until=pending=false",
+        "--until=id=banksy",
+    )
+    assert run(netmodel_bin, runtime, "call", "follow", "kind=artist", "id=banksy", "await:=true").returncode == 0
+    code, lines, err = finish()
+    assert code == 0, err
+    last = lines[-1]["state"]
+    assert last["following"] is True and last["pending"] is False and last["confirmed"] is True, lines
+    # Every test must hold for one state: the pending one (following, still pending) did not end it.
+    assert all(not (n["state"]["following"] is True and n["state"]["pending"] is False) for n in lines[:-1]), lines
+
+    # Where things stand already matches: it ends at the snapshot.
+    done = run(netmodel_bin, runtime, "watch", "--until=following=true", "--until=error=null", "entity:artist/banksy")
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(n)["seq"] for n in done.stdout.splitlines()] == [0]
+    # Nested members, and JSON text compared as JSON: "banksy" is the string banksy.
+    done = run(netmodel_bin, runtime, "watch", '--until=id="banksy"', "--until=attributes=null", "entity:artist")
+    assert done.returncode == 0, done.stderr
+
+
+def test_watch_until_and_count_give_up_with_exit_3(netmodel_bin, runtime, server):
+    started = time.monotonic()
+    done = run(netmodel_bin, runtime, "watch", "--timeout=500", "--until=following=true", "entity:artist/nobody")
+    assert done.returncode == 3, done
+    assert "--timeout passed and nothing matched --until" in done.stderr
+    assert time.monotonic() - started < STEP
+    # A value that is not JSON is text: following=yes never matches a boolean.
+    done = run(netmodel_bin, runtime, "watch", "--count=1", "--until=following=yes", "entity:artist/other")
+    assert done.returncode == 3 and "--count=1 reached and nothing matched --until" in done.stderr, done
+    # --timeout alone ends a watch with 3 too: it did not end by a match or a count.
+    assert run(netmodel_bin, runtime, "watch", "--timeout=300", "entity").returncode == 3
+    for bad in ("--count=0", "--count=x", "--until=nothing", "--until==1", "--until=a..b=1", "--timeout=0"):
+        done = run(netmodel_bin, runtime, "watch", bad, "entity")
+        assert done.returncode == 2, (bad, done)
+
+
+# --------------------------------------------------------------------------
 # issue 25 item 12: an answer with id null ends the command; options in any order
 
 

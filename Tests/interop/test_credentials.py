@@ -121,3 +121,33 @@ def test_rolling_back_on_401_is_an_opt_in(artsy, rest):
     c.result("configure", {"authToken": TOKEN})
     time.sleep(0.3)
     assert "banksy" not in api.control("GET", "follows").get("artist", [])
+
+
+@pytest.mark.parametrize("transport", ["stdio", "socket"])
+def test_a_second_await_on_an_intent_waiting_for_credentials_is_answered_at_once(
+    artsy, rest, connect, runtime, transport
+):
+    api = artsy(token=TOKEN)
+    path = runtime.run / "cred.sock"
+    server = rest(api, f"--socket={path}")
+    if transport == "socket":
+        rpcio.wait_for_socket(server, path)
+        c = connect(path)
+    else:
+        c = server.conn
+    follow = {"kind": "artist", "id": "banksy", "await": True}
+    first = c.call("follow", follow)
+    assert first["error"]["code"] == UNAUTHORIZED, first
+    posts = api.route(POST_ARTIST)
+    # Before the fix the second one never answered: nothing is sent until credentials change.
+    for attempt in range(2):
+        again = c.call("follow", follow, timeout=15)
+        assert again["error"]["code"] == UNAUTHORIZED, again
+        assert again["error"]["data"]["state"]["pending"] is True, again
+        assert again["error"]["message"] == first["error"]["message"], again
+    assert api.route(POST_ARTIST) == posts
+    assert c.result("stats")["waitingForCredentials"] == 1
+    # The host signs in: the waiting intent goes out, and an await now settles.
+    c.result("configure", {"authToken": TOKEN})
+    settled = c.result("follow", follow)
+    assert settled["confirmed"] is True and settled["pending"] is False, settled

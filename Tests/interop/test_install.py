@@ -76,7 +76,8 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
     for path in ("bin/netmodel", "share/man/man1/netmodel.1", "share/bash-completion/completions/netmodel",
                  "share/zsh/site-functions/_netmodel", "share/fish/vendor_completions.d/netmodel.fish",
                  "share/systemd/user/netmodel.socket", "share/systemd/user/netmodel.service",
-                 "share/netmodel/schema/openrpc.json", "share/netmodel/clients/python/pyproject.toml",
+                 "share/netmodel/schema/openrpc.json", "share/netmodel/schema/serve-config.schema.json",
+                 "share/netmodel/clients/python/pyproject.toml",
                  "share/netmodel/clients/node/package.json", "share/netmodel/clients/nvim/lua/netmodel/init.lua",
                  "share/netmodel/examples/artsy/config.json", f"{SHARE}/{WHEEL}", f"{SHARE}/{TARBALL}"):
         assert (prefix / path).is_file(), path
@@ -84,8 +85,8 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
     assert run(prefix / "bin" / "netmodel", "--version").stdout.startswith("netmodel ")
     service = (prefix / "share/systemd/user/netmodel.service").read_text()
     assert f"ExecStart={prefix}/bin/netmodel serve --socket --no-stdio\n" in service
-    for words in (f"pip install {prefix}/{SHARE}/{WHEEL}", f"npm install {prefix}/{SHARE}/{TARBALL}", "runtimepath", "systemctl --user enable --now netmodel.socket",
-                  "--uninstall"):
+    for words in (f"pip install {prefix}/{SHARE}/{WHEEL}", f"npm install {prefix}/{SHARE}/{TARBALL}", "runtimepath",
+                  "systemctl --user enable --now netmodel.socket", "~/.config/netmodel/netmodel.json", "--uninstall"):
         assert words in said, said
 
 

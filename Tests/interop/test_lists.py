@@ -71,8 +71,12 @@ def test_concurrent_fetches_share_one_page(spawn, runtime):
 
 def test_list_errors(spawn, runtime):
     c = spawn("--state-dir", runtime.root / "sd").conn
-    error = error_of(c.call("fetchList", {"list": "nope"}), UNKNOWN)
+    reply = c.call("fetchList", {"list": "nope"})
+    error = error_of(reply, UNKNOWN)
     assert error["data"]["list"] == "nope"
+    # It names the lists there are: on the local backend, following/<any kind>.
+    assert error["data"]["lists"] == ["following/{kind}"] and "more" not in error["data"], error
+    assert "following/{kind}" in error["message"], error
     error = error_of(c.call("fetchList", {"list": "following/artist", "page": "last"}), INVALID_PARAMS)
     assert error["data"]["path"] == "/page"
     error = error_of(c.call("fetchList", {"list": "following/artist", "params": {"x": [1]}}), INVALID_PARAMS)
@@ -226,6 +230,26 @@ def test_rest_preload_loads_details_and_batched_states(artsy, rest):
     fresh = c.result("getEntity", {"kind": "artist", "id": "kaws", "refresh": True})
     assert fresh["attributes"]["id"] == "kaws"
     assert api.stats()["routes"]["GET /api/v1/artist/{id}"] == 7
+
+
+def test_rest_an_unknown_list_is_answered_with_the_lists_there_are(artsy, rest):
+    c = rest(artsy()).conn
+    for reply in (c.call("fetchList", {"list": "followedArtist"}),
+                  c.call("subscribe", {"topics": [{"type": "list", "list": "followedArtist"}]})):
+        error = error_of(reply, UNKNOWN)
+        assert error["data"]["lists"] == ["followedArtists", "followedGenes", "followedProfiles"], error
+        assert error["message"] == (
+            "unknown list followedArtist; the lists are followedArtists, followedGenes, followedProfiles"), error
+
+
+def test_rest_an_unknown_list_names_at_most_32_lists(artsy, rest):
+    api = artsy()
+    base = api.config()["lists"]["followedArtists"]
+    many = {f"list{n:02d}": base for n in range(40)}
+    c = rest(api, lists=many).conn
+    error = error_of(c.call("fetchList", {"list": "nope"}), UNKNOWN)
+    assert error["data"]["lists"] == [f"list{n:02d}" for n in range(32)] and error["data"]["more"] == 8, error
+    assert error["message"].endswith("list31 and 8 more"), error
 
 
 def test_rest_getentity_of_an_unknown_artist_is_rejected(artsy, rest):

@@ -183,6 +183,45 @@ def test_a_401_until_the_token_is_configured(mastodon, netmodel):
     wait_for(lambda: "5" in mastodon.state()["following"], what="the follow sent with the new token")
 
 
+def test_following_yourself_is_a_refusal_with_the_apis_message(mastodon, netmodel):
+    # Mastodon answers 403 {"error": "This action is not allowed"}: about the action,
+    # not the token, so the follow rolls back instead of waiting for credentials.
+    c = netmodel().conn
+    error = error_of(c.call("follow", {**account("1"), "await": True}), REJECTED)
+    assert "This action is not allowed" in error["message"], error
+    state = error["data"]["state"]
+    assert state["pending"] is False and state["following"] is not True, state  # rolled back
+    assert state["error"]["code"] == REJECTED and "This action is not allowed" in state["error"]["message"], state
+    assert c.result("stats")["waitingForCredentials"] == 0
+    assert mastodon.route("POST /api/v1/accounts/:id/follow") == 1, "a refusal is not sent again"
+    assert "1" not in mastodon.state()["following"]
+
+
+def test_a_403_about_the_scope_waits_for_credentials(mastodon, netmodel):
+    c = netmodel().conn
+    mastodon.control("POST", "faults", [{"path": "/follow$", "status": 403,
+                                        "body": {"error": "This action is outside the authorized scopes"}}])
+    error = error_of(c.call("follow", {**account("5"), "await": True}), UNAUTHORIZED)
+    assert "outside the authorized scopes" in error["message"]
+    assert error["data"]["state"]["pending"] is True
+    c.result("configure", {"authToken": TOKEN})
+    wait_for(lambda: "5" in mastodon.state()["following"], what="the follow sent again with a token configured")
+
+
+def test_a_read_while_an_intent_waits_for_credentials_keeps_its_reason(mastodon, netmodel):
+    c = netmodel().conn
+    mastodon.control("POST", "faults", [{"path": "/follow$", "status": 401, "body": {"error": "The access token is invalid"}}])
+    error_of(c.call("follow", {**account("5"), "await": True}), UNAUTHORIZED)
+    reads = mastodon.route(RELATIONSHIPS)
+    state = c.result("getFollowState", {**account("5"), "refresh": True})
+    assert mastodon.route(RELATIONSHIPS) == reads + 1, "the read went out and was answered"
+    assert state["pending"] is True and state["following"] is True and state["confirmed"] is False, state
+    assert state["error"] is not None and state["error"]["code"] == UNAUTHORIZED, state
+    assert "The access token is invalid" in state["error"]["message"], state
+    assert c.result("getFollowState", account("5"))["error"]["code"] == UNAUTHORIZED
+    assert c.result("stats")["waitingForCredentials"] == 1
+
+
 def test_rate_limited_calls_are_retried(mastodon, netmodel):
     c = netmodel(retry={"maxRetries": 4, "baseDelayMs": 20, "maxDelayMs": 100}).conn
     mastodon.control("POST", "ratelimit", {"remaining": 0, "resetSeconds": 1})

@@ -6,8 +6,8 @@ _netmodel() {
   local cur prev
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="serve call watch top check-config --version --help"
-  local serve_options="--socket --no-stdio --log-level --log-format --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-api-calls-per-second"
+  local commands="serve call watch stop top check-config --version --help"
+  local serve_options="--socket --no-stdio --log-level --log-format --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-api-calls-per-second --config-file --print-config"
   local methods="initialize shutdown exit rpc.discover stats follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState configure \$/cancelRequest"
   local topics="entity entity: list: stats"
 
@@ -29,7 +29,7 @@ _netmodel() {
         --log-format) mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur"); return ;;
         --backend) mapfile -t COMPREPLY < <(compgen -W "local rest" -- "$cur"); return ;;
         --when-exhausted) mapfile -t COMPREPLY < <(compgen -W "rollback queue" -- "$cur"); return ;;
-        --config) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+        --config | --config-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
         --state-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
         --max-*|--shutdown-timeout-ms|--simulate|--seed|--environment|--entity-idle-ms|--list-idle-ms) return ;;
       esac
@@ -49,10 +49,13 @@ _netmodel() {
       ;;
     watch)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--socket= --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--socket= --count= --until= --timeout= --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -W "$topics" -- "$cur")
       fi
+      ;;
+    stop)
+      mapfile -t COMPREPLY < <(compgen -W "--socket= --timeout= --help" -- "$cur")
       ;;
     top)
       mapfile -t COMPREPLY < <(compgen -W "--socket= --json --help" -- "$cur")

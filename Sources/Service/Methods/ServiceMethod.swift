@@ -23,9 +23,7 @@ extension NetmodelService {
     register(FetchList.self)
     register(GetEntity.self)
     register(SetInterfaceState.self)
-    server.dispatcher.register(Exit.self) { [unowned self] _, _ in
-      self.terminate(exitCode: self.shutdownRequested ? 0 : 1)
-    }
+    server.dispatcher.register(Exit.self) { [unowned self] _, connection in self.exit(from: connection) }
   }
 
   private func register<Method: ServiceMethod>(_ method: Method.Type) {

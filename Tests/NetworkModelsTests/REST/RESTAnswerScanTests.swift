@@ -21,16 +21,16 @@ import Testing
   @Test(arguments: bodies) func theScanReadsWhatTheTreeReads(body: String) {
     for rule in Self.rules {
       let bytes = Array(body.utf8)
-      let tree = RESTBackend.followingFromTree(bytes, rule)
-      let answer = RESTBackend.followingFromScan(bytes, rule) ?? tree
+      let tree = RESTFollows.followingFromTree(bytes, rule)
+      let answer = RESTFollows.followingFromScan(bytes, rule) ?? tree
       #expect(answer == tree, "\(rule) of \(body)")
     }
   }
 
   @Test func onlyAMemberOfAnObjectIsScanned() {
     let rule = RESTConfiguration.FollowingRule.pointer(JSONPointer("/following")!)
-    #expect(RESTBackend.followingFromScan(Array(#"{"following":true}"#.utf8), rule) == .success(true))
-    #expect(RESTBackend.followingFromScan(Array("[true]".utf8), rule) == nil)
-    #expect(RESTBackend.followingFromScan(Array("{}".utf8), .pointer(JSONPointer("/a/b")!)) == nil)
+    #expect(RESTFollows.followingFromScan(Array(#"{"following":true}"#.utf8), rule) == .success(true))
+    #expect(RESTFollows.followingFromScan(Array("[true]".utf8), rule) == nil)
+    #expect(RESTFollows.followingFromScan(Array("{}".utf8), .pointer(JSONPointer("/a/b")!)) == nil)
   }
 }

@@ -52,7 +52,7 @@ extension Result {
       f.server.requests.map(\.path) == ["/api/v1/me/follow/profile/gagosian", "/api/v1/me/follow/profile/gagosian"])
   }
 
-  /// `stats.backend.http.endpoints` (what `netmodel top` shows) counts single state
+  /// `stats.backend.session.http.endpoints` (what `netmodel top` shows) counts single state
   /// reads, which are kept apart from the other calls' figures, and batched ones.
   @Test func endpointFiguresCountSingleAndBatchedReads() throws {
     let f = try RESTFixture()
@@ -62,7 +62,7 @@ extension Result {
     }
     _ = try f.read(profile)
     _ = try f.read(banksy)
-    let endpoints = f.backend.httpStatistics.endpoints
+    let endpoints = f.backend.statistics.httpStatistics.endpoints
     #expect(endpoints["profile.state"]?.finished == 1 && endpoints["profile.state"]?.inFlight == 0)
     #expect(endpoints["artist.state"]?.finished == 1 && endpoints["artist.state"]?.inFlight == 0)
   }
@@ -175,7 +175,7 @@ extension Result {
     }
     let state = try f.set(banksy, true).get()
     #expect(state.confirmed == true && !state.pending)
-    #expect(f.backend.http.inFlight == 0)
+    #expect(f.backend.session.http.inFlight == 0)
   }
 
   @Test func retryAfterIsHonoured() throws {
@@ -226,7 +226,7 @@ extension Result {
     #expect(failure.failure.kind == .unauthorized(status: 401))
     #expect(failure.state.pending && failure.state.following == true, "the intent waits for credentials")
     // As `configure {authToken}` does: the new token, then the waiting intent goes out.
-    f.backend.setAuthToken("s3cret")
+    f.backend.session.setAuthToken("s3cret")
     f.store.credentialsChanged()
     let state = try f.set(banksy, true).get()
     #expect(state.confirmed == true && state.error == nil)

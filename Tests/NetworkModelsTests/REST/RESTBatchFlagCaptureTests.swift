@@ -50,9 +50,9 @@ import Testing
     try run { answers.count == keys.count }
     #expect(server.requests.count == 1)
     #expect(try answers["1"]?.get() == .following && answers["3"].map { try? $0.get() } == .requested)
-    #expect(backend.capturedValues.values(of: keys[0], in: "test") == ["followId": "f1"])
-    #expect(backend.capturedValues.values(of: keys[1], in: "test").isEmpty)
-    #expect(backend.capturedValues.values(of: keys[2], in: "test").isEmpty)
+    #expect(backend.session.capturedValues.values(of: keys[0], in: "test") == ["followId": "f1"])
+    #expect(backend.session.capturedValues.values(of: keys[1], in: "test").isEmpty)
+    #expect(backend.session.capturedValues.values(of: keys[2], in: "test").isEmpty)
 
     // The unfollow uses the captured id at once, without reading the state again.
     var unfollowed: Result<FollowAnswer, FollowFailure>?

@@ -121,7 +121,7 @@ import Testing
     // 60 s is beyond retry.maxWaitMs (5 s): failed at once with the time left, nothing resent.
     #expect(failure.kind == .unavailable)
     #expect(failure.retryAfter.map { $0 > .seconds(59) && $0 <= .seconds(60) } == true)
-    #expect(f.backend.http.holdRemaining.map { $0 > .seconds(59) } == true)
+    #expect(f.backend.session.http.holdRemaining.map { $0 > .seconds(59) } == true)
     #expect(f.server.requests.count == 1)
   }
 
@@ -163,7 +163,7 @@ import Testing
       return try #require(result)
     }
     #expect(try follow().get() == .following)
-    #expect(f.backend.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "s1"])
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "s1"])
     // Deleted and made again elsewhere (s2): the follow meets the duplicate.
     f.server.handler = { request in
       switch request.method {
@@ -173,7 +173,7 @@ import Testing
       }
     }
     #expect(try follow().get() == .following)
-    #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test").isEmpty)
     var unfollowed: Result<FollowAnswer, FollowFailure>?
     f.backend.setFollowing(channel, false) { unfollowed = $0 }
     try f.run { unfollowed != nil }

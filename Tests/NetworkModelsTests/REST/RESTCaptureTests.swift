@@ -53,7 +53,7 @@ final class CaptureFixture: LoopDriving {
     let configuration = try RESTConfiguration.parse(
       captureConfiguration.replacingOccurrences("http://127.0.0.1:1", server.baseURL))
     let backend = RESTBackend(configuration: configuration, loop: loop, environmentVariables: { _ in nil })
-    backend.capturedValues = values
+    backend.session.capturedValues = values
     return backend
   }
 
@@ -110,14 +110,14 @@ final class SubscriptionsDouble {
     let youtube = SubscriptionsDouble()
     f.server.handler = youtube.handle
     #expect(try f.set(channel, true).get() == true)
-    #expect(f.backend.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "sub1"])
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "sub1"])
     #expect(try f.set(channel, false).get() == false)
     #expect(
       f.server.requests.map { "\($0.method) \($0.path)?\($0.query)" } == [
         "POST /subscriptions?part=snippet", "DELETE /subscriptions?id=sub1",
       ])
     #expect(youtube.byChannel.isEmpty)
-    #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test").isEmpty)
   }
 
   /// Confirming it would leave a follow nothing can undo.
@@ -133,7 +133,7 @@ final class SubscriptionsDouble {
     let f = try CaptureFixture()
     f.server.handler = { _ in .respond(status: 200, body: #"{"id":42}"#) }
     _ = try f.set(channel, true).get()
-    #expect(f.backend.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "42"])
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test") == ["subscriptionId": "42"])
   }
 
   /// A follow made elsewhere (or a lost state folder): the state read captures the
@@ -172,7 +172,7 @@ final class SubscriptionsDouble {
     _ = try f.set(channel, true).get()
     youtube.byChannel = [:]  // unsubscribed on another device
     #expect(try f.read([channel])[channel.id]?.get() == false)
-    #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test").isEmpty)
   }
 
   @Test func aBatchedStateReadCapturesEachItemsValue() throws {
@@ -184,7 +184,7 @@ final class SubscriptionsDouble {
     let results = try f.read(keys)
     #expect(results.mapValues { try? $0.get() } == ["UCa": true, "UCb": false, "UCc": true])
     #expect(f.server.requests.map(\.query) == ["forChannelId=UCa,UCb,UCc"])
-    #expect(f.backend.capturedValues.values(of: keys[2], in: "test") == ["subscriptionId": "s-c"])
+    #expect(f.backend.session.capturedValues.values(of: keys[2], in: "test") == ["subscriptionId": "s-c"])
   }
 
   /// Kept in the state folder: a backend started again on it unfollows with the value.
@@ -206,7 +206,7 @@ final class SubscriptionsDouble {
     let youtube = SubscriptionsDouble()
     f.server.handler = youtube.handle
     _ = try f.set(channel, true).get()
-    #expect(f.backend.selectEnvironment("other"))
+    #expect(f.backend.session.selectEnvironment("other"))
     _ = try f.set(channel, false).get()
     #expect(f.server.requests.map(\.method) == ["POST", "GET", "DELETE"])
   }
@@ -218,7 +218,7 @@ final class SubscriptionsDouble {
     FileSystem.removeTree(temp.path)
     let failure = try #require(try f.set(channel, true).failure)
     #expect(failure.kind == .unavailable && failure.message.contains("could not keep"))
-    #expect(f.backend.capturedValues.values(of: channel, in: "test").isEmpty)
+    #expect(f.backend.session.capturedValues.values(of: channel, in: "test").isEmpty)
   }
 
   /// The claim a restart relies on: the value is renamed into place and the folder
@@ -261,7 +261,7 @@ final class SubscriptionsDouble {
     let loop = try EventLoop()
     let server = try LoopbackHTTPServer(loop: loop)
     let backend = RESTBackend(configuration: configuration, loop: loop)
-    try backend.capturedValues.keep(["subscriptionId": ".."], for: channel, in: "test")
+    try backend.session.capturedValues.keep(["subscriptionId": ".."], for: channel, in: "test")
     var result: Result<FollowAnswer, FollowFailure>?
     backend.setFollowing(channel, false) { result = $0 }
     while result == nil { try loop.runOnce(wait: true) }
@@ -322,9 +322,9 @@ final class SubscriptionsDouble {
   /// one that never met them (a list's item) fails without a request.
   @Test func anIDHoldingTheSeparatorOfAJoinedJSONStringIsRefused() throws {
     let f = try CaptureFixture()
-    let problem = f.backend.validatePlaceholders(kind: "tag", id: "x|y")
+    let problem = f.backend.follows.validatePlaceholders(kind: "tag", id: "x|y")
     #expect(problem?.path == "/id" && problem?.reason.contains("\"|\"") == true)
-    #expect(f.backend.validatePlaceholders(kind: "artist", id: "x,y") == nil)  // percent-encoded in a query
+    #expect(f.backend.follows.validatePlaceholders(kind: "artist", id: "x,y") == nil)  // percent-encoded in a query
     let results = try f.read([EntityKey(kind: "tag", id: "x|y")])
     #expect(results["x|y"]?.failure?.kind == .rejected(status: 0))
     #expect(f.server.requests.isEmpty)

@@ -249,25 +249,26 @@ let artsyLikeConfiguration = #"""
   }
 
   func endpoints(_ kind: String) throws -> RESTConfiguration.KindEndpoints {
-    try #require(backend.configuration.kinds[kind])
+    try #require(backend.session.configuration.kinds[kind])
   }
 
   @Test func idsArePercentEncodedSoTheyCannotAddSegments() throws {
-    let request = backend.request(try endpoints("artist").unfollow, kind: "artist", id: "a/b c?d=é")
+    let request = backend.session.request(try endpoints("artist").unfollow, kind: "artist", id: "a/b c?d=é")
     #expect(request.url == "http://127.0.0.1:1/api/v1/me/follow/artist/a%2Fb%20c%3Fd%3D%C3%A9")
     #expect(request.method == "DELETE" && request.body == nil)
   }
 
   @Test func arrayParametersRepeatPerID() throws {
-    let request = backend.request(try endpoints("artist").state.endpoint, kind: "artist", ids: ["banksy", "kaws&co"])
+    let request = backend.session.request(
+      try endpoints("artist").state.endpoint, kind: "artist", ids: ["banksy", "kaws&co"])
     #expect(request.url == "http://127.0.0.1:1/api/v1/me/follow/artists?artists[]=banksy&artists[]=kaws%26co")
   }
 
   @Test func formAndJSONBodiesAreFilledIn() throws {
-    let form = backend.request(try endpoints("artist").follow, kind: "artist", id: "andy warhol")
+    let form = backend.session.request(try endpoints("artist").follow, kind: "artist", id: "andy warhol")
     #expect(String(decoding: form.body ?? [], as: UTF8.self) == "artist_id=andy%20warhol")
     #expect(form.headers.contains { $0 == ("Content-Type", "application/x-www-form-urlencoded") })
-    let json = backend.request(try endpoints("gene").follow, kind: "gene", id: "pop-\"art\"")
+    let json = backend.session.request(try endpoints("gene").follow, kind: "gene", id: "pop-\"art\"")
     let body = try JSON.parse(json.body ?? [])
     #expect(body["kind"]?.string == "gene")
     #expect(body["ids"]?[0]?.string == "pop-\"art\"")
@@ -275,19 +276,19 @@ let artsyLikeConfiguration = #"""
   }
 
   @Test func theTokenGoesInTheConfiguredHeaderOnlyAndConfigureReplacesIt() throws {
-    let first = backend.request(try endpoints("profile").state.endpoint, kind: "profile", id: "x")
+    let first = backend.session.request(try endpoints("profile").state.endpoint, kind: "profile", id: "x")
     #expect(first.headers.contains { $0 == ("X-Access-Token", "t0ken") })
     #expect(first.headers.contains { $0 == ("Accept", "application/json") })
     #expect(!first.url.contains("t0ken") && !first.summary.contains("t0ken"))
-    backend.setAuthToken(nil)
-    let second = backend.request(try endpoints("profile").state.endpoint, kind: "profile", id: "x")
+    backend.session.setAuthToken(nil)
+    let second = backend.session.request(try endpoints("profile").state.endpoint, kind: "profile", id: "x")
     #expect(!second.headers.contains { $0.name == "X-Access-Token" })
   }
 
   @Test func environmentsChooseTheBaseURL() throws {
-    #expect(backend.selectEnvironment("production"))
-    #expect(!backend.selectEnvironment("staging"))
-    let request = backend.request(try endpoints("show").state.endpoint, kind: "show", id: "s1")
+    #expect(backend.session.selectEnvironment("production"))
+    #expect(!backend.session.selectEnvironment("staging"))
+    let request = backend.session.request(try endpoints("show").state.endpoint, kind: "show", id: "s1")
     #expect(request.url == "https://api.example.com/me/follows?show_id=s1")
   }
 }

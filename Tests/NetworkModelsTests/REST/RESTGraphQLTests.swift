@@ -414,10 +414,10 @@ final class GraphQLFixture: StoreDriving {
       """#)
     let backend = RESTBackend(configuration: configuration, loop: try EventLoop())
     let artist = try #require(configuration.kinds["artist"])
-    let follow = backend.request(artist.follow, kind: "artist", id: "banksy")
+    let follow = backend.session.request(artist.follow, kind: "artist", id: "banksy")
     #expect(follow.url == "http://127.0.0.1:1/f/banksy?q=%7Bx%7D")
     #expect(String(decoding: follow.body ?? [], as: UTF8.self) == #"{"t":"{banksy}"}"#)
-    let unfollow = backend.request(artist.unfollow, kind: "artist", id: "banksy")
+    let unfollow = backend.session.request(artist.unfollow, kind: "artist", id: "banksy")
     #expect(String(decoding: unfollow.body ?? [], as: UTF8.self) == "f=%7Bnope%7D")
   }
 }

@@ -180,10 +180,10 @@ final class RESTListFixture: LoopDriving {
 
   @Test func theLinkHeaderIsRead() {
     #expect(
-      RESTBackend.nextLink(#"<https://x/a?p=2>; rel="next", <https://x/a?p=9>; rel="last""#) == "https://x/a?p=2")
-    #expect(RESTBackend.nextLink(#"<https://x/a?p=1>; rel="prev""#) == nil)
-    #expect(RESTBackend.nextLink(#"<https://x/a?tags=a,b&p=2>; rel="next last""#) == "https://x/a?tags=a,b&p=2")
-    #expect(RESTBackend.nextLink(#"</a?p=2>; rel=next"#, base: "https://x:8080/a?p=1") == "https://x:8080/a?p=2")
-    #expect(RESTBackend.nextLink(#"<b?p=2>; rel="next""#, base: "https://x/v1/a?p=1") == "https://x/v1/b?p=2")
+      RESTLists.nextLink(#"<https://x/a?p=2>; rel="next", <https://x/a?p=9>; rel="last""#) == "https://x/a?p=2")
+    #expect(RESTLists.nextLink(#"<https://x/a?p=1>; rel="prev""#) == nil)
+    #expect(RESTLists.nextLink(#"<https://x/a?tags=a,b&p=2>; rel="next last""#) == "https://x/a?tags=a,b&p=2")
+    #expect(RESTLists.nextLink(#"</a?p=2>; rel=next"#, base: "https://x:8080/a?p=1") == "https://x:8080/a?p=2")
+    #expect(RESTLists.nextLink(#"<b?p=2>; rel="next""#, base: "https://x/v1/a?p=1") == "https://x/v1/b?p=2")
   }
 }

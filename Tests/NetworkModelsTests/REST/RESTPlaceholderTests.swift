@@ -39,25 +39,26 @@ import Testing
 
   @Test(arguments: [".", ".."])
   func aDotSegmentIDIsRefused(id: String) throws {
-    let problem = try #require(backend.validatePlaceholders(kind: "thing", id: id))
+    let problem = try #require(backend.follows.validatePlaceholders(kind: "thing", id: id))
     #expect(problem.path == "/id")
     #expect(problem.reason.contains("dot segment") && problem.reason.contains("RFC 3986"))
   }
 
   @Test(arguments: ["...", "../..", "a/../..", "%2e%2e", "..%2F..", "?x=1", "#frag", "a b", "é"])
   func anyOtherIDIsOneSegment(id: String) {
-    #expect(backend.validatePlaceholders(kind: "thing", id: id) == nil)
+    #expect(backend.follows.validatePlaceholders(kind: "thing", id: id) == nil)
   }
 
   /// The segment a value fills is what counts: "/d/.{id}" with "." makes "..", while
   /// "{id}.json" and a query never make a dot segment.
   @Test func theSegmentFilledIsChecked() {
-    #expect(backend.validatePlaceholders(kind: "dotted", id: ".")?.path == "/id")
-    #expect(backend.validatePlaceholders(kind: "dotted", id: "..") == nil)
-    #expect(backend.validatePlaceholders(kind: "queried", id: "..") == nil)
-    #expect(backend.validatePlaceholders(list: "pair", params: ["a": ".", "b": "."])?.path == "/params/a")
-    #expect(backend.validatePlaceholders(list: "pair", params: ["a": "x", "b": ".."]) == nil)
-    #expect(backend.validatePlaceholders(list: "pair", params: ["a": "", "b": "x"])?.reason.contains("empty") == true)
+    #expect(backend.follows.validatePlaceholders(kind: "dotted", id: ".")?.path == "/id")
+    #expect(backend.follows.validatePlaceholders(kind: "dotted", id: "..") == nil)
+    #expect(backend.follows.validatePlaceholders(kind: "queried", id: "..") == nil)
+    #expect(backend.follows.validatePlaceholders(list: "pair", params: ["a": ".", "b": "."])?.path == "/params/a")
+    #expect(backend.follows.validatePlaceholders(list: "pair", params: ["a": "x", "b": ".."]) == nil)
+    #expect(
+      backend.follows.validatePlaceholders(list: "pair", params: ["a": "", "b": "x"])?.reason.contains("empty") == true)
   }
 
   /// An intent replayed from the outbox never met `Models.admit`: one whose id this

@@ -37,7 +37,7 @@ import Testing
 
   func fixture() throws -> RESTFixture {
     let f = try RESTFixture(edit: { _ in Self.configuration })
-    f.backend.wallClock = { Self.now }
+    f.backend.session.wallClock = { Self.now }
     return f
   }
 
@@ -53,7 +53,7 @@ import Testing
     }
     var followed: Result<EntityState, FollowStore.SettleFailure>?
     f.store.setFollowing(user, true) { followed = $0 }
-    try f.run { f.backend.http.holdRemaining != nil }
+    try f.run { f.backend.session.http.holdRemaining != nil }
     var read: Result<EntityState, FollowStore.SettleFailure>?
     f.store.read(repo, refresh: true, maxAgeMs: 0) { read = $0 }
     try f.run { followed != nil && read != nil }
@@ -99,7 +99,7 @@ import Testing
     f.server.handler = { _ in .respond(status: 403, headers: [("x-ratelimit-remaining", "12")]) }
     let failure = try #require(try f.set(user, true).failure).failure
     #expect(failure.kind == .unauthorized(status: 403))
-    #expect(f.backend.http.holdRemaining == nil && f.server.requests.count == 1)
+    #expect(f.backend.session.http.holdRemaining == nil && f.server.requests.count == 1)
   }
 
   @Test func theFirstRuleThatHoldsWins() throws {
@@ -119,24 +119,24 @@ import Testing
     let f = try fixture()
     f.server.handler = { _ in .respond(status: 204) }
     #expect(try f.set(EntityKey(kind: "repo", id: "octo cat/hello-world"), true).get().confirmed == true)
-    let state = try #require(f.backend.configuration.kinds["repo"]).state.endpoint
-    #expect(f.backend.request(state, kind: "repo", id: "a/b?c").url.hasSuffix("/user/starred/a/b%3Fc"))
-    let single = try #require(f.backend.configuration.kinds["user"]).state.endpoint
-    #expect(f.backend.request(single, kind: "user", id: "a/b").url.hasSuffix("/user/following/a%2Fb"))
+    let state = try #require(f.backend.session.configuration.kinds["repo"]).state.endpoint
+    #expect(f.backend.session.request(state, kind: "repo", id: "a/b?c").url.hasSuffix("/user/starred/a/b%3Fc"))
+    let single = try #require(f.backend.session.configuration.kinds["user"]).state.endpoint
+    #expect(f.backend.session.request(single, kind: "user", id: "a/b").url.hasSuffix("/user/following/a%2Fb"))
     #expect(f.server.requests.map(\.path) == ["/user/starred/octo%20cat/hello-world"])
   }
 
   @Test(arguments: ["a/..", "./b", "a//b", "a/", "/b", "a/b/../c"])
   func anIDWithAnEmptyOrDotSegmentIsRefused(id: String) throws {
     let f = try fixture()
-    #expect(f.backend.validatePlaceholders(kind: "repo", id: id)?.path == "/id")
+    #expect(f.backend.follows.validatePlaceholders(kind: "repo", id: id)?.path == "/id")
     // As one segment (`{id}`), the same id is data.
-    #expect(f.backend.validatePlaceholders(kind: "user", id: id) == nil)
+    #expect(f.backend.follows.validatePlaceholders(kind: "user", id: id) == nil)
   }
 
   @Test func aDotsOnlyValueInsideAnIDIsOneOfItsSegments() throws {
     let f = try fixture()
-    #expect(f.backend.validatePlaceholders(kind: "repo", id: "a/...") == nil)
-    #expect(f.backend.validatePlaceholders(kind: "repo", id: "octocat/hello-world") == nil)
+    #expect(f.backend.follows.validatePlaceholders(kind: "repo", id: "a/...") == nil)
+    #expect(f.backend.follows.validatePlaceholders(kind: "repo", id: "octocat/hello-world") == nil)
   }
 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import NetworkModels
 
-/// A single state read's request is built from its path cut once (RESTBackend+SingleRead):
+/// A single state read's request is built from its path cut once (RESTFollows+SingleRead):
 /// it must be byte for byte what filling the path with `Template.fill` gives, for every
 /// shape of path and id.
 @Suite struct RESTSingleReadTests {
@@ -38,11 +38,11 @@ import Testing
   @Test(arguments: paths)
   func theCutPathFillsAsTemplateFillDoes(path: String) throws {
     let backend = try Self.backend(path: path)
-    let read = try #require(backend.stateRead("ki-nd"))
+    let read = try #require(backend.follows.stateRead("ki-nd"))
     #expect(read.path != nil, "a path alone is cut once")
     for id in Self.ids {
-      let built = backend.singleReadRequest(read, kind: "ki-nd", id: id)
-      let filled = backend.request(read.state.endpoint, kind: "ki-nd", id: id)
+      let built = backend.follows.singleReadRequest(read, kind: "ki-nd", id: id)
+      let filled = backend.session.request(read.state.endpoint, kind: "ki-nd", id: id)
       #expect(built == filled, "\(path) with \(id)")
       #expect(
         built.url == "http://127.0.0.1:1/base"
@@ -56,8 +56,8 @@ import Testing
   /// any endpoint's.
   @Test func aPathWithAMarkerByteIsNotCut() throws {
     let backend = try Self.backend(path: "/a\u{1}b/{id}")
-    let read = try #require(backend.stateRead("ki-nd"))
+    let read = try #require(backend.follows.stateRead("ki-nd"))
     #expect(read.path == nil)
-    #expect(backend.singleReadRequest(read, kind: "ki-nd", id: "x").url == "http://127.0.0.1:1/base/a\u{1}b/x")
+    #expect(backend.follows.singleReadRequest(read, kind: "ki-nd", id: "x").url == "http://127.0.0.1:1/base/a\u{1}b/x")
   }
 }

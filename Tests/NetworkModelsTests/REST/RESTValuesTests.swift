@@ -30,7 +30,7 @@ let valuesConfiguration = #"""
 
   private func fixture(me: String?) throws -> RESTFixture {
     let f = try RESTFixture(token: me, edit: { _ in valuesConfiguration })
-    f.backend.wallClock = { 1_796_137_445 }
+    f.backend.session.wallClock = { 1_796_137_445 }
     f.server.handler = { _ in .respond(status: 200, body: "[]") }
     return f
   }
@@ -44,7 +44,7 @@ let valuesConfiguration = #"""
     _ = try f.read(account).get()
     #expect(f.server.requests.last?.query == "as=109")
     var page: Result<ListPage, FollowFailure>?
-    f.backend.fetchListPage(ListPageRequest(key: ListKey(name: "following"))) { page = $0 }
+    f.backend.lists.fetchListPage(ListPageRequest(key: ListKey(name: "following"))) { page = $0 }
     try f.run { page != nil }
     #expect(f.server.requests.last?.path == "/accounts/109/following")
   }
@@ -58,7 +58,7 @@ let valuesConfiguration = #"""
     // The unfollow names no value: it goes out.
     _ = try f.set(account, false)
     #expect(f.server.requests.map(\.path) == ["/accounts/7/unfollow"])
-    #expect(f.backend.setValue("me", "42") == nil)
+    #expect(f.backend.session.setValue("me", "42") == nil)
     _ = try f.set(account, true).get()
     #expect(f.server.requests.map(\.path) == ["/accounts/7/unfollow", "/accounts/7/follow"])
     #expect(f.server.requests.last?.headers["x-me"] == "42")
@@ -66,10 +66,10 @@ let valuesConfiguration = #"""
 
   @Test func configureRefusesUnknownNamesAndUnsafeValues() throws {
     let f = try fixture(me: "1")
-    #expect(f.backend.setValue("you", "1")?.contains("no value \"you\"") == true)
-    #expect(f.backend.setValue("me", "a\r\nX-Evil: 1") != nil)
-    #expect(f.backend.setValue("me", "..") != nil)
-    #expect(f.backend.valueNames == ["app", "me"])
+    #expect(f.backend.session.setValue("you", "1")?.contains("no value \"you\"") == true)
+    #expect(f.backend.session.setValue("me", "a\r\nX-Evil: 1") != nil)
+    #expect(f.backend.session.setValue("me", "..") != nil)
+    #expect(f.backend.session.valueNames == ["app", "me"])
   }
 
   @Test(arguments: [
@@ -77,7 +77,7 @@ let valuesConfiguration = #"""
     (-1, "1969-12-31T23:59:59Z"),
   ])
   func nowIsRFC3339InUTC(seconds: Int64, text: String) {
-    #expect(RESTBackend.rfc3339(secondsSinceEpoch: seconds) == text)
+    #expect(RESTSession.rfc3339(secondsSinceEpoch: seconds) == text)
   }
 
   @Test func aPlaceholderNamingNoValueIsRefusedWithItsPath() throws {

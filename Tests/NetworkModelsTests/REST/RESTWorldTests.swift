@@ -3,7 +3,7 @@ import Testing
 
 @testable import NetworkModels
 
-/// The token and values requests are asked under (RESTBackend+World).
+/// The token and values requests are asked under (RESTSession+World).
 @Suite struct RESTWorldTests {
   let banksy = EntityKey(kind: "artist", id: "banksy")
 
@@ -14,16 +14,16 @@ import Testing
     for good in ["s3cret", "eyJ.a-b_c~d+/=", "café"] { #expect(AuthToken.problem(good) == nil) }
     let f = try RESTFixture(token: "first")
     f.server.handler = { _ in .respond(status: 200, body: #"{"profile":{"id":"gagosian"}}"#) }
-    #expect(f.backend.setAuthToken("a\r\nX-Evil: 1") == .refused)
-    #expect(f.backend.setAuthToken("first") == .unchanged)
+    #expect(f.backend.session.setAuthToken("a\r\nX-Evil: 1") == .refused)
+    #expect(f.backend.session.setAuthToken("first") == .unchanged)
     _ = try f.read(EntityKey(kind: "profile", id: "gagosian")).get()
     #expect(f.server.requests.last?.headers["x-access-token"] == "first")
-    #expect(f.backend.setAuthToken("second") == .changed && f.backend.setAuthToken(nil) == .changed)
+    #expect(f.backend.session.setAuthToken("second") == .changed && f.backend.session.setAuthToken(nil) == .changed)
   }
 
   @Test func aTokenFromTheEnvironmentWithALineBreakIsNotTakenAndTheVariableIsNamed() throws {
     let f = try RESTFixture(token: "leak\r\nX-Evil: 1")
-    let problem = try #require(f.backend.tokenEnvironmentProblem)
+    let problem = try #require(f.backend.session.tokenProblem)
     #expect(problem.contains("$TEST_TOKEN") && !problem.contains("leak") && !problem.contains("Evil"))
   }
 
@@ -31,9 +31,9 @@ import Testing
     let f = try RESTFixture(token: "109", edit: { _ in valuesConfiguration })
     // {me} names the account's follow and state and the following list (whose items
     // are accounts); {app} is in a header every request carries.
-    #expect(f.backend.usesOfValues(["me"]) == ValueUses(kinds: ["account"], lists: ["following"]))
-    #expect(f.backend.usesOfValues(["app"]) == ValueUses(kinds: ["account"], lists: ["following"]))
-    #expect(f.backend.usesOfValues(["other"]).isEmpty)
-    #expect(f.backend.setValue("me", "110") == nil && f.backend.value("me") == "110")
+    #expect(f.backend.session.usesOfValues(["me"]) == ValueUses(kinds: ["account"], lists: ["following"]))
+    #expect(f.backend.session.usesOfValues(["app"]) == ValueUses(kinds: ["account"], lists: ["following"]))
+    #expect(f.backend.session.usesOfValues(["other"]).isEmpty)
+    #expect(f.backend.session.setValue("me", "110") == nil && f.backend.session.value("me") == "110")
   }
 }

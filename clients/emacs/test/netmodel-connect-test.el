@@ -142,5 +142,25 @@
     (let ((err (cdr (should-error (netmodel-request-sync "stats" nil 3) :type 'netmodel-error))))
       (should (string-search "symbolic link" (plist-get err :message))))))
 
+;; A host that ends its socket connection ends its own session, not the daemon others
+;; share (issue 27 §6): `netmodel-disconnect', and a host that says LSP's `shutdown' and
+;; `exit' first, leave it serving the others.
+(ert-deftest netmodel-ending-a-socket-session-leaves-a-shared-daemon-running ()
+  (let ((srv (nmt-start-server (nmt-tmpdir))))
+    (dotimes (_ 2)
+      (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+      (should (eq t (plist-get (netmodel-request-sync "follow" (list :kind "artist" :id "banksy" :await t))
+                               :confirmed)))
+      (netmodel-disconnect))
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (netmodel-request-sync "shutdown" nil) ; answered, not an error
+    (netmodel-notify "exit" nil)
+    (nmt-sleep 0.3)
+    (netmodel-disconnect)
+    (should (process-live-p (plist-get srv :process)))
+    (let ((answer (nmt-call (plist-get srv :socket) "getFollowState" "kind=artist" "id=banksy")))
+      (should (equal 0 (car answer)))
+      (should (string-search "\"following\":true" (cadr answer))))))
+
 (provide 'netmodel-connect-test)
 ;;; netmodel-connect-test.el ends here

@@ -78,7 +78,8 @@ export interface EntityState {
   requested?: true;
   /**
    * null, or the last failure of a mutation or read of this entity; kept until the next successful
-   * change or fetch.
+   * change or fetch (while the entity's intent waits for credentials a successful fetch keeps its
+   * -32003 error: the intent still waits).
    */
   error: null | EntityStateError;
   /**

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import test from 'node:test';
 import { ConnectionLostError, NetmodelClient } from '../index.js';
-import { BIN, connectWhenReady, needsBinary, sandbox, T } from './helpers.mjs';
+import { BIN, connectWhenReady, needsBinary, nextMatching, sandbox, T } from './helpers.mjs';
 
 const alive = (pid) => {
   try {
@@ -70,4 +70,29 @@ test('a server that cannot start says why', { skip: needsBinary, timeout: 60_000
   const s = sandbox(t);
   const options = { path: s.socket, bin: BIN, args: ['--state-dir', s.stateDir, '--no-such-option'], env: s.env, stderr: 'pipe', timeout: T };
   await assert.rejects(NetmodelClient.connectOrSpawn(options), (e) => e instanceof ConnectionLostError && /never started \(exit code/.test(e.message));
+});
+
+// A host that closes its socket connection ends its own session, not the daemon others
+// share (issue 27 §6): another client goes on being served and told of changes.
+test('closing a socket session leaves a shared daemon running', { skip: needsBinary, timeout: 60_000 }, async (t) => {
+  const s = sandbox(t);
+  const server = s.startServer();
+  const other = await connectWhenReady({ path: s.socket });
+  const sub = await other.subscribe('entity:artist/kaws');
+  for (const lspStyle of [false, true]) {
+    const leaving = await NetmodelClient.connect({ path: s.socket, timeout: T });
+    await leaving.follow('artist', 'banksy', { await: true });
+    if (lspStyle) {
+      // LSP's way out, as a host may say it: it ends that session only.
+      assert.equal(await leaving.call('shutdown'), null);
+      leaving.notify('exit');
+    }
+    await leaving.close();
+  }
+  assert.equal(server.exitCode, null, 'closing a socket client stopped the daemon');
+  assert.equal((await other.stats()).connections.open, 1);
+  await other.follow('artist', 'kaws');
+  await nextMatching(sub, (state) => state.following === true);
+  await other.close();
+  assert.equal(server.exitCode, null);
 });

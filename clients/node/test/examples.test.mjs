@@ -36,7 +36,7 @@ function sandbox(t) {
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(CLIENT, path.join(dir, 'node_modules', 'netmodel-client'));
   fs.mkdirSync(path.join(dir, 'run'), { mode: 0o700 });
-  const env = { ...process.env, NETMODEL_BIN: BIN, XDG_STATE_HOME: path.join(dir, 'state'), XDG_RUNTIME_DIR: path.join(dir, 'run') };
+  const env = { ...process.env, NETMODEL_BIN: BIN, XDG_STATE_HOME: path.join(dir, 'state'), XDG_RUNTIME_DIR: path.join(dir, 'run'), XDG_CONFIG_HOME: path.join(dir, 'config') };
   return { dir, env };
 }
 

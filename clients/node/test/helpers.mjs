@@ -40,7 +40,7 @@ export function sandbox(t) {
     dir,
     stateDir: path.join(dir, 'state'),
     socket: path.join(dir, 'nm.sock'),
-    env: { ...process.env, XDG_RUNTIME_DIR: path.join(dir, 'run'), XDG_STATE_HOME: path.join(dir, 'xdg-state') },
+    env: { ...process.env, XDG_RUNTIME_DIR: path.join(dir, 'run'), XDG_STATE_HOME: path.join(dir, 'xdg-state'), XDG_CONFIG_HOME: path.join(dir, 'xdg-config') },
     /** `netmodel serve --socket=PATH --no-stdio --state-dir DIR ARGS…`, killed after the test. */
     startServer(args = []) {
       const child = spawn(BIN, ['serve', `--socket=${this.socket}`, '--no-stdio', '--state-dir', this.stateDir, ...args], {

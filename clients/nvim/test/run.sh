@@ -13,7 +13,8 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -m 700 "$tmp/run"
-export XDG_RUNTIME_DIR="$tmp/run" XDG_STATE_HOME="$tmp/state"
+# XDG_CONFIG_HOME too: the user's netmodel.json would change every server spawned here.
+export XDG_RUNTIME_DIR="$tmp/run" XDG_STATE_HOME="$tmp/state" XDG_CONFIG_HOME="$tmp/config"
 
 tests=("$@")
 [[ ${#tests[@]} -gt 0 ]] || tests=("$here"/test_*.lua)

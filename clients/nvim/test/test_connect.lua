@@ -78,4 +78,33 @@ H.test('states older than the one held are dropped', function()
   H.eq('[ Follow ]', H.virt_text(buf, 0), 'after a newer state')
 end)
 
+-- A host that ends its socket connection ends its own session, not the daemon others
+-- share (issue 27 §6): stop(), and a Neovim that says shutdown and exit and quits, leave
+-- it serving the others.
+H.test('stopping a socket connection leaves a shared daemon running', function()
+  local srv = H.start_server(H.tmpdir())
+  for _ = 1, 2 do
+    nm.setup({ socket = srv.socket, spawn = false })
+    local state, err = nm.request_sync('follow', { kind = 'artist', id = 'banksy', await = true })
+    H.eq(nil, err, 'follow error')
+    H.eq(true, state.confirmed, 'confirmed')
+    nm.stop()
+  end
+  local quit = vim.fn.jobstart({
+    vim.v.progpath, '--headless', '--clean', '--cmd', 'set rtp^=' .. H.root,
+    '-c', ('lua require("netmodel").setup({ socket = %q, spawn = false })'):format(srv.socket),
+    '-c', 'lua assert(require("netmodel").request_sync("stats", {}, 10000))',
+    -- LSP's way out, as a host may say it: it ends that session only.
+    '-c', 'lua local _, e = require("netmodel").request_sync("shutdown", {}, 10000); assert(e == nil, vim.inspect(e))',
+    '-c', 'lua require("netmodel").notify("exit")', '-c', 'sleep 200m', '-c', 'qa!',
+  })
+  H.ok(quit > 0, 'cannot start another Neovim')
+  H.eq({ 0 }, vim.fn.jobwait({ quit }, 20000), 'the other Neovim connected, asked and quit')
+  vim.wait(300)
+  H.eq(nil, srv.exit_code, 'the daemon is still running')
+  local code, out, err = H.call(srv.socket, 'getFollowState', 'kind=artist', 'id=banksy')
+  H.eq(0, code, 'netmodel call after the sessions ended: ' .. err)
+  H.eq(true, vim.json.decode(out).following, 'the state the ended sessions left')
+end)
+
 H.finish()

@@ -36,6 +36,8 @@ def env(tmp_path, monkeypatch):
     run.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    # The user's netmodel.json would change every server spawned here.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     return dict(os.environ)
 
 

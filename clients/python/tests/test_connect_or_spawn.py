@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from netmodel_client import AsyncClient, Client, ConnectionLost, default_socket_path
-from test_client import T, pid_alive, run
+from test_client import T, next_matching, pid_alive, run
 from test_client import server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.timeout(60)
@@ -96,5 +96,32 @@ def test_an_unusable_binary_is_an_error_not_a_hang(env, state_dir):
             await asyncio.wait_for(
                 AsyncClient.connect_or_spawn(binary="/nonexistent/netmodel", args=("--state-dir", state_dir)), T
             )
+
+    run(main())
+
+
+def test_closing_a_socket_session_leaves_a_shared_daemon_running(server):  # noqa: F811
+    """A host that closes its socket connection ends its own session, not the daemon
+    others share (issue 27 §6): another client goes on being served and told of changes."""
+
+    async def main():
+        server.start()
+        other = await AsyncClient.connect(server.path, timeout=T)
+        try:
+            sub = await other.subscribe("entity:artist/kaws")
+            for lsp_style in (False, True):
+                leaving = await AsyncClient.connect(server.path, timeout=T)
+                await leaving.follow("artist", "banksy", await_=True)
+                if lsp_style:  # LSP's way out, as a host may say it: it ends that session only
+                    assert await leaving.call("shutdown") is None
+                    await leaving.notify("exit")
+                await leaving.close()
+            assert server.proc.poll() is None, "closing a socket client stopped the daemon"
+            assert (await other.stats())["connections"]["open"] == 1
+            await other.follow("artist", "kaws")
+            await next_matching(sub, lambda s: s.following is True)
+        finally:
+            await other.close()
+        assert server.proc.poll() is None
 
     run(main())

@@ -38,6 +38,7 @@ def example_env(binary, tmp_path) -> dict:
         PYTHONPATH=str(CLIENT),
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_RUNTIME_DIR=str(tmp_path / "run"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),  # not the user's netmodel.json
     )
     env.pop("NETMODEL_BIN", None)
     return env

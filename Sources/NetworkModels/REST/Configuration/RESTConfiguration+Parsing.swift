@@ -36,7 +36,7 @@ extension RESTConfiguration {
   static func parse(_ root: Field) throws(RESTConfigurationError) -> RESTConfiguration {
     try root.allow([
       "environments", "environment", "auth", "headers", "timeoutMs", "connectTimeoutMs",
-      "maxInFlight", "retry", "kinds", "lists", "rateLimit", "values",
+      "maxInFlight", "retry", "kinds", "lists", "rateLimit", "values", "forbidden",
     ])
     var environments: [(String, String)] = []
     let environmentsField = try root.required("environments")
@@ -61,13 +61,15 @@ extension RESTConfiguration {
     var auth: Auth?
     var warnings: [RESTConfigurationError] = []
     if let field = root.optional("auth") {
-      try field.allow(["header", "scheme", "tokenEnv", "allowPlainHTTP"])
+      try field.allow(["header", "scheme", "tokenEnv", "tokenFile", "tokenCredential", "allowPlainHTTP"])
       auth = Auth(
         header: try field.required("header").headerName(),
         scheme: try field.optional("scheme").map { (scheme) throws(RESTConfigurationError) in
           try scheme.checkNoLineBreaks(try scheme.string())
         },
-        tokenEnvironmentVariable: try field.optional("tokenEnv")?.string())
+        tokenEnvironmentVariable: try field.optional("tokenEnv")?.string(),
+        tokenFile: try field.optional("tokenFile")?.tokenFilePath(),
+        tokenCredential: try field.optional("tokenCredential")?.credentialName())
       // The token goes with every request: over plain http:// anyone on the way to
       // another host reads it. Loopback never leaves the machine (the demo server).
       var allowPlainHTTP = false
@@ -113,6 +115,7 @@ extension RESTConfiguration {
     configuration.values = values ?? [:]
     configuration.warnings = warnings
     if let field = root.optional("rateLimit") { configuration.rateLimit = try field.rateLimitHeaders() }
+    if let field = root.optional("forbidden") { configuration.forbidden = try field.forbidden() }
     return configuration
   }
 
@@ -385,6 +388,33 @@ struct Field {
   }
 
   func headerName() throws(RESTConfigurationError) -> String { try checkHeaderName(try string()) }
+
+  /// A path as a file can hold one: not empty, no control characters (a NUL would cut
+  /// it short), `~` only as `~/`.
+  func tokenFilePath() throws(RESTConfigurationError) -> String {
+    let path = try string()
+    guard !path.isEmpty else { throw error("must not be empty") }
+    guard !path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+      throw error("must not contain control characters")
+    }
+    if path.utf8.first == UInt8(ascii: "~") && path.utf8.count > 1 && path.utf8.dropFirst().first != UInt8(ascii: "/") {
+      throw error("~user is not expanded: write the folder (only ~/ is the home folder)")
+    }
+    return path
+  }
+
+  /// A systemd credential's name, as `LoadCredential=` takes it: a file name in
+  /// `$CREDENTIALS_DIRECTORY`, so no `/`, not `.` or `..`, no control characters.
+  func credentialName() throws(RESTConfigurationError) -> String {
+    let name = try string()
+    guard !name.isEmpty, name.utf8.count <= 255, !name.utf8.contains(UInt8(ascii: "/")),
+      !name.utf8.elementsEqual(".".utf8), !name.utf8.elementsEqual("..".utf8),
+      !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
+    else {
+      throw error("must be a credential's name as LoadCredential= gives it (a file name: no /, not . or ..)")
+    }
+    return name
+  }
 
   /// `name` (this field's value, or its key) as a header name.
   @discardableResult

@@ -4,7 +4,7 @@ import EventLoop
 /// `netmodel top`). Every `send` follows the `count` of its endpoint in the same
 /// call, so `send` takes the endpoint from there rather than every caller passing
 /// its name again.
-extension RESTBackend {
+extension RESTSession {
   struct StartedCall {
     let key: CallKey?
     let at: LoopInstant
@@ -26,15 +26,15 @@ extension RESTBackend {
     endpointFigures[key, default: EndpointFigures()].finish(took: took)
   }
 
-  /// Every endpoint's figures by `kind.endpoint`: single state reads keep theirs on
-  /// the kind's boxed read (RESTBackend.StateRead), batched ones here.
+  /// The figures of every endpoint but single state reads (RESTFollows.StateRead keeps
+  /// those), by `kind.endpoint`.
   var figuresByEndpoint: [String: EndpointFigures] {
-    var all = Dictionary(
-      uniqueKeysWithValues: endpointFigures.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
-    for (kind, read) in stateReads where read.figures.finished > 0 || read.figures.inFlight > 0 {
-      all["\(kind).state", default: EndpointFigures()].add(read.figures)
-    }
-    return all
+    Dictionary(uniqueKeysWithValues: endpointFigures.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
+  }
+
+  /// Calls made per `kind.endpoint`, but single state reads.
+  var callsByEndpoint: [String: Int] {
+    Dictionary(uniqueKeysWithValues: callCounts.map { ("\($0.key.kind).\($0.key.endpoint)", $0.value) })
   }
 }
 

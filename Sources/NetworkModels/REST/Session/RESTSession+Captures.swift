@@ -6,7 +6,7 @@ import Posix
 /// YouTube's unfollow takes the subscription's id, which only its follow and state
 /// answers give. They are held per entity in `capturedValues` (durable with a state
 /// folder) and forgotten once the entity is known not followed.
-extension RESTBackend {
+extension RESTSession {
   /// The values at `capture`'s pointers in `json`; nil when one is missing or is
   /// neither a string nor an integer (taken as its decimal text).
   static func captured(_ capture: [(name: String, pointer: JSONPointer)], in json: JSON) -> [String: String]? {
@@ -71,45 +71,5 @@ extension RESTBackend {
     } catch {
       Log.warn("could not forget the values held for \(key): \(error)")
     }
-  }
-
-  /// An unfollow whose request needs captured values: with them held it goes out;
-  /// without (a follow made elsewhere, a lost state folder) the state is read first,
-  /// which captures them, or says the unfollow is already done.
-  func unfollowWithCaptures(
-    _ key: EntityKey, _ kind: RESTConfiguration.KindEndpoints, _ completion: @escaping Completion
-  ) {
-    if kind.unfollowNeeds.isSubset(of: capturedValues.values(of: key, in: environment).keys) {
-      return sendUnfollow(key, kind, completion)
-    }
-    fetchFollowing(key) { [weak self] result in
-      guard let self else { return }
-      switch result {
-      case .failure, .success(.notFollowing):
-        completion(result)
-      case .success(.following), .success(.requested):
-        let missing = kind.unfollowNeeds.subtracting(self.capturedValues.values(of: key, in: self.environment).keys)
-        guard missing.isEmpty else {
-          let names = missing.sorted().map { "{\($0)}" }.joined(separator: ", ")
-          let message = "the unfollow of \(key) needs \(names): the state read says following but did not give it"
-          return completion(.failure(FollowFailure(.rejected(status: 0), message)))
-        }
-        self.sendUnfollow(key, kind, completion)
-      }
-    }
-  }
-
-  private func sendUnfollow(
-    _ key: EntityKey, _ kind: RESTConfiguration.KindEndpoints, _ completion: @escaping Completion
-  ) {
-    var values = capturedValues.values(of: key, in: environment)
-    values["kind"] = key.kind
-    values["id"] = key.id
-    // A captured value fills the path like an id: one made of dots would call another resource.
-    if let (name, reason) = Template.pathProblem(kind.unfollow.path, values) {
-      let message = "the value captured as {\(name)} for \(key) " + reason
-      return loop.execute { completion(.failure(FollowFailure(.rejected(status: 0), message))) }
-    }
-    sendChange(kind.unfollow, key, false, request(kind.unfollow, values: values), completion)
   }
 }

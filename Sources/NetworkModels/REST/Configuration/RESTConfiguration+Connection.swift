@@ -37,24 +37,3 @@ extension Field {
     return name
   }
 }
-
-extension RESTBackend {
-  /// The next page's cursor from a connection's `pageInfo`, nil at the end. A
-  /// `pageInfo` that does not say whether there is a next page, or says there is one
-  /// but not where, fails the page: guessing "the end" would hide the rest of the
-  /// list, guessing "more" would ask for the same page again.
-  static func nextCursor(_ json: JSON, _ pageInfo: JSONPointer) -> Result<String?, FollowFailure> {
-    guard let info = json.value(at: pageInfo), info.isObject else {
-      return .failure(FollowFailure(.unavailable, "the list answer has no pageInfo object at \(pageInfo)"))
-    }
-    guard let hasNext = info["hasNextPage"]?.bool else {
-      return .failure(FollowFailure(.unavailable, "the list answer has no true or false at \(pageInfo)/hasNextPage"))
-    }
-    guard hasNext else { return .success(nil) }
-    guard let cursor = info["endCursor"]?.string, !cursor.isEmpty else {
-      return .failure(
-        FollowFailure(.unavailable, "the list answer says hasNextPage but has no endCursor at \(pageInfo)/endCursor"))
-    }
-    return .success(cursor)
-  }
-}

@@ -6,7 +6,7 @@ import Posix
 /// asked under. An answer asked under another is not about this one: a change
 /// withdraws the requests still waiting for a connection, and an answer that comes
 /// afterwards to a request of the old world is never read.
-extension RESTBackend {
+extension RESTSession {
   /// What a request was asked under, kept in its answer's closure.
   struct World: Equatable {
     /// Bumped when another environment becomes active.
@@ -23,7 +23,7 @@ extension RESTBackend {
     world.serial &+= 1
     if changed {
       world.environment &+= 1
-      failPendingBatches()
+      onEnvironmentChange?()
     }
     let withdrawn = http.cancelWaiting()
     if withdrawn > 0 {
@@ -74,20 +74,6 @@ extension RESTBackend {
       uses.kinds.insert(endpoints.item.kind)
     }
     return uses
-  }
-
-  private func failPendingBatches() {
-    let pending = batches
-    batches.removeAll()
-    for (_, batch) in pending {
-      if let timer = batch.timer { loop.cancel(timer) }
-      let failure = droppedWithEnvironment
-      loop.execute {
-        for id in batch.ids {
-          for waiter in batch.waiters[ExactString(id)] ?? [] { waiter(.failure(failure)) }
-        }
-      }
-    }
   }
 }
 

@@ -4,7 +4,7 @@ import HTTP
 /// A single state read's request, from its path cut once, when the backend is made.
 /// `Template.fill` parsed the path for every read (its placeholders' names made into
 /// strings, the bytes appended one by one, then copied into a `String`).
-extension RESTBackend {
+extension RESTFollows {
   /// The path of a kind's state read as literal runs between its `{id}` and `{id*}`
   /// placeholders, `{kind}` already filled. Made by `Template.fill` itself, with
   /// markers for the id's two forms, so it means what `fill` makes of the path.
@@ -112,16 +112,16 @@ extension RESTBackend {
   func sendSingleRead(_ key: EntityKey, _ read: StateRead, _ completion: @escaping Completion) {
     let request = singleReadRequest(read, kind: key.kind, id: key.id)
     read.figures.inFlight += 1
-    let startedAt = loop.clock.now
-    let world = self.world
-    http.send(request, priority: readPriority) { [weak self] result in
+    let startedAt = session.loop.clock.now
+    let world = session.world
+    session.http.send(request, priority: session.readPriority) { [weak self] result in
       guard let self else { return }
-      read.figures.finish(took: self.loop.clock.now - startedAt)
-      guard self.world == world else {
+      read.figures.finish(took: self.session.loop.clock.now - startedAt)
+      guard self.session.world == world else {
         if result.wasWithdrawn { read.calls -= 1 }
-        return self.answeredInOldWorld(world, completion) { self.fetchFollowing(key, completion: completion) }
+        return self.session.answeredInOldWorld(world, completion) { self.fetchFollowing(key, completion: completion) }
       }
-      self.holdIfRateLimited(result, read.state.endpoint)
+      self.session.holdIfRateLimited(result, read.state.endpoint)
       completion(self.singleReadAnswer(result, key, read))
     }
   }
@@ -129,8 +129,10 @@ extension RESTBackend {
   /// The HTTP request of `read` for `id`: its path cut once when it can be, else
   /// filled as any endpoint's.
   func singleReadRequest(_ read: StateRead, kind: String, id: String) -> HTTPRequest {
-    guard let path = read.path, !fillsValues else { return request(read.state.endpoint, kind: kind, id: id) }
-    return request(
-      read.state.endpoint, url: path.url(prefix: baseURL, id: id), headers: read.headers)
+    guard let path = read.path, !session.fillsValues else {
+      return session.request(read.state.endpoint, kind: kind, id: id)
+    }
+    return session.request(
+      read.state.endpoint, url: path.url(prefix: session.baseURL, id: id), headers: read.headers)
   }
 }

@@ -1,11 +1,13 @@
 import JSON
 
-extension RESTBackend: PlaceholderValidating {
+/// Ids and list params checked against the paths they would fill, before anything
+/// changes or is sent.
+extension RESTFollows {
   public func validatePlaceholders(kind: String, id: String) -> PlaceholderProblem? {
     if let problem = joinProblem(kind: kind, id: id) { return problem }
     // Runs before every call: only an id made of dots alone can fill a dot segment,
     // or one with a "/" split into segments (`{id*}`).
-    guard Self.mayChangeSegments(id), let endpoints = configuration.kinds[kind]
+    guard Self.mayChangeSegments(id), let endpoints = session.configuration.kinds[kind]
     else {
       return nil
     }
@@ -34,13 +36,33 @@ extension RESTBackend: PlaceholderValidating {
     return id.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(id.utf8)
   }
 
+  /// Ids joined into one JSON string are sent as they are: an id holding the separator
+  /// would read as two, so it is refused before anything changes or is sent (what
+  /// cannot be read is not followed either). In a query or form each id is
+  /// percent-encoded, so the separator inside one is escaped.
+  func joinProblem(kind: String, id: String) -> PlaceholderProblem? {
+    guard joinsIDsInJSON, let read = stateRead(kind), let join = read.state.batch?.join,
+      case .json = read.state.endpoint.body,
+      id.containsBytes(of: join)
+    else { return nil }
+    return PlaceholderProblem(
+      path: "/id",
+      reason: "id must not contain \"\(join)\": the batched state read joins the ids with it in one JSON string")
+  }
+
   public func validatePlaceholders(list: String, params: [String: String]) -> PlaceholderProblem? {
-    guard let endpoint = configuration.lists[list]?.endpoint,
-      let (name, reason) = Template.pathProblem(endpoint.path, params)
+    session.configuration.paramsProblem(list: list, params: params)
+  }
+}
+
+extension RESTConfiguration {
+  /// Why `params` cannot fill the path of `list` (a value made of dots would call
+  /// another resource), or nil.
+  func paramsProblem(list: String, params: [String: String]) -> PlaceholderProblem? {
+    guard let endpoint = lists[list]?.endpoint, let (name, reason) = Template.pathProblem(endpoint.path, params)
     else { return nil }
     return PlaceholderProblem(
       path: JSONPointer.member(name, of: "/params"),
       reason: "params.\(name) " + reason)
   }
-
 }

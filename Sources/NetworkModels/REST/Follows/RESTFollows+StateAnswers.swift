@@ -1,57 +1,8 @@
 import HTTP
 import JSON
 
-/// How answers are read: statuses, the follow state, the followed subset of a batch.
-extension RESTBackend {
-
-  /// A transport error or a status the endpoint gives no meaning to becomes a
-  /// failure; a status it names goes to `meaning`, a 2xx to `success`. The
-  /// configuration only gives an endpoint meanings its `meaning` can answer, and
-  /// details and lists none (they pass no `meaning`), so no configured status fails.
-  static func outcome<T>(
-    _ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint,
-    meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
-    success: (HTTPResponse) -> Result<T, FollowFailure>
-  ) -> Result<T, FollowFailure> {
-    switch result {
-    case .failure(let error):
-      return .failure(FollowFailure(.unavailable, error.message))
-    case .success(let response):
-      // Errors in a 2xx come first: a status meaning must not confirm what the answer refuses.
-      if let errors = endpoint.errors, (200...299).contains(response.status),
-        let failure = answerErrors(response, endpoint, errors)
-      {
-        return .failure(failure)
-      }
-      if let named = endpoint.meaning(of: response) {
-        if named == .retry { return .failure(Self.failure(response, endpoint, rateLimited: true)) }
-        if let meaning { return meaning(named) }
-      }
-      if (200...299).contains(response.status) { return success(response) }
-      return .failure(Self.failure(response, endpoint))
-    }
-  }
-
-  static func failure(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, rateLimited: Bool = false)
-    -> FollowFailure
-  {
-    let status = response.status
-    var message = "HTTP \(status) from \(endpoint.method) \(endpoint.path)" + (rateLimited ? " (rate limited)" : "")
-    // Most APIs say why in {"error": "..."} or {"message": "..."}: worth showing a user.
-    if let json = try? JSON.parse(response.body),
-      let reason = json["error"]?.string ?? json["message"]?.string ?? json["error"]?["message"]?.string,
-      !reason.isEmpty
-    {
-      message += ": " + String(reason.prefix(200))
-    }
-    if rateLimited { return FollowFailure(.unavailable, message, retryAfter: response.retryAfter) }
-    switch status {
-    case 401, 403: return FollowFailure(.unauthorized(status: status), message)
-    case 408, 429, 500...599: return FollowFailure(.unavailable, message, retryAfter: response.retryAfter)
-    default: return FollowFailure(.rejected(status: status), message)
-    }
-  }
-
+/// How state answers are read: the follow state, the followed subset of a batch.
+extension RESTFollows {
   static func following(in response: HTTPResponse, _ rule: RESTConfiguration.FollowingRule) -> Result<
     Bool, FollowFailure
   > {

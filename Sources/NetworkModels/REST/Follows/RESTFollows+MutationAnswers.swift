@@ -3,7 +3,7 @@ import JSON
 
 /// Answers that state the follow state (Mastodon's Relationship): a mutation's result,
 /// a single read's `requested`, and a batch with one flag per id asked.
-extension RESTBackend {
+extension RESTFollows {
   /// What a 2xx answer to a follow (`following` true) or unfollow says the backend
   /// holds now. Without pointers the status alone means done; with them the answer
   /// must say it, and a result other than the one asked for is a failure: a follow
@@ -103,61 +103,5 @@ extension RESTBackend {
         FollowFailure(.unavailable, "the batched state item of id \(id) has no true or false at \(requestedPointer)"))
     }
     return .success(requested ? .requested : .notFollowing)
-  }
-}
-
-extension RESTBackend {
-  /// Each id's answer from a batched read: from its own item when the batch reads flags
-  /// per item, else from the followed subset. A status meaning answers for every id of
-  /// the call: Artsy's batched check answers 404 when none of them is followed (see
-  /// examples/artsy/ENDPOINTS.md).
-  func batchOutcome(
-    _ result: Result<HTTPResponse, HTTPError>, _ state: RESTConfiguration.Endpoint, _ batch: RESTConfiguration.Batch,
-    ids: [String], kind: String
-  ) -> (String) -> Result<FollowAnswer, FollowFailure> {
-    if batch.flags.following != nil {
-      let answers = answer(
-        result, state,
-        meaning: { meaning in
-          .success(
-            Dictionary(
-              ids.map { (ExactString($0), .success(FollowAnswer(meaning == .following))) },
-              uniquingKeysWith: { first, _ in first }))
-        }
-      ) { response in
-        let answers = Self.batchAnswers(response, batch, ids: ids)
-        if !state.capture.isEmpty {
-          self.captureFromItems(response, batch, answers, kind: kind, capture: state.capture)
-        }
-        return .success(answers)
-      }
-      return { id in
-        answers.flatMap { $0[ExactString(id)] ?? .failure(FollowFailure(.unavailable, "no answer for id \(id)")) }
-      }
-    }
-    let followed = answer(
-      result, state, meaning: { $0 == .following ? .success(Set(ids.map(ExactString.init))) : .success([]) }
-    ) {
-      response in self.followedIDs(in: response, batch, asked: ids, kind: kind, capture: state.capture)
-    }
-    return { id in followed.map { FollowAnswer($0.contains(ExactString(id))) } }
-  }
-
-  /// Values captured from the items of a batch answered with a flag per item: only
-  /// from those that say following (what they name exists only then).
-  private func captureFromItems(
-    _ response: HTTPResponse, _ batch: RESTConfiguration.Batch,
-    _ answers: [ExactString: Result<FollowAnswer, FollowFailure>],
-    kind: String, capture: [(name: String, pointer: JSONPointer)]
-  ) {
-    guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
-      return
-    }
-    for item in items.elements {
-      guard let id = item.value(at: batch.id).flatMap({ $0.string ?? $0.integer.map { String($0) } }),
-        case .success(.following)? = answers[ExactString(id)]
-      else { continue }
-      captureFromState(EntityKey(kind: kind, id: id), capture, item)
-    }
   }
 }

@@ -3,7 +3,7 @@ import Posix
 
 /// Named values (`{me}`: the user's own account id) and the built-in `{now}`, filled
 /// into every template beside a request's own placeholders.
-extension RESTBackend {
+extension RESTSession {
   /// The configured values that have one: a literal, or a non-empty environment variable.
   static func initialValues(
     _ sources: [String: RESTConfiguration.ValueSource], _ environmentVariables: (String) -> String?
@@ -91,10 +91,6 @@ extension RESTBackend {
     var names = Array(Template.placeholders(of: endpoint))
     for (_, value) in endpoint.headers { names += Template.placeholders(in: value) }
     return names
-  }
-
-  func unsendable<T>(_ failure: FollowFailure, _ completion: @escaping (Result<T, FollowFailure>) -> Void) {
-    loop.execute { completion(.failure(failure)) }
   }
 
   /// `2026-12-01T15:04:05Z`: RFC 3339 in UTC, whole seconds.

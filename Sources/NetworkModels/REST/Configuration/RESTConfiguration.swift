@@ -20,19 +20,32 @@ public struct RESTConfiguration: @unchecked Sendable {
   public var lists: [String: ListEndpoints] = [:]
   /// How the API says when a rate limit ends (`rateLimit`).
   public var rateLimit = RateLimitHeaders()
+  /// What a 403 means: a refusal, or the credentials judged (`forbidden`).
+  public var forbidden = Forbidden.standard
   /// Named values every template can use (`{me}`), besides the built-in `{now}`.
   public var values: [String: ValueSource] = [:]
   /// What the file allows but should not (a token over plain http:// it opted in
   /// to): `check-config` and the server's start say it.
   public var warnings: [RESTConfigurationError] = []
+  /// The folder of the file this was read from, which `auth.tokenFile` is relative to
+  /// (nil: the working folder).
+  public var folder: String?
 
   public struct Auth: Sendable {
     /// `Authorization`, `X-Access-Token`, …
     public var header: String
     /// Put before the token with a space (`Bearer`); nil for the bare token.
     public var scheme: String?
-    /// Where the token comes from until `configure` sets one.
+    /// Where the token comes from until `configure` sets one: the first of
+    /// `tokenCredential`, `tokenFile`, `tokenEnvironmentVariable` that is there
+    /// (`AuthTokenSources`).
     public var tokenEnvironmentVariable: String?
+    /// A file holding the token, as the configuration writes it (`~/`, or relative to
+    /// the configuration's folder).
+    public var tokenFile: String?
+    /// The name of a systemd credential (`LoadCredential=NAME:…`), read from
+    /// `$CREDENTIALS_DIRECTORY/NAME`.
+    public var tokenCredential: String?
     // (`allowPlainHTTP` is only read at parse time: it turns an error into a warning.)
   }
 

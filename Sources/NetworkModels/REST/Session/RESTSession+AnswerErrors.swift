@@ -3,7 +3,7 @@ import JSON
 
 /// Errors inside a successful answer: a GraphQL server answers 200 with
 /// `{"errors": [...], "data": null}` when a mutation fails.
-extension RESTBackend {
+extension RESTSession {
   /// The failure a 2xx answer states at `rule.pointer`, or nil when it states none (no
   /// value there, null, or an empty array, or a 204 with no content). Any other answer
   /// that is not JSON cannot say it has no errors: it fails too.

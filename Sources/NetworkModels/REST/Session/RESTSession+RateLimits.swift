@@ -4,7 +4,7 @@ import HTTP
 /// An API that says "no more requests until T" (429, or a status meaning "retry")
 /// gets none: every request of this backend, whatever its kind or endpoint, waits in
 /// the HTTP client's queue until T instead of being sent and refused again.
-extension RESTBackend {
+extension RESTSession {
   /// Sends `request` of `endpoint`; a rate-limited answer holds every request until
   /// the time it states, before `completion` reads it.
   @discardableResult
@@ -64,7 +64,8 @@ extension RESTBackend {
     meaning: ((RESTConfiguration.StatusMeaning) -> Result<T, FollowFailure>)? = nil,
     success: (HTTPResponse) -> Result<T, FollowFailure>
   ) -> Result<T, FollowFailure> {
-    let outcome = Self.outcome(result, endpoint, meaning: meaning, success: success)
+    let outcome = Self.outcome(
+      result, endpoint, forbidden: configuration.forbidden, meaning: meaning, success: success)
     guard case .failure(var failure) = outcome, failure.isRetryable, let left = http.holdRemaining else {
       return outcome
     }
