@@ -401,6 +401,36 @@ def test_the_socat_sessions_reply_shows_only_what_the_binary_sends(binary, tmp_p
     assert shown["result"]["bytes"]["in"] == sent["result"]["bytes"]["in"] == len(request.encode()) + 1  # and its newline
 
 
+def test_the_socat_follow_session_is_what_the_binary_answers(binary, tmp_path):
+    """docs/protocol.md, "Following an artist with socat": its command, run as shown, answers
+    the lines shown (but the random instance id)."""
+    doc = (REPO / "docs" / "protocol.md").read_text()
+    section = doc[doc.index("## Following an artist with socat"):]
+    block = section[section.index("```console\n") + 11: section.index("\n```", section.index("```console\n"))]
+    lines = block.split("\n")
+    assert lines[0] == "$ netmodel serve --socket --no-stdio &"
+    command = "\n".join(line.removeprefix("$ ") for line in lines[1:] if not line.startswith("{"))
+    shown = [line for line in lines if line.startswith("{")]
+    run = Path(tempfile.mkdtemp(prefix="nmd-", dir="/tmp"))
+    try:
+        env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_RUNTIME_DIR": str(run)}
+        server = subprocess.Popen([binary, "serve", "--socket", "--no-stdio"], env=env, stderr=subprocess.DEVNULL)
+        try:
+            sock = run / "netmodel" / "netmodel.sock"
+            for _ in range(400):
+                if sock.exists():
+                    break
+                time.sleep(0.05)
+            out = subprocess.run(["bash", "-c", command], text=True, capture_output=True, timeout=30, env=env).stdout
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+    strip = lambda s: re.sub(r'"instance":"[0-9a-f]+"', '"instance":""', s)  # noqa: E731
+    assert [strip(line) for line in out.splitlines()] == [strip(line) for line in shown]
+
+
 @pytest.fixture(scope="module")
 def binary(netmodel_bin: Path) -> str:
     return str(netmodel_bin.resolve())
