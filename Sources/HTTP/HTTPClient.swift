@@ -73,6 +73,8 @@ public final class HTTPClient {
   private var rateTimer: EventLoop.TimerID?
   /// Until then nothing goes out (`hold(until:)`).
   public private(set) var heldUntil: LoopInstant?
+  /// What the API said that put the hold on (`hold(until:reason:)`), for `inspect`.
+  public private(set) var holdReason: HoldReason?
   private var holdTimer: EventLoop.TimerID?
   /// The answer whose completion runs now: a hold it causes says which API and header.
   private var delivering: (request: HTTPRequest, response: HTTPResponse)?
@@ -147,7 +149,7 @@ public final class HTTPClient {
     {
       start(request, completion: completion)
     } else {
-      queue.append(ticket, request, priority, completion)
+      queue.append(ticket, request, priority, at: loop.clock.now, completion)
       if inFlightCount < maxConnections { waitForRate() }
     }
     return ticket
@@ -407,16 +409,18 @@ public final class HTTPClient {
   /// Nothing is sent before `instant` (an API said it takes no requests until then):
   /// requests wait in the queue, by priority, and go out when it comes. A later hold
   /// extends it; an earlier one changes nothing.
-  public func hold(until instant: LoopInstant) {
+  public func hold(until instant: LoopInstant, reason: HoldReason? = nil) {
     guard instant > loop.clock.now, heldUntil.map({ instant > $0 }) ?? true else { return }
     if heldUntil == nil { logHold(for: instant - loop.clock.now) } else { Log.debug("HTTP: the hold was extended") }
     heldUntil = instant
+    holdReason = reason
     if let holdTimer { loop.cancel(holdTimer) }
     let api = delivering.map { Self.origin($0.request.url) } ?? ""
     holdTimer = loop.schedule(after: instant - loop.clock.now) { [weak self] in
       guard let self else { return }
       self.holdTimer = nil
       self.heldUntil = nil
+      self.holdReason = nil
       Log.event(
         .info, "ratelimit.end", "the API's rate limit ended: held requests go out",
         [.init("api", api), .init("waiting", self.queue.count)])
@@ -429,6 +433,11 @@ public final class HTTPClient {
     guard let heldUntil else { return nil }
     let left = heldUntil - loop.clock.now
     return left > .zero ? left : nil
+  }
+
+  /// The first `limit` requests waiting for a connection, a token or a hold, oldest first.
+  public func waitingRequests(limit: Int) -> [WaitingRequest] {
+    queue.oldest(limit).map { WaitingRequest(summary: $0.request.summary, priority: $0.priority, since: $0.queuedAt) }
   }
 
   /// Whether a hold is on (its timer may not have fired yet at its very end: the

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// Which waiting request gets the next free connection. Named after the preloader's
 /// interface states, because that is what decides them: `visible` before `display`
 /// before `preload`, and `user` — what a user waits for or what changes data
@@ -37,6 +39,8 @@ struct WaitingQueue {
     /// Its place in its priority's FIFO; 0: a gap (the request left out of order).
     var serial: UInt64
     var entry: Entry?
+    /// When it came (for `HTTPClient.waitingRequests`).
+    let queuedAt: LoopInstant
   }
 
   /// By ticket.
@@ -59,12 +63,15 @@ struct WaitingQueue {
   /// `ticket` is newer than every ticket appended before.
   mutating func append(
     _ ticket: HTTPTicket, _ request: HTTPRequest, _ priority: HTTPPriority,
+    at now: LoopInstant = LoopInstant(nanoseconds: 0),
     _ completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
   ) {
     precondition(slots.last.map { $0.ticket.raw < ticket.raw } ?? true, "tickets only grow")
     serial += 1
     slots.append(
-      Slot(ticket: ticket, priority: priority, serial: serial, entry: Entry(request: request, completion: completion)))
+      Slot(
+        ticket: ticket, priority: priority, serial: serial, entry: Entry(request: request, completion: completion),
+        queuedAt: now))
     live += 1
     fifos[priority.rawValue].append((ticket, serial))
     counts[priority.rawValue] += 1
@@ -102,6 +109,15 @@ struct WaitingQueue {
       }
     }
     return nil
+  }
+
+  /// The first `limit` requests waiting, oldest first, with their priority and when they came.
+  func oldest(_ limit: Int) -> [(request: HTTPRequest, priority: HTTPPriority, queuedAt: LoopInstant)] {
+    var found: [(request: HTTPRequest, priority: HTTPPriority, queuedAt: LoopInstant)] = []
+    for slot in slots[head...] where found.count < limit {
+      if let entry = slot.entry { found.append((entry.request, slot.priority, slot.queuedAt)) }
+    }
+    return found
   }
 
   /// Where the live entry of `ticket` is.

@@ -156,6 +156,10 @@ public final class FollowStore {
     var checkTimer: EventLoop.TimerID?
     /// The call for `wanted` waits for the intent log's commit (`sendCommittedIntents`).
     var awaitsCommit = false
+    /// When `wanted` was set from none, and when the read under way started: what
+    /// `inspect` shows as "since" (read only there).
+    var pendingSince = LoopInstant(nanoseconds: 0)
+    var readSince = LoopInstant(nanoseconds: 0)
 
     var isIdle: Bool {
       wanted == nil && inFlight == nil && retryTimer == nil && settleWaiters.isEmpty && !readInFlight
@@ -165,7 +169,12 @@ public final class FollowStore {
 
   var records: [EntityKey: Record] = [:]
   var activities: [EntityKey: Activity] = [:]
-  var errors: [EntityKey: FollowFailure] = [:]
+  var errors: [EntityKey: ShownFailure] = [:]
+  /// An entity's `error` and when it was shown (for `inspect`).
+  struct ShownFailure {
+    var failure: FollowFailure
+    var at: LoopInstant
+  }
   /// Entities whose `error` came from a read, not a mutation: a failed read replaces
   /// only these, so a rollback's reason is not hidden by the read that follows it.
   var readErrors: Set<EntityKey> = []
@@ -324,7 +333,7 @@ public final class FollowStore {
     EntityState(
       key: key, following: record.following, confirmed: record.confirmed, pending: pending,
       requested: record.requested,
-      error: errors.isEmpty ? nil : errors[key], attributes: attributes.isEmpty ? nil : attributes[key],
+      error: errors.isEmpty ? nil : errors[key]?.failure, attributes: attributes.isEmpty ? nil : attributes[key],
       version: versions.base &+ UInt64(record.version))
   }
 
@@ -369,6 +378,7 @@ public final class FollowStore {
     let work = self.activity(key)
     mutationSerial += 1
     work.mutationSerial = mutationSerial
+    if work.wanted == nil { work.pendingSince = loop.clock.now }
     work.wanted = wanted
     if let settled { work.settleWaiters.append(settled) }
     intentLog?.record(key, wanted: wanted)
@@ -495,7 +505,7 @@ public final class FollowStore {
   /// Why the intent of `key` waits: the refusal it met, unless a read answered since
   /// and took the error away.
   private func credentialsFailure(_ key: EntityKey) -> FollowFailure {
-    if let failure = errors[key], case .unauthorized = failure.kind { return failure }
+    if let failure = errors[key]?.failure, case .unauthorized = failure.kind { return failure }
     return FollowFailure(.unauthorized(status: 401), "the intent waits for credentials (configure authToken)")
   }
 
@@ -651,7 +661,7 @@ public final class FollowStore {
   /// caller awaiting the mutation is answered with that state.
   private func showAndAnswer(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
     if let failure {
-      errors[key] = failure
+      errors[key] = ShownFailure(failure: failure, at: loop.clock.now)
       readErrors.remove(key)
     }
     changed(key)
@@ -718,6 +728,7 @@ public final class FollowStore {
 
   private func startRead(_ key: EntityKey, _ work: Activity) {
     work.readInFlight = true
+    work.readSince = loop.clock.now
     work.readStartedAt = work.mutationSerial
     work.readStartedCalls = work.callsSent
     work.readOverlapsCall = work.inFlight != nil
@@ -780,11 +791,11 @@ public final class FollowStore {
       if case .unauthorized = failure.kind {
         if !readsWaitingForCredentials.contains(key) { startsWaitingForCredentials(key, failure, read: true) }
         readsWaitingForCredentials.insert(key)
-      } else if errors[key].map({ !Self.sameFailure($0, failure) }) ?? true {
+      } else if errors[key].map({ !Self.sameFailure($0.failure, failure) }) ?? true {
         logFailedRead(key, failure)
       }
       if errors[key] == nil || readErrors.contains(key) {
-        errors[key] = failure
+        errors[key] = ShownFailure(failure: failure, at: loop.clock.now)
         readErrors.insert(key)
         changed(key)
       }

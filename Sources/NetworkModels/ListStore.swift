@@ -92,6 +92,8 @@ public final class ListStore {
     var lastPage: [EntityKey] = []
     /// The eviction tick of its last use.
     var touched: UInt32 = 0
+    /// When the last page's answer (or failure) came, for `inspect`.
+    var answeredAt: LoopInstant?
 
     init(description: ListDescription, params: [String: String]) {
       self.description = description
@@ -308,6 +310,7 @@ public final class ListStore {
   ) {
     guard entries[key] === entry else { return }
     entry.loading = nil
+    entry.answeredAt = store.loop.clock.now
     switch result {
     case .success(let page):
       guard var refill = entry.refill else {

@@ -154,6 +154,8 @@ public enum AuthToken {
 /// A backend's own figures, which `stats` shows under `backend`.
 public protocol BackendStatistics: AnyObject {
   var httpStatistics: HTTPStatistics { get }
+  /// The HTTP client's hold and queue, the first `limit` waiting requests listed.
+  func holds(limit: Int) -> ModelInspection.Holds
 }
 
 /// What a backend over HTTP did: its client's counters, the transfers under way, and

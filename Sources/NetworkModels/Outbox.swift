@@ -118,6 +118,21 @@ public final class Outbox: IntentLog, JournalPart {
   /// Unsettled intents, every environment's.
   public var count: Int { live.count }
 
+  /// The first `limit` unsettled intents of every environment (of `kind` when given) in
+  /// the order they were last changed, and how many there are (for `inspect`): the
+  /// environment each was made in (nil: the log names none).
+  func oldestIntents(kind: String?, limit: Int) -> (
+    total: Int, oldest: [(environment: String?, key: EntityKey, wanted: Bool)]
+  ) {
+    var oldest = SmallestFirst<(sequence: UInt64, slot: Slot, wanted: Bool)>(limit: limit) {
+      $0.sequence < $1.sequence
+    }
+    for (slot, intent) in live where kind.map({ slot.key.kind.hasSameBytes(as: $0) }) ?? true {
+      oldest.offer((intent.sequence, slot, intent.wanted))
+    }
+    return (oldest.offered, oldest.kept.map { ($0.slot.environment, $0.slot.key, $0.wanted) })
+  }
+
   public func isDurable(_ key: EntityKey) -> Bool {
     onDisk.isEmpty || onDisk.index(forKey: Slot(environment: environment, key: key)) == nil
   }

@@ -15,6 +15,16 @@ public enum Process {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
   }
 
+  /// `HH:MM:SS` of `seconds` since 1970 in the local time zone (localtime_r: `TZ`,
+  /// /etc/localtime), as a person at this terminal reads a clock.
+  public static func localTimeOfDay(secondsSince1970 seconds: Int) -> String {
+    var time = time_t(seconds)
+    var parts = tm()
+    guard localtime_r(&time, &parts) != nil else { return "?" }
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : String(value) }
+    return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+  }
+
   public static func environment(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     return String(cString: value)

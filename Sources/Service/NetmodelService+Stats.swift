@@ -8,11 +8,12 @@ extension NetmodelService {
   /// The counters as the `Stats` schema in schema/openrpc.json describes them.
   func statsResult() -> StatsFigures {
     let stats = server.statistics
-    let counters = store.counters
-    let listCounters = lists.counters
-    let preload = preloader.counters
+    let figures = models.figures
+    let counters = figures.store
+    let listCounters = figures.lists
+    let preload = figures.preload
     var http: StatsFigures.HTTP?
-    if let figures = models.statistics?.httpStatistics {
+    if let figures = figures.http {
       let counts = figures.counters
       http = StatsFigures.HTTP(
         requests: Int64(counts.requests), responses: Int64(counts.responses),
@@ -31,13 +32,13 @@ extension NetmodelService {
     }
     return StatsFigures(
       instance: instance,
-      uptimeMs: Self.milliseconds(MonotonicClock().now - stats.startedAt),
+      uptimeMs: uptimeMs,
       lists: StatsFigures.Lists(
-        held: Int64(lists.listCount), pageCalls: Int64(listCounters.pageCalls),
+        held: Int64(figures.listsHeld), pageCalls: Int64(listCounters.pageCalls),
         sharedFetches: Int64(listCounters.sharedFetches), invalidations: Int64(listCounters.invalidations),
         evicted: Int64(listCounters.evicted), pagingFailures: Int64(listCounters.pagingFailures)),
       preload: StatsFigures.Preload(
-        queued: Int64(preloader.queuedCount), inFlight: Int64(preloader.inFlightCount),
+        queued: Int64(figures.preloadQueued), inFlight: Int64(figures.preloadInFlight),
         started: Int64(preload.started), cancelled: Int64(preload.cancelled), detailCalls: Int64(preload.detailCalls),
         detailShared: Int64(preload.detailShared)),
       backend: StatsFigures.Backend(
@@ -45,14 +46,14 @@ extension NetmodelService {
         reads: Int64(counters.backendReads), retries: Int64(counters.retries), rollbacks: Int64(counters.rollbacks),
         http: http),
       dedupeHits: Int64(counters.dedupeHits), cacheHits: Int64(counters.cacheHits),
-      entities: Int64(store.entityCount), entitiesEvicted: Int64(counters.evicted),
-      entitiesPending: Int64(store.pendingCount), entitiesFailed: Int64(store.failedCount),
+      entities: Int64(figures.entities), entitiesEvicted: Int64(counters.evicted),
+      entitiesPending: Int64(figures.entitiesPending), entitiesFailed: Int64(figures.entitiesFailed),
       subscriptions: Int64(subscriptions.subscriptionCount),
       notifications: StatsFigures.Notifications(
         sent: Int64(subscriptions.counters.notificationsSent), coalesced: Int64(subscriptions.counters.coalesced),
         stats: Int64(subscriptions.counters.statsSent)),
-      outbox: Int64(outbox?.count ?? 0),
-      waitingForCredentials: Int64(store.waitingForCredentialsCount),
+      outbox: Int64(figures.outbox),
+      waitingForCredentials: Int64(figures.waitingForCredentials),
       residentMemoryBytes: Int64(Process.residentMemoryBytes()),
       connectionsOpen: Int64(stats.connectionsOpen), connectionsTotal: Int64(stats.connectionsTotal),
       connections: connectionList(),
@@ -63,6 +64,9 @@ extension NetmodelService {
       errorsTotal: Int64(stats.errorsTotal),
       errorsByCode: stats.errorsByCode.sorted(by: { $0.key < $1.key }).map { (String($0.key), Int64($0.value)) })
   }
+
+  /// Since the process started, on the monotonic clock.
+  var uptimeMs: Int64 { Self.milliseconds(MonotonicClock().now - server.statistics.startedAt) }
 
   /// Each open connection, oldest first: who subscribes to what, and who reads slowly.
   private func connectionList() -> [StatsFigures.Connection] {

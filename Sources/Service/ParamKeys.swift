@@ -18,12 +18,14 @@ enum ParamKey {
   static let id = Key(name: "id", low: 0x6469, count: 2)
   static let items = Key(name: "items", low: 0x0073_6D65_7469, count: 5)
   static let kind = Key(name: "kind", low: 0x646E_696B, count: 4)
+  static let limit = Key(name: "limit", low: 0x0074_696D_696C, count: 5)
   static let list = Key(name: "list", low: 0x7473_696C, count: 4)
   static let maxAgeMs = Key(name: "maxAgeMs", low: 0x734D_6567_4178_616D, count: 8)
   static let page = Key(name: "page", low: 0x6567_6170, count: 4)
   static let params = Key(name: "params", low: 0x736D_6172_6170, count: 6)
   static let processId = Key(name: "processId", low: 0x4973_7365_636F_7270, high: 0x0064, count: 9)
   static let refresh = Key(name: "refresh", low: 0x0068_7365_7266_6572, count: 7)
+  static let sections = Key(name: "sections", low: 0x736E_6F69_7463_6573, count: 8)
   static let state = Key(name: "state", low: 0x0065_7461_7473, count: 5)
   static let subscription = Key(name: "subscription", low: 0x7069_7263_7362_7573, high: 0x6E6F_6974, count: 12)
   static let topics = Key(name: "topics", low: 0x7363_6970_6F74, count: 6)
@@ -41,12 +43,14 @@ enum ParamKey {
     id,
     items,
     kind,
+    limit,
     list,
     maxAgeMs,
     page,
     params,
     processId,
     refresh,
+    sections,
     state,
     subscription,
     topics,

@@ -66,12 +66,18 @@ struct StatsFigures: EncodableResult {
 
   /// The figures without those that every push changes by itself: time passes,
   /// memory moves, and the pushes themselves are bytes and notifications. None of
-  /// these is news to a watcher on its own.
+  /// these is news to a watcher on its own; nor is an `inspect` (`netmodel top` asks
+  /// one every second: each would be a push, and the next push's answer another).
   var withoutDrift: StatsFigures {
     var figures = self
     figures.uptimeMs = 0
     figures.residentMemoryBytes = 0
     figures.bytesOut = 0
+    figures.bytesIn = 0
+    if let index = figures.requestsByMethod.firstIndex(where: { $0.0 == Inspect.name }) {
+      figures.requestsTotal -= figures.requestsByMethod[index].1
+      figures.requestsByMethod.remove(at: index)
+    }
     figures.notifications.stats = 0
     for index in figures.connections.indices { figures.connections[index].unsentBytes = 0 }
     return figures

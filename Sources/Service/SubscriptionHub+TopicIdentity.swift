@@ -46,3 +46,17 @@ extension SubscriptionHub {
     static func entity(kind: String, id: String) -> Self { Self(tag: 2, kind, id) }
   }
 }
+
+extension SubscriptionHub.Topic {
+  /// As `netmodel watch` takes it: `entity`, `entity:KIND`, `entity:KIND/ID`,
+  /// `list:NAME` (with its params after a space when it has any), `stats`.
+  var shorthand: String {
+    switch self {
+    case .entity(nil, _): "entity"
+    case .entity(let kind?, nil): "entity:\(kind)"
+    case .entity(let kind?, let id?): "entity:\(kind)/\(id)"
+    case .list(let key, _): key.paramsText == "{}" ? "list:\(key.name)" : "list:\(key.name) \(key.paramsText)"
+    case .stats: "stats"
+    }
+  }
+}

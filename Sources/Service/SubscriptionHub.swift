@@ -184,6 +184,14 @@ final class SubscriptionHub {
     return (queue.subscriptions.count, queue.queuedCount)
   }
 
+  /// A connection's subscriptions in the order they were made (`s2` before `s10`), with their topics.
+  func subscriptions(of connection: Int) -> [(id: String, topics: [Topic])] {
+    guard let queue = queues[connection] else { return [] }
+    return queue.subscriptions.values.sorted { ($0.id.utf8.count, $0.id) < ($1.id.utf8.count, $1.id) }.map {
+      ($0.id, $0.topics)
+    }
+  }
+
   private func queue(for connection: Connection) -> NotificationQueue {
     if let existing = queues[connection.id] { return existing }
     let created = NotificationQueue(connection: connection) { [unowned self] key in self.listState(key) }

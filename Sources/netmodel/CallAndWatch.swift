@@ -11,7 +11,12 @@ let callUsage = """
     netmodel call getFollowState '{"kind":"artist","id":"banksy","maxAgeMs":0}'
   The socket defaults to the server's default path (see `netmodel --help`).
   --timeout=MS gives up after MS milliseconds without the answer (exit 1), telling
-  the server to cancel the request; by default it waits as long as the server takes.
+  the server to cancel the request. Default: 30000 for the methods that only read
+  (getFollowState, getEntity, fetchList, stats, inspect, rpc.discover, initialize);
+  the others (follow with await, …) wait as long as the server takes.
+  Once a second has passed without the answer, one line on stderr says what the call
+  waits for, as the server tells it (`inspect`), and again when that changes:
+    waiting: https://api.github.com rate-limited until 15:04:05 (x-ratelimit-reset)
   Options may come anywhere, in any order; after `--` everything is params. An
   error the server could not tie to the request (id null: it passed the server's
   --max-message-bytes) is printed as the answer (exit 1).
@@ -72,6 +77,13 @@ func errorText(_ error: JSON) -> String {
 /// Reports a JSON-RPC error reply on stderr; exit code 1.
 func failWithErrorReply(_ error: JSON) -> Int32 { fail(errorText(error), code: 1) }
 
+/// `call`'s `--timeout` for the methods that change nothing: a read held by an API's
+/// rate limit can wait minutes, and a script should hear of it (docs/operations.md, "From the shell").
+let defaultReadTimeoutMs = 30_000
+let readMethods = [
+  "getFollowState", "getEntity", "fetchList", "stats", "inspect", "rpc.discover", "initialize",
+]
+
 func runCall(_ arguments: ArraySlice<String>) -> Int32 {
   if helpRequested(arguments, usage: callUsage) { return 0 }
   let options: ClientOptions
@@ -86,10 +98,18 @@ func runCall(_ arguments: ArraySlice<String>) -> Int32 {
     let params = try paramsFromArguments(Array(operands))
     var client = try RPCClient(socketPath: options.socket)
     defer { client.close() }
-    if let timeout = options.timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
+    let timeout = options.timeout ?? (readMethods.contains { $0.hasSameBytes(as: method) } ? defaultReadTimeoutMs : nil)
+    if let timeout { client.deadline = ContinuousClock.now + .milliseconds(timeout) }
     let id = try client.send(method: method, params: params)
-    let answer = Result { () throws(RPCClient.Failure) in try client.reply(to: id) }
-    if case .failure = answer, options.timeout != nil { client.cancel(id) }  // a busy server stops working on it
+    var waiting = CallWaiting(socketPath: options.socket, params: params)
+    defer { waiting.close() }
+    let answer = Result { () throws(RPCClient.Failure) in
+      while true {
+        if let reply = try client.reply(to: id, within: CallWaiting.interval) { return reply }
+        waiting.check()
+      }
+    }
+    if case .failure = answer, timeout != nil { client.cancel(id) }  // a busy server stops working on it
     let reply = try answer.get()
     if let error = reply["error"] { return failWithErrorReply(error) }
     try? FileDescriptor.standardOutput.writeAll((reply["result"]?.text ?? "null") + "\n")

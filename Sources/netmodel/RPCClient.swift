@@ -130,9 +130,37 @@ struct RPCClient {
   private func waitForBytes() throws(Failure) {
     guard let deadline else { return }
     if !fd.waitUntilReadable(timeout: ContinuousClock.now.duration(to: deadline)) {
-      throw Failure(description: "no answer in time (--timeout); is the server stopped or busy?", timedOut: true)
+      throw Self.noAnswerInTime
     }
   }
+
+  /// The reply to request `id` (as `reply(to:)` takes it) if it comes within `slice`;
+  /// nil when it has not come yet. Throws once the deadline passed, as `reply` does.
+  mutating func reply(to id: Int64, within slice: Duration) throws(Failure) -> JSON? {
+    let end = ContinuousClock.now + slice
+    while true {
+      while let frame = splitter.next() {
+        guard case .message(let bytes) = frame else { continue }
+        let message: JSON
+        do {
+          message = try JSON.parse(Array(bytes))
+        } catch {
+          throw Failure(description: "the server sent something that is not JSON: \(error)")
+        }
+        if message["id"]?.integer == id || Self.isUnmatchedError(message) { return message }
+        if message["id"] == nil { held.append(message) }
+      }
+      let now = ContinuousClock.now
+      if let deadline, now >= deadline { throw Self.noAnswerInTime }
+      if now >= end { return nil }
+      let until = deadline.map { min($0, end) } ?? end
+      if !fd.waitUntilReadable(timeout: now.duration(to: until)) { continue }
+      guard try readSocket() else { throw Failure(description: "the server closed the connection before answering") }
+    }
+  }
+
+  static let noAnswerInTime = Failure(
+    description: "no answer in time (--timeout); is the server stopped or busy?", timedOut: true)
 
   /// Waits for the reply to request `id`, or an error the server could not tie to a
   /// request (`isUnmatchedError`), which answers it. Notifications met on the way are

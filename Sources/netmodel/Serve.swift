@@ -73,10 +73,11 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       if let source = rest.session.tokenSource {
-        Log.info("the auth token is from \(source)")
+        Log.event(.info, "token.source", "the auth token was read at start", [.init("source", source)])
       } else if configuration.auth != nil {
-        let looked = rest.session.tokenNotes.isEmpty ? "" : ": " + rest.session.tokenNotes.joined(separator: "; ")
-        Log.info("no auth token at start (until configure sets one)\(looked)")
+        Log.event(
+          .info, "token.none", "no auth token at start (until configure sets one)",
+          [.init("looked", rest.session.tokenNotes.joined(separator: "; "))])
       }
       // Values captured from answers (YouTube's subscription ids) outlive the process:
       // an unfollow after a restart needs what the follow answered.

@@ -68,10 +68,19 @@ struct TopScreen {
   let rates: TopRates
   let size: (rows: Int, columns: Int)
   let colour: Bool
+  /// The last `inspect` answer, for the views beyond the overview and the holds line.
+  var inspection: JSON? = nil
+  var controls = TopControls()
+  /// The server's uptime now (it moves between pushes); nil: the push's.
+  var uptimeMs: Int64? = nil
+  /// The wall clock, for the local times shown.
+  var nowSeconds = 0.0
+  /// The keys' line at the bottom (a terminal's screen, not a log's frame).
+  var legend = false
 
   var text: String {
     var lines: [String] = []
-    let uptime = int(stats, "uptimeMs") / 1000
+    let uptime = (uptimeMs ?? int(stats, "uptimeMs")) / 1000
     let memory = Double(int(stats, "residentMemoryBytes")) / 1_048_576
     lines.append(
       style(
@@ -94,18 +103,38 @@ struct TopScreen {
       "lists held \(int(stats, "lists", "held"))  page calls \(int(stats, "lists", "pageCalls"))  preload queued "
         + "\(int(stats, "preload", "queued"))  in flight \(int(stats, "preload", "inFlight"))  subscriptions "
         + "\(int(stats, "subscriptions"))")
+    if let holds = inspection?["holds"], let limit = TopViews.rateLimitText(holds, nowSeconds: nowSeconds) {
+      let waiting = holds["waiting"]?["total"]?.integer ?? 0
+      lines.append(
+        style("holds: \(EscapedText.line(holds["api"]?.string ?? "")) \(limit) · \(waiting) call(s) waiting", "33"))
+    }
     lines.append("")
+    let legendRows = legend ? 1 : 0
     var tables: [[String]] = []
-    tables.append(endpointRows())
-    tables.append(connectionRows())
+    if controls.view == .overview {
+      tables.append(endpointRows())
+      tables.append(connectionRows())
+    } else if let inspection {
+      let body = TopViews(inspection: inspection, controls: controls, nowSeconds: nowSeconds).body(
+        columns: size.columns)
+      lines.append(body.title)
+      tables.append(body.table.lines(columns: size.columns))
+    } else {
+      lines.append("waiting for the server's inspect answer…")
+    }
     // The rows left are shared by the tables, each keeping its header.
-    var room = size.rows - lines.count - 1
+    var room = size.rows - lines.count - 1 - legendRows
     for table in tables where !table.isEmpty && room > 1 {
       let shown = Array(table.prefix(room))
       lines.append(style(shown[0], "1", pad: true))
       lines.append(contentsOf: shown.dropFirst())
       lines.append("")
       room -= shown.count + 1
+    }
+    if legend {
+      let kept = Array(lines.prefix(max(0, size.rows - 1)))
+      let filler = Array(repeating: "", count: max(0, size.rows - 1 - kept.count))
+      lines = kept + filler + [style(controls.legend, "7", pad: true)]
     }
     return lines.prefix(size.rows).map { fit($0) + "\u{1B}[K" }.joined(separator: "\n") + (colour ? "\u{1B}[J" : "")
   }

@@ -4,15 +4,23 @@ import Posix
 let topUsage = """
   Usage: netmodel top [--socket=PATH] [--json]
 
-  A live view of a running server: entities pending and failed, the outbox, backend
-  calls in flight per endpoint with their latency, retries and rollbacks per second,
-  connections with their subscriptions and unsent bytes, lists and preload queues.
-  It subscribes to the server's `stats` topic (pushed at most once a second, when the
-  figures change) and redraws every second, busiest first. Colour when stdout is a
-  terminal and NO_COLOR is not set. q or Ctrl-C quits (exit 0); exit 1 when the
-  server goes away.
+  A live view of a running server: the counters (entities pending and failed, the
+  outbox, backend calls in flight per endpoint with their latency, retries and
+  rollbacks per second, lists and preload queues), and the items behind them. It
+  subscribes to the server's `stats` topic (pushed at most once a second, when the
+  figures change), asks `inspect` every second, and redraws every second, fitted to
+  the terminal's size (redrawn when it changes). Colour when stdout is a terminal and
+  NO_COLOR is not set. Keys:
+    o e l c h   views: overview, entities (pending, reading, failed, requested,
+                waiting for credentials, and the outbox), lists, connections (client,
+                transport, subscriptions, unsent bytes), holds (rate limit, HTTP queue)
+    tab         the next view
+    k / a       filter entities and intents by the next kind / show all kinds
+    s           the next sort order of the view
+    q, Ctrl-C   quit (exit 0); exit 1 when the server goes away
   --json prints each pushed Stats object as one line of JSON instead, with a
-  "rates" member: per-second changes since the previous line.
+  "rates" member (per-second changes since the previous line) and an "inspection"
+  member (the server's `inspect` answer at that moment; absent if it has none).
   Options may come in any order. An error the server could not tie to the request
   (id null) ends top with that error (exit 1).
 
@@ -70,6 +78,15 @@ struct TopView {
   /// Stdout is gone (`top --json | head -1`): nobody is watching any more.
   private var outputGone = false
   private var keys: Terminal.KeyByKey?
+  private var controls = TopControls()
+  private var inspection: JSON?
+  /// The `inspect` request under way, and whether the server has the method.
+  private var inspectID: Int64?
+  private var inspectUnknown = false
+  /// The server's uptime when the latest figures or inspection came, and then.
+  private var uptime: (ms: Int64, at: ContinuousClock.Instant)?
+  /// Kinds `k` steps through: those of the entities and intents inspected so far.
+  private var kinds: [String] = []
 
   init(json: Bool) {
     self.json = json
@@ -98,14 +115,21 @@ struct TopView {
       do {
         while let message = try client.bufferedMessage() {
           if RPCClient.isUnmatchedError(message), let error = message["error"] { return .failed(errorText(error)) }
+          if let id = inspectID, message["id"]?.integer == id {
+            inspectID = nil
+            takeInspection(message)
+            continue
+          }
           guard message["method"]?.string == "statsChanged", let stats = message["params"]?["stats"] else { continue }
           take(stats)
+          if json { askInspect(&client) }
         }
       } catch {
         return .failed(error.description)
       }
       if outputGone { return .quit }
       if screen && ContinuousClock.now >= nextDraw {
+        askInspect(&client)
         draw()
         nextDraw = ContinuousClock.now + .seconds(1)
       }
@@ -128,6 +152,16 @@ struct TopView {
         var key: UInt8 = 0
         let count = (try? FileDescriptor.standardInput.read(into: &key, count: 1)) ?? 0
         if count == 1 && (key == UInt8(ascii: "q") || key == UInt8(ascii: "Q")) { return .quit }
+        let kind = controls.kind
+        if count == 1 && controls.handle(key, kinds: kinds) {
+          // Another kind is another question: the rows shown so far are not its answer.
+          if !(controls.kind ?? "").hasSameBytes(as: kind ?? "") || (controls.kind == nil) != (kind == nil) {
+            inspection = nil
+            inspectID = nil
+            askInspect(&client)
+          }
+          nextDraw = ContinuousClock.now
+        }
       }
       if ready[0] {
         do {
@@ -139,12 +173,63 @@ struct TopView {
     }
   }
 
+  /// Asks `inspect` (what the views show) unless an answer is awaited: as many items as
+  /// the screen has rows, of the chosen kind.
+  private mutating func askInspect(_ client: inout RPCClient) {
+    guard inspectID == nil, !inspectUnknown else { return }
+    let params = JSON.object().set("limit", .integer(max(20, min(1000, terminalSize().rows))))
+    if let kind = controls.kind { params.set("kind", .string(kind)) }
+    inspectID = try? client.send(method: "inspect", params: params)
+  }
+
+  private mutating func takeInspection(_ reply: JSON) {
+    guard let result = reply["result"] else {
+      // A server without `inspect` (-32601): the counters are all it shows.
+      if reply["error"]?["code"]?.integer == -32601 { inspectUnknown = true }
+      if json, let pending = pendingLine {
+        write(pending.text + "\n")
+        pendingLine = nil
+      }
+      return
+    }
+    inspection = result
+    if let ms = result["uptimeMs"]?.integer { uptime = (ms, .now) }
+    // Kinds from the items listed, not the endpoints' names: `list.following` names a
+    // list, not a kind.
+    if controls.kind == nil {
+      for section in ["entities", "outbox"] {
+        for item in result[section]?["list"]?.elements ?? [] { learn(kind: item["kind"]?.string) }
+      }
+    }
+    if json, let pending = pendingLine {
+      write(pending.set("inspection", result).text + "\n")
+      pendingLine = nil
+    }
+  }
+
+  private mutating func learn(kind: String?) {
+    guard let kind, !kind.isEmpty, !kinds.contains(where: { $0.hasSameBytes(as: kind) }) else { return }
+    kinds.append(kind)
+    kinds.sort { $0.precedesByBytes($1) }
+  }
+
+  /// A --json line waiting for its `inspect` answer.
+  private var pendingLine: JSON?
+
   private mutating func take(_ stats: JSON) {
     previous = latest
     latest = stats
     latestAt = ContinuousClock.now
+    if let ms = stats["uptimeMs"]?.integer { uptime = (ms, latestAt) }
     if json {
-      write(stats.set("rates", rates().json).text + "\n")
+      let line = stats.set("rates", rates().json)
+      if inspectUnknown {
+        write(line.text + "\n")
+      } else {
+        // The previous line's answer never came: it goes out as it is.
+        if let pending = pendingLine { write(pending.text + "\n") }
+        pendingLine = line
+      }
     } else if !screen {
       // Not a terminal and not --json: one plain frame per push, for a log.
       write(TopScreen(stats: stats, rates: rates(), size: (rows: 1000, columns: 200), colour: false).text + "\n")
@@ -156,7 +241,11 @@ struct TopView {
       write("\u{1B}[H\u{1B}[2Jnetmodel top: waiting for the server's figures…")
       return
     }
-    write("\u{1B}[H" + TopScreen(stats: latest, rates: rates(), size: terminalSize(), colour: colour).text)
+    let now = uptime.map { $0.ms + Int64($0.at.duration(to: .now) / .milliseconds(1)) }
+    let frame = TopScreen(
+      stats: latest, rates: rates(), size: terminalSize(), colour: colour, inspection: inspection, controls: controls,
+      uptimeMs: now, nowSeconds: Process.wallClockSeconds(), legend: true)
+    write("\u{1B}[H" + frame.text)
   }
 
   /// Per second, from the last two pushes; zero once the latest is a second old, since

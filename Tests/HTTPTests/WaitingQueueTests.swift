@@ -1,3 +1,4 @@
+import EventLoop
 import NetworkModels
 import Testing
 
@@ -62,7 +63,9 @@ import Testing
       if roll < (growing ? 55 : 10) {
         // Tickets only grow, with some skipped (requests that went out at once).
         ticket += 1 + random.next() % 3
-        queue.append(HTTPTicket(raw: ticket), Self.request(ticket), priority, { _ in })
+        queue.append(HTTPTicket(raw: ticket), Self.request(ticket), priority, at: LoopInstant(nanoseconds: ticket)) {
+          _ in
+        }
         model.append(ticket, priority)
       } else if roll < 65 {
         let got = queue.popFirst()?.request.url
@@ -76,6 +79,15 @@ import Testing
         check(queue.move(HTTPTicket(raw: known), to: priority) == model.move(known, priority), "move \(known)", step)
       }
       check(queue.count == model.waiting.count, "count \(queue.count) != \(model.waiting.count)", step)
+      // What `inspect` lists: the oldest waiting, by the order they came, where they are now.
+      if step % 50 == 0 {
+        let oldest = queue.oldest(3)
+        let expected = model.waiting.prefix(3)
+        check(
+          oldest.map(\.request.url) == expected.map { Self.request($0.ticket).url }
+            && oldest.map(\.priority) == expected.map(\.priority)
+            && oldest.map(\.queuedAt.nanoseconds) == expected.map(\.ticket), "oldest", step)
+      }
       for level in HTTPPriority.allCases {
         check(
           queue.hasWaiting(atLeast: level) == model.waiting.contains { $0.priority >= level }, "hasWaiting \(level)",

@@ -44,6 +44,8 @@ SENTENCES = [
     ("ratelimit.hold", "the API asked for a pause: every request to it waits"),
     ("ratelimit.end", "the API's rate limit ended: held requests go out"),
     ("list.stalled", "a list did not advance: it stopped paging"),
+    ("token.none", "no auth token at start (until configure sets one)"),
+    ("token.source", "the auth token was read at start"),
     ("eviction", "evicted under pressure (over --max-entities or --max-lists), least recently used first"),
 ]
 FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^ "]+)(?: |$)')
@@ -200,7 +202,7 @@ def test_a_session_logs_each_event_once_at_its_level(artsy, rest, runtime, conne
     assert Counter(e["event"] for e in events) == {
         "listening": 1, "connection.open": 3, "connection.client": 2, "connection.close": 3, "credentials.wait": 1,
         "credentials.resume": 1, "rollback": 6, "refusal": 1, "ratelimit.hold": 1, "ratelimit.end": 1,
-        "list.stalled": 1, "eviction": 1}, events
+        "list.stalled": 1, "eviction": 1, "token.none": 1}, events
     # Nothing else said at warn or above.
     assert {e["event"] for e in events if e["level"] in ("warn", "error")} == {
         "credentials.wait", "rollback", "refusal", "ratelimit.hold", "list.stalled"}, events

@@ -42,6 +42,7 @@ EXPECTED_METHODS = {
     "exit": "notification",
     "rpc.discover": "request",
     "stats": "request",
+    "inspect": "request",
     "$/cancelRequest": "notification",
     # Network models: follows and subscriptions.
     "follow": "request",

@@ -82,8 +82,9 @@ def test_json_lines_follow_the_servers_figures(socket_server, connect, runtime, 
     try:
         first = top.until(lambda s: True, 10, "a first snapshot")
         doc = _openrpc(repo_root)
-        stats = {k: v for k, v in first.items() if k != "rates"}
+        stats = {k: v for k, v in first.items() if k not in ("rates", "inspection")}
         _validate(doc, {"$ref": "#/components/schemas/Stats"}, stats, "top --json line")
+        _validate(doc, {"$ref": "#/components/schemas/InspectResult"}, first["inspection"], "top --json inspection")
         rates = first["rates"]
         assert set(rates) >= {"requests", "backendCalls", "retries", "rollbacks", "endpoints"}
         assert first["subscriptions"] == 1
@@ -96,6 +97,8 @@ def test_json_lines_follow_the_servers_figures(socket_server, connect, runtime, 
             assert state["pending"] is True
         pending = top.until(lambda s: s["entitiesPending"] == 5, 5, "five entities pending")
         assert pending["entities"] == 5
+        listed = top.until(lambda s: s["inspection"]["entities"]["total"] == 5, 5, "five entities inspected")
+        assert all("pending" in e["states"] for e in listed["inspection"]["entities"]["list"]), listed["inspection"]
         assert pending["requests"]["byMethod"]["follow"] == 5
         settled = top.until(
             lambda s: s["entitiesPending"] == 0 and s["backend"]["mutations"] >= 5, 10, "the follows settled"
@@ -184,11 +187,11 @@ def test_an_error_without_an_id_ends_top(socket_server, runtime, netmodel_bin, m
 class PtyTop:
     """`netmodel top` on a pseudo-terminal of 30 rows by 100 columns."""
 
-    def __init__(self, netmodel_bin, sock, env):
+    def __init__(self, netmodel_bin, sock, env, rows=30, columns=100):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: stdin, stdout and stderr are the terminal
             try:
-                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
                 os.execve(str(netmodel_bin), ["netmodel", "top", f"--socket={sock}"], env)
             finally:
                 os._exit(127)
@@ -342,3 +345,143 @@ def test_json_shows_rest_calls_in_flight_per_endpoint_and_their_latency(runtime,
             top.stop()
     finally:
         api.stop()
+
+
+def last_frame(top: PtyTop) -> list[str]:
+    """The lines of the last complete frame drawn, escapes taken out."""
+    frames = top.out.split(b"\x1b[H")
+    frame = frames[-1] if frames[-1].endswith(b"\x1b[K") or frames[-1].endswith(b"\x1b[J") else frames[-2]
+    return [strip_escapes(line) for line in frame.split(b"\n")]
+
+
+def frame_until(top: PtyTop, check, deadline_s: float, what: str) -> list[str]:
+    """Reads frames until one passes `check` (given its lines); that frame's lines."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        ready, _, _ = select.select([top.fd], [], [], 0.1)
+        if ready:
+            try:
+                top.out += os.read(top.fd, 65536)
+            except OSError:
+                break
+        if b"\x1b[H" in top.out:
+            lines = last_frame(top)
+            if check(lines):
+                return lines
+    last = last_frame(top) if b"\x1b[H" in top.out else top.out[-500:]
+    pytest.fail(f"no frame with {what} within {deadline_s}s; last: {last}")
+
+
+def shows(text):
+    return lambda lines: any(text in line for line in lines)
+
+
+def test_views_switch_by_key_filter_by_kind_and_sort(socket_server, connect, runtime, netmodel_bin):
+    server, sock = socket_server(None, "--simulate", "latency=30000", "--seed", "1")
+    conn = connect(sock)
+    conn.result("initialize", {"processId": None, "clientInfo": {"name": "pty-test-editor"}, "capabilities": {}})
+    conn.result("follow", {"kind": "artist", "id": "banksy"})
+    conn.result("follow", {"kind": "gene", "id": "pop"})
+    conn.result("follow", {"kind": "artist", "id": "kaws"})
+    top = PtyTop(netmodel_bin, sock, runtime.env, rows=24, columns=90)
+    try:
+        frame_until(top, shows("view: overview"), 10, "the keys' line")
+        os.write(top.fd, b"e")
+        lines = frame_until(top, shows("KIND"), 5, "the entities view")
+        rows = [line for line in lines if line.startswith(("artist", "gene"))]
+        assert [row.split()[:3] for row in rows] == [
+            ["artist", "banksy", "pending"], ["gene", "pop", "pending"], ["artist", "kaws", "pending"]], lines
+        assert any("entities pending, reading, failed, requested or waiting: 3" in line for line in lines), lines
+        assert "outbox: 3" in "\n".join(lines)
+        # k: the first kind only (artist); the server answers for that kind alone.
+        os.write(top.fd, b"k")
+        lines = frame_until(top, lambda l: shows("kind: artist")(l) and shows("kaws")(l) and not shows("gene ")(l),
+                            5, "artists only")
+        assert [line.split()[1] for line in lines if line.startswith("artist")] == ["banksy", "kaws"], lines
+        os.write(top.fd, b"k")  # gene
+        frame_until(top, lambda l: shows("kind: gene")(l) and shows("pop")(l)
+                    and not any(x.startswith("artist") for x in l), 5, "genes")
+        os.write(top.fd, b"a")
+        frame_until(top, shows("kind: all"), 5, "all kinds again")
+        # s: by kind, then id.
+        os.write(top.fd, b"s")
+        lines = frame_until(top, lambda l: shows("sort: kind")(l) and shows("pop")(l), 5, "sorted by kind")
+        assert [line.split()[1] for line in lines if line.startswith(("artist", "gene"))] == ["banksy", "kaws", "pop"]
+        os.write(top.fd, b"c")
+        lines = frame_until(top, shows("CLIENT"), 5, "the connections view")
+        assert any("pty-test-editor" in line and "socket" in line for line in lines), lines
+        assert any("stats" in line for line in lines), "top's own subscription and its topic"
+        os.write(top.fd, b"l")
+        frame_until(top, shows("lists held: 0"), 5, "the lists view")
+        os.write(top.fd, b"h")
+        frame_until(top, shows("holds: none"), 5, "the holds view")
+        os.write(top.fd, b"\t")
+        frame_until(top, shows("CONNECTION"), 5, "tab: back to the overview")
+        for lines in [last_frame(top)]:
+            assert len(lines) <= 24 and all(len(line) <= 90 for line in lines), lines
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
+def test_the_uptime_moves_while_nothing_else_does(socket_server, runtime, netmodel_bin):
+    server, sock = socket_server(None)
+    top = PtyTop(netmodel_bin, sock, runtime.env)
+    try:
+        def uptime(lines):
+            import re
+
+            found = re.search(r", up (\d+)m(\d\d)s,", lines[0])
+            return found and int(found.group(1)) * 60 + int(found.group(2))
+
+        first = uptime(frame_until(top, lambda l: uptime(l) is not None, 10, "the uptime"))
+        later = uptime(frame_until(top, lambda l: (uptime(l) or 0) >= first + 2, 6, "the uptime two seconds on"))
+        assert later >= first + 2
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
+def test_the_entities_view_escapes_the_servers_strings_and_fits_the_width(socket_server, connect, runtime,
+                                                                          netmodel_bin):
+    server, sock = socket_server(None, "--simulate", "latency=30000")
+    conn = connect(sock)
+    hostile = "evil\x1b]0;owned\x07\u009b2J" + "x" * 200
+    conn.result("follow", {"kind": "artist", "id": hostile})
+    top = PtyTop(netmodel_bin, sock, runtime.env, rows=12, columns=60)
+    try:
+        os.write(top.fd, b"e")
+        lines = frame_until(top, shows("artist  evil"), 10, "the hostile id")
+        assert all(len(line) <= 60 for line in lines) and len(lines) <= 12, lines
+        row = next(line for line in lines if line.startswith("artist"))
+        assert "evil\\x1b]0;owned\\x07" in row and "\u2026" in row, row  # escaped, and cut with an ellipsis
+        assert b"\x07" not in top.out and "\u009b".encode() not in top.out and b"\x1b]0" not in top.out
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
+def test_the_holds_view_shows_the_rate_limit_and_the_calls_waiting(demo, serve_rest, runtime, netmodel_bin):
+    from test_inspect import rate_limited_artsy
+
+    api, server, conn, sock, reset = rate_limited_artsy(demo, serve_rest, runtime, 15)
+    conn.send(conn.request_obj("getFollowState", {"kind": "artist", "id": "kaws"}, id="held"))
+    top = PtyTop(netmodel_bin, sock, runtime.env, rows=20, columns=120)
+    try:
+        lines = frame_until(top, shows("holds: "), 10, "the holds line of the overview")
+        assert any("rate-limited until" in line and "(x-ratelimit-reset)" in line for line in lines), lines
+        os.write(top.fd, b"h")
+        lines = frame_until(top, shows("REQUEST"), 5, "the holds view")
+        until = time.strftime("%H:%M:%S", time.localtime(reset))
+        later = time.strftime("%H:%M:%S", time.localtime(reset + 1))
+        assert any(f"rate-limited until {until}" in line or f"rate-limited until {later}" in line
+                   for line in lines), (lines, until)
+        assert any(line.startswith("user") and "GET http://127.0.0.1" in line for line in lines), lines
+        assert any("waiting: 1" in line for line in lines), lines
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()

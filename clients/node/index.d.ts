@@ -215,6 +215,17 @@ export interface GetEntityOptions extends RequestOptions {
   refresh?: boolean;
 }
 
+/** The params of `inspect`, all optional. */
+export interface InspectParams {
+  /** Default: all. */
+  sections?: Array<'connections' | 'entities' | 'outbox' | 'lists' | 'holds'>;
+  /** Only entities and intents of this kind (and, with it, this id). */
+  kind?: EntityKind;
+  id?: EntityID;
+  /** Items per section, 1…1000 (server default 50). */
+  limit?: number;
+}
+
 export interface FetchListOptions extends RequestOptions {
   params?: ListParams;
   /** Default 'first'. */
@@ -329,6 +340,8 @@ export declare class NetmodelClient extends EventEmitter {
   /** Which items are near or on screen, for preload; resolves with how many were accepted. */
   setInterfaceState(items: Iterable<EntityRef>, state: InterfaceState, options?: RequestOptions): Promise<number>;
   stats(options?: RequestOptions): Promise<Stats>;
+  /** The items behind the counters: connections, unsettled entities, the outbox, lists, HTTP holds; each section bounded by `limit` (default 50). */
+  inspect(params?: InspectParams, options?: RequestOptions): Promise<MethodResults['inspect']>;
   configure(params?: ConfigureParams, options?: RequestOptions): Promise<MethodResults['configure']>;
   /** Entity topics only: a Subscription of EntityStates (list topics only: of ListStates). */
   subscribe(topics: EntityTopicSpec | EntityTopicSpec[], options?: RequestOptions): Promise<Subscription<EntityState>>;

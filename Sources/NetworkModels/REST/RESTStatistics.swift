@@ -31,4 +31,11 @@ public final class RESTStatistics: BackendStatistics {
       counters: session.http.counters, inFlight: session.http.inFlight, callsByEndpoint: calls,
       endpoints: figuresByEndpoint)
   }
+
+  /// The API's rate-limit hold and the calls waiting, for `inspect`.
+  public func holds(limit: Int) -> ModelInspection.Holds {
+    ModelInspection.Holds(
+      api: session.configuration.baseURL(of: session.environment) ?? "", environment: session.environment,
+      queue: session.http.holds(limit: limit))
+  }
 }

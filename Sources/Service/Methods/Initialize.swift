@@ -8,6 +8,7 @@ enum Initialize: ServiceMethod {
 
   /// LSP's params, checked for their types; the server needs none of them.
   struct Params: MethodParams {
+    /// `clientInfo`, kept on the connection for its log lines and `inspect`.
     var clientName: String?
     var clientVersion: String?
 

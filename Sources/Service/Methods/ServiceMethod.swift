@@ -13,6 +13,7 @@ extension NetmodelService {
     register(Shutdown.self)
     register(Discover.self)
     register(Stats.self)
+    register(Inspect.self)
     register(Configure.self)
     register(Follow.self)
     register(Unfollow.self)

@@ -92,6 +92,15 @@
       (nmt-wait 5 (lambda () (> (length got) 1)) "a second push after a follow")
       (netmodel-unsubscribe sub))))
 
+(ert-deftest netmodel-inspect-is-asked-through-the-generic-request ()
+  (let ((srv (nmt-start-server (nmt-tmpdir))))
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (let ((res (netmodel-request-sync "inspect" (list :sections ["connections" "entities"] :limit 5) 5)))
+      (should (equal 5 (plist-get res :limit)))
+      (should (equal 1 (plist-get (plist-get res :connections) :total)))
+      (should (equal 0 (plist-get (plist-get res :entities) :total)))
+      (should-not (plist-member res :lists)))))
+
 (ert-deftest netmodel-killing-the-buffer-ends-its-subscriptions ()
   (let ((srv (nmt-start-server (nmt-tmpdir))))
     (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)

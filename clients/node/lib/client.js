@@ -265,6 +265,13 @@ export class NetmodelClient extends EventEmitter {
     return result;
   }
 
+  /** The items behind the counters (`inspect`): `params` is `{sections, kind, id, limit}`, all optional. */
+  async inspect(params = {}, options) {
+    const result = await this.call('inspect', params, options);
+    this.#sawInstance(result);
+    return result;
+  }
+
   /** Set the backend environment and/or token (`authToken: null` forgets it). */
   async configure(params = {}, options) {
     const result = await this.call('configure', params, options);

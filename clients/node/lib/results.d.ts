@@ -29,7 +29,7 @@ export type EntityKind = string;
  * entities, as they are to the API). Ids are data, never path syntax: on the rest backend an id
  * that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`)
  * before anything changes or is sent; every other id reaches the server percent-encoded as the one
- * segment it is (README "The REST backend").
+ * segment it is (docs/backends.md, "The REST backend").
  */
 export type EntityID = string;
 
@@ -96,7 +96,7 @@ export interface EntityState {
    * hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so
    * a reply may carry an older version than a notification that came just before it. Never above
    * 2^53 − 1, the largest integer a JSON client reads exactly: a server whose state folder's mark
-   * has reached it refuses to start (see the README, Restarts).
+   * has reached it refuses to start (see docs/operations.md, Outbox and state folder, Restarts).
    */
   version: number;
 }
@@ -491,6 +491,252 @@ export interface ConfigurationChangedParams {
   values: string[];
 }
 
+/**
+ * The last failure, as an EntityState's `error` shows it, with `retryAfterMs` when the API said
+ * how long to wait; null: none.
+ */
+export interface InspectFailure {
+  code: number;
+  message: string;
+  retryable: boolean;
+  retryAfterMs?: number;
+}
+
+export interface InspectConnectionSubscriptionsItem {
+  subscription: string;
+  topicCount: number;
+  /**
+   * The first 10 topics as `netmodel watch` writes them (`entity:artist/banksy`, `list:following`,
+   * `stats`; a list's params after a space).
+   */
+  topics: string[];
+}
+
+export interface InspectConnection {
+  /** As in `stats.connections.list`. */
+  id: number;
+  transport: "stdio" | "socket";
+  /** `clientInfo.name` of the connection's `initialize` (at most 200 bytes); null: it sent none. */
+  client: string | null;
+  /** Its subscriptions in the order they were made. */
+  subscriptions: InspectConnectionSubscriptionsItem[];
+  /** Notifications waiting to be written to it. */
+  queued: number;
+  /** Bytes written but not yet taken by the peer. */
+  unsentBytes: number;
+}
+
+export interface InspectEntity {
+  kind: EntityKind;
+  id: EntityID;
+  /**
+   * Why it is listed: `pending` (a mutation not settled), `reading` (a backend read under way),
+   * `retrying` (a retry scheduled), `failed` (its state shows an `error`), `requested` (a follow
+   * request awaiting approval), `waitingForCredentials` (refused for want of a token).
+   */
+  states: ("pending" | "reading" | "retrying" | "failed" | "requested" | "waitingForCredentials")[];
+  following: boolean | null;
+  confirmed: boolean | null;
+  /** Failed calls of the mutation under way. */
+  attempts: number;
+  /**
+   * How long ago, in milliseconds on the server's monotonic clock, the oldest of these states
+   * began (its mutation, its read, its error, its request's confirmation); null: unknown.
+   */
+  sinceMs: number | null;
+  /** The same instant on the server's wall clock (RFC 3339, UTC). */
+  since: string | null;
+  error: null | InspectFailure;
+}
+
+export interface InspectIntent {
+  kind: EntityKind;
+  id: EntityID;
+  /** true: follow; false: unfollow. */
+  wanted: boolean;
+  /** The environment it was made in; null: the outbox names none (the local backend). */
+  environment: string | null;
+  /** Made in the active environment: only these are sent. */
+  active: boolean;
+  /** Failed calls so far in this run. */
+  attempts: number;
+  /**
+   * How long ago it became pending in this run (null: not pending here, e.g. another
+   * environment's).
+   */
+  sinceMs: number | null;
+  /** The same instant on the wall clock. */
+  since: string | null;
+  error: null | InspectFailure;
+}
+
+export interface InspectList {
+  list: ListName;
+  params: Record<string, string>;
+  phase: "idle" | "loading" | "loaded" | "failure";
+  items: number;
+  /** Pages loaded. */
+  pages: number;
+  hasMore: boolean;
+  /**
+   * A follow it depends on was confirmed since it loaded: fetched again when next asked for (at
+   * once when subscribed).
+   */
+  stale: boolean;
+  /** A page is being fetched. */
+  loading: boolean;
+  /** How long ago its last page answer (or failure) came; null: none yet. */
+  fetchedMs: number | null;
+  /** The same instant on the wall clock. */
+  fetched: string | null;
+  error: null | InspectFailure;
+}
+
+export interface InspectWaitingRequest {
+  /** `METHOD url` (never a header or a body). */
+  request: string;
+  priority: "user" | "visible" | "display" | "preload";
+  /** How long it has waited, in milliseconds. */
+  sinceMs: number | null;
+  /** When it started waiting, on the wall clock. */
+  since: string | null;
+}
+
+export interface InspectHoldsRateLimitReason {
+  /** The answer's HTTP status. */
+  status: number | null;
+  /**
+   * The header the wait was read from (`Retry-After`, the configuration's
+   * `rateLimit.resetHeader`); null: the status rule's `waitMs`.
+   */
+  header: string | null;
+  /** That header's value as the API sent it. */
+  value: string | null;
+}
+
+export interface InspectHoldsRateLimit {
+  /** Milliseconds left, on the server's monotonic clock. */
+  untilMs: number;
+  /** When it ends, on the wall clock (RFC 3339, UTC). */
+  until: string;
+  reason: InspectHoldsRateLimitReason;
+}
+
+/**
+ * Calls waiting for a connection, the rate limit or the hold, oldest first: `total` found, the
+ * first `limit` of them in `list`, `omitted` = total − listed.
+ */
+export interface InspectHoldsWaiting {
+  total: number;
+  omitted: number;
+  list: InspectWaitingRequest[];
+}
+
+/** What keeps the backend's HTTP calls from going out. */
+export interface InspectHolds {
+  /** The base URL calls go to (the active environment's). */
+  api: string;
+  environment: string;
+  /**
+   * The API said to send nothing until a time (a 429, or a status its rule means `retry`): every
+   * call waits until then. null: no hold.
+   */
+  rateLimit: null | InspectHoldsRateLimit;
+  /** Calls under way. */
+  inFlight: number;
+  /** The configuration's `maxInFlight`. */
+  maxConnections: number;
+  /**
+   * Calls waiting for a connection, the rate limit or the hold, oldest first: `total` found, the
+   * first `limit` of them in `list`, `omitted` = total − listed.
+   */
+  waiting: InspectHoldsWaiting;
+}
+
+/**
+ * Open connections, oldest first: `total` found, the first `limit` of them in `list`, `omitted` =
+ * total − listed.
+ */
+export interface InspectResultConnections {
+  total: number;
+  omitted: number;
+  list: InspectConnection[];
+}
+
+/**
+ * Entities that are pending, being read, retrying, failed, requested or waiting for credentials,
+ * of `kind` (and `id`) when given; oldest `since` first: `total` found, the first `limit` of them
+ * in `list`, `omitted` = total − listed.
+ */
+export interface InspectResultEntities {
+  total: number;
+  omitted: number;
+  list: InspectEntity[];
+}
+
+/**
+ * Unsettled intents of every environment (of `kind` when given), in the order they were last
+ * changed; without a state folder, the pending mutations: `total` found, the first `limit` of them
+ * in `list`, `omitted` = total − listed.
+ */
+export interface InspectResultOutbox {
+  total: number;
+  omitted: number;
+  list: InspectIntent[];
+}
+
+/**
+ * Lists in memory, by name then params: `total` found, the first `limit` of them in `list`,
+ * `omitted` = total − listed.
+ */
+export interface InspectResultLists {
+  total: number;
+  omitted: number;
+  list: InspectList[];
+}
+
+/**
+ * The items behind `stats`' counters. Only the sections asked for are present. Each list is
+ * bounded by `limit` and says how many it left out.
+ */
+export interface InspectResult {
+  /** As `stats.instance`. */
+  instance: string;
+  /** As `stats.uptimeMs`. */
+  uptimeMs: number;
+  /**
+   * The server's wall clock when it answered (RFC 3339, UTC): every `since`/`until` is this moment
+   * minus/plus its `…Ms`.
+   */
+  now: string;
+  /** The most items listed per section. */
+  limit: number;
+  /**
+   * Open connections, oldest first: `total` found, the first `limit` of them in `list`, `omitted`
+   * = total − listed.
+   */
+  connections?: InspectResultConnections;
+  /**
+   * Entities that are pending, being read, retrying, failed, requested or waiting for credentials,
+   * of `kind` (and `id`) when given; oldest `since` first: `total` found, the first `limit` of
+   * them in `list`, `omitted` = total − listed.
+   */
+  entities?: InspectResultEntities;
+  /**
+   * Unsettled intents of every environment (of `kind` when given), in the order they were last
+   * changed; without a state folder, the pending mutations: `total` found, the first `limit` of
+   * them in `list`, `omitted` = total − listed.
+   */
+  outbox?: InspectResultOutbox;
+  /**
+   * Lists in memory, by name then params: `total` found, the first `limit` of them in `list`,
+   * `omitted` = total − listed.
+   */
+  lists?: InspectResultLists;
+  /** null: the backend does not use HTTP. */
+  holds?: null | InspectHolds;
+}
+
 export interface UnsubscribeResult {
   ok: true;
 }
@@ -510,6 +756,7 @@ export interface MethodResults {
   shutdown: null;
   "rpc.discover": Record<string, unknown>;
   stats: Stats;
+  inspect: InspectResult;
   follow: EntityState;
   unfollow: EntityState;
   setFollowState: EntityState;

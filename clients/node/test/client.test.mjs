@@ -37,6 +37,10 @@ test('spawn: follow, read, unfollow, stats, configure, call', opts, async (t) =>
   assert.equal(stats.requests.byMethod.setFollowState, 1);
   assert.equal(typeof (await c.configure({ authToken: null })).environment, 'string');
   assert.equal((await c.call('stats', {})).requests.byMethod.stats, 2);
+  const seen = await c.inspect({ sections: ['entities', 'connections'], limit: 1 });
+  assert.deepEqual(Object.keys(seen).sort(), ['connections', 'entities', 'instance', 'limit', 'now', 'uptimeMs']);
+  assert.equal(seen.limit, 1);
+  assert.equal(seen.connections.total, 1);
 });
 
 test('socket: connect, follow from one client, stateChanged on another', opts, async (t) => {

@@ -75,6 +75,7 @@ async function everyMethod(server, kind, id, list) {
   await server.waitFor('stateChanged');
   await server.waitFor('statsChanged');
   await server.call('stats');
+  await server.call('inspect');
   await server.call('unsubscribe', { subscription: sub.subscription });
   await server.call('shutdown');
 }

@@ -27,4 +27,15 @@ H.test('stats: pushed after subscribing, then when the figures change', function
   sub.unsubscribe()
 end)
 
+H.test('inspect: asked through the generic request, like every method', function()
+  local srv = H.start_server(H.tmpdir())
+  nm.setup({ socket = srv.socket, spawn = false })
+  local res, err = nm.request_sync('inspect', { sections = { 'connections', 'entities' }, limit = 5 })
+  H.eq(nil, err, 'inspect')
+  H.eq(5, res.limit, 'limit')
+  H.eq(1, res.connections.total, 'this connection')
+  H.eq(0, res.entities.total, 'nothing unsettled')
+  H.eq(nil, res.lists, 'only the sections asked for')
+end)
+
 H.finish()

@@ -348,6 +348,33 @@ class AsyncClient(_Reconnecting):
         self._saw_instance(result)
         return result
 
+    async def inspect(
+        self,
+        sections: Optional[Iterable[str]] = None,
+        *,
+        kind: Optional[str] = None,
+        id: Optional[str] = None,
+        limit: Optional[int] = None,
+        timeout: Any = _UNSET,
+    ) -> results.InspectResult:
+        """The items behind :meth:`stats`' counters (``inspect``): connections, the
+        entities pending/failed/requested/waiting for credentials, the outbox, lists and
+        HTTP holds; ``sections`` picks some of ``"connections"``, ``"entities"``,
+        ``"outbox"``, ``"lists"``, ``"holds"`` (default: all). Each section lists at most
+        ``limit`` items (server default 50) and says how many it left out."""
+        params: Dict[str, Any] = {}
+        if sections is not None:
+            params["sections"] = list(sections)
+        if kind is not None:
+            params["kind"] = kind
+        if id is not None:
+            params["id"] = id
+        if limit is not None:
+            params["limit"] = limit
+        result: results.InspectResult = await self.call("inspect", params, timeout=timeout)
+        self._saw_instance(result)
+        return result
+
     async def configure(
         self,
         environment: Optional[str] = None,

@@ -31,8 +31,8 @@ EntityKind = str
 # U+00E9 and with e + U+0301 are two entities, as they are to the API). Ids are data,
 # never path syntax: on the rest backend an id that would fill a path segment as exactly
 # `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is
-# sent; every other id reaches the server percent-encoded as the one segment it is (README
-# "The REST backend").
+# sent; every other id reaches the server percent-encoded as the one segment it is
+# (docs/backends.md, "The REST backend").
 EntityID = str
 
 # Which object of the backend an entity is.
@@ -376,6 +376,201 @@ ConfigurationChangedParams = TypedDict(
     },
 )
 
+# The last failure, as an EntityState's `error` shows it, with `retryAfterMs` when the API
+# said how long to wait; null: none.
+InspectFailure = TypedDict(
+    "InspectFailure",
+    {
+        "code": int,
+        "message": str,
+        "retryable": bool,
+        "retryAfterMs": NotRequired[int],
+    },
+)
+
+InspectConnectionSubscriptionsItem = TypedDict(
+    "InspectConnectionSubscriptionsItem",
+    {
+        "subscription": str,
+        "topicCount": int,
+        "topics": List[str],
+    },
+)
+
+InspectConnection = TypedDict(
+    "InspectConnection",
+    {
+        "id": int,
+        "transport": Literal["stdio", "socket"],
+        "client": Optional[str],
+        "subscriptions": List[InspectConnectionSubscriptionsItem],
+        "queued": int,
+        "unsentBytes": int,
+    },
+)
+
+InspectEntity = TypedDict(
+    "InspectEntity",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+        "states": List[Literal["pending", "reading", "retrying", "failed", "requested", "waitingForCredentials"]],
+        "following": Optional[bool],
+        "confirmed": Optional[bool],
+        "attempts": int,
+        "sinceMs": Optional[int],
+        "since": Optional[str],
+        "error": Optional[InspectFailure],
+    },
+)
+
+InspectIntent = TypedDict(
+    "InspectIntent",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+        "wanted": bool,
+        "environment": Optional[str],
+        "active": bool,
+        "attempts": int,
+        "sinceMs": Optional[int],
+        "since": Optional[str],
+        "error": Optional[InspectFailure],
+    },
+)
+
+InspectList = TypedDict(
+    "InspectList",
+    {
+        "list": ListName,
+        "params": Dict[str, str],
+        "phase": Literal["idle", "loading", "loaded", "failure"],
+        "items": int,
+        "pages": int,
+        "hasMore": bool,
+        "stale": bool,
+        "loading": bool,
+        "fetchedMs": Optional[int],
+        "fetched": Optional[str],
+        "error": Optional[InspectFailure],
+    },
+)
+
+InspectWaitingRequest = TypedDict(
+    "InspectWaitingRequest",
+    {
+        "request": str,
+        "priority": Literal["user", "visible", "display", "preload"],
+        "sinceMs": Optional[int],
+        "since": Optional[str],
+    },
+)
+
+InspectHoldsRateLimitReason = TypedDict(
+    "InspectHoldsRateLimitReason",
+    {
+        "status": Optional[int],
+        "header": Optional[str],
+        "value": Optional[str],
+    },
+)
+
+InspectHoldsRateLimit = TypedDict(
+    "InspectHoldsRateLimit",
+    {
+        "untilMs": int,
+        "until": str,
+        "reason": InspectHoldsRateLimitReason,
+    },
+)
+
+# Calls waiting for a connection, the rate limit or the hold, oldest first: `total` found,
+# the first `limit` of them in `list`, `omitted` = total − listed.
+InspectHoldsWaiting = TypedDict(
+    "InspectHoldsWaiting",
+    {
+        "total": int,
+        "omitted": int,
+        "list": List[InspectWaitingRequest],
+    },
+)
+
+# What keeps the backend's HTTP calls from going out.
+InspectHolds = TypedDict(
+    "InspectHolds",
+    {
+        "api": str,
+        "environment": str,
+        "rateLimit": Optional[InspectHoldsRateLimit],
+        "inFlight": int,
+        "maxConnections": int,
+        "waiting": InspectHoldsWaiting,
+    },
+)
+
+# Open connections, oldest first: `total` found, the first `limit` of them in `list`,
+# `omitted` = total − listed.
+InspectResultConnections = TypedDict(
+    "InspectResultConnections",
+    {
+        "total": int,
+        "omitted": int,
+        "list": List[InspectConnection],
+    },
+)
+
+# Entities that are pending, being read, retrying, failed, requested or waiting for
+# credentials, of `kind` (and `id`) when given; oldest `since` first: `total` found, the
+# first `limit` of them in `list`, `omitted` = total − listed.
+InspectResultEntities = TypedDict(
+    "InspectResultEntities",
+    {
+        "total": int,
+        "omitted": int,
+        "list": List[InspectEntity],
+    },
+)
+
+# Unsettled intents of every environment (of `kind` when given), in the order they were
+# last changed; without a state folder, the pending mutations: `total` found, the first
+# `limit` of them in `list`, `omitted` = total − listed.
+InspectResultOutbox = TypedDict(
+    "InspectResultOutbox",
+    {
+        "total": int,
+        "omitted": int,
+        "list": List[InspectIntent],
+    },
+)
+
+# Lists in memory, by name then params: `total` found, the first `limit` of them in
+# `list`, `omitted` = total − listed.
+InspectResultLists = TypedDict(
+    "InspectResultLists",
+    {
+        "total": int,
+        "omitted": int,
+        "list": List[InspectList],
+    },
+)
+
+# The items behind `stats`' counters. Only the sections asked for are present. Each list
+# is bounded by `limit` and says how many it left out.
+InspectResult = TypedDict(
+    "InspectResult",
+    {
+        "instance": str,
+        "uptimeMs": int,
+        "now": str,
+        "limit": int,
+        "connections": NotRequired[InspectResultConnections],
+        "entities": NotRequired[InspectResultEntities],
+        "outbox": NotRequired[InspectResultOutbox],
+        "lists": NotRequired[InspectResultLists],
+        "holds": NotRequired[Optional[InspectHolds]],
+    },
+)
+
 UnsubscribeResult = TypedDict(
     "UnsubscribeResult",
     {
@@ -404,6 +599,7 @@ METHOD_RESULTS: Dict[str, Any] = {
     "shutdown": None,
     "rpc.discover": Dict[str, Any],
     "stats": Stats,
+    "inspect": InspectResult,
     "follow": EntityState,
     "unfollow": EntityState,
     "setFollowState": EntityState,

@@ -284,6 +284,17 @@ class Client:
     def stats(self, *, timeout: Any = _UNSET) -> results.Stats:
         return self._run(self._client.stats(timeout=None), timeout)
 
+    def inspect(
+        self,
+        sections: Optional[Iterable[str]] = None,
+        *,
+        kind: Optional[str] = None,
+        id: Optional[str] = None,
+        limit: Optional[int] = None,
+        timeout: Any = _UNSET,
+    ) -> results.InspectResult:
+        return self._run(self._client.inspect(sections, kind=kind, id=id, limit=limit, timeout=None), timeout)
+
     def configure(
         self,
         environment: Optional[str] = None,

@@ -84,6 +84,7 @@ def every_method(raw: Raw, kind: str, id: str, list_name: str) -> None:
     raw.wait_for("stateChanged")
     raw.wait_for("statsChanged")
     raw.call("stats")
+    raw.call("inspect")
     raw.call("unsubscribe", {"subscription": sub["subscription"]})
     raw.call("shutdown")
 

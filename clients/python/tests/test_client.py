@@ -130,6 +130,9 @@ def test_spawn_follow_await_and_state(binary, env, state_dir):
             assert st["requests"]["byMethod"]["follow"] == 1
             assert (await c.configure(auth_token=None))["environment"]
             assert await c.call("stats", {}) is not None
+            seen = await c.inspect(["connections", "holds"], kind="artist", limit=1)
+            assert set(seen) == {"instance", "uptimeMs", "now", "limit", "connections", "holds"}
+            assert seen["limit"] == 1 and seen["connections"]["total"] == 1 and seen["holds"] is None
 
     run(main())
 

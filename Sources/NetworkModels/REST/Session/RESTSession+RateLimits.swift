@@ -29,8 +29,8 @@ extension RESTSession {
   }
 
   func holdIfRateLimited(_ result: Result<HTTPResponse, HTTPError>, _ endpoint: RESTConfiguration.Endpoint) {
-    if case .success(let response) = result, let wait = rateLimitWait(response, endpoint) {
-      http.hold(until: loop.clock.now + wait)
+    if case .success(let response) = result, let (wait, reason) = rateLimitWait(response, endpoint) {
+      http.hold(until: loop.clock.now + wait, reason: reason)
     }
   }
 
@@ -38,22 +38,29 @@ extension RESTSession {
   /// `Retry-After` and its reset header (`rateLimit.resetHeader`, when the
   /// `remainingHeader` says 0, if one is named). Nil when it is no
   /// rate limit or names no time and its rule no `waitMs` (the retry policy's backoff
-  /// applies then).
-  func rateLimitWait(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> Duration? {
+  /// applies then). The reason names the header the wait was read from.
+  func rateLimitWait(_ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint) -> (
+    Duration, HoldReason
+  )? {
     let rule = endpoint.rule(for: response)
     let meaning = rule?.meaning ?? endpoint.statusMeanings[response.status]
     guard response.status == 429 || meaning == .retry else { return nil }
     let now = wallClock()
     let headers = configuration.rateLimit
     let spent = headers.remainingHeader.map { response.header($0).flatMap { Int($0) } == 0 } ?? true
-    let reset = headers.resetHeader.flatMap { spent ? response.header($0) : nil }.flatMap {
-      ResetTime.delay($0, now: now)
+    let resetValue = headers.resetHeader.flatMap { spent ? response.header($0) : nil }
+    let reset = resetValue.flatMap { ResetTime.delay($0, now: now) }
+    let retryAfterValue = response.header("Retry-After")
+    let retryAfter = retryAfterValue.flatMap { ResetTime.delay($0, now: now) }
+    func reason(_ header: String?, _ value: String?) -> HoldReason {
+      HoldReason(status: response.status, header: header, value: value)
     }
-    let retryAfter = response.header("Retry-After").flatMap { ResetTime.delay($0, now: now) }
     switch (reset, retryAfter) {
-    case (let a?, let b?): return max(a, b)
-    case (let a?, nil), (nil, let a?): return a > .zero ? a : nil
-    case (nil, nil): return rule?.waitMs.map { .milliseconds($0) }
+    case (let a?, let b?):
+      return a >= b ? (a, reason(headers.resetHeader, resetValue)) : (b, reason("Retry-After", retryAfterValue))
+    case (let a?, nil): return a > .zero ? (a, reason(headers.resetHeader, resetValue)) : nil
+    case (nil, let b?): return b > .zero ? (b, reason("Retry-After", retryAfterValue)) : nil
+    case (nil, nil): return rule?.waitMs.map { (.milliseconds($0), reason(nil, nil)) }
     }
   }
 
