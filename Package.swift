@@ -31,8 +31,9 @@ var package = Package(
     .systemLibrary(
       name: "CJansson", path: "Sources/CJansson", pkgConfig: "jansson",
       providers: [.apt(["libjansson-dev"])]),
-    .systemLibrary(
-      name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+    // libcurl's header at build time (libcurl4-openssl-dev); the library itself is opened
+    // when the first HTTP client is made (Sources/CCurl/include/CCurl.h), not linked.
+    .target(name: "CCurl", path: "Sources/CCurl"),
     .target(name: "Posix", dependencies: ["CSystem"], swiftSettings: releaseSettings),
     .target(name: "EventLoop", dependencies: ["Posix"], swiftSettings: releaseSettings),
     .target(name: "JSON", dependencies: ["CJansson"], swiftSettings: releaseSettings),
@@ -47,7 +48,7 @@ var package = Package(
       resources: [.embedInCode("Resources/openrpc.json")], swiftSettings: releaseSettings),
     // `--version` names the commit: the plugin writes it before each build (Plugins/BuildCommit).
     .executableTarget(
-      name: "netmodel", dependencies: ["Service", "NetworkModels", "JSONRPC", "JSON", "EventLoop", "Posix"],
+      name: "netmodel", dependencies: ["Service", "NetworkModels", "HTTP", "JSONRPC", "JSON", "EventLoop", "Posix"],
       swiftSettings: releaseSettings, plugins: ["BuildCommit"]),
     .plugin(name: "BuildCommit", capability: .buildTool()),
     .target(name: "TestSupport", dependencies: ["JSONRPC", "JSON", "EventLoop", "Posix", "NetworkModels"]),

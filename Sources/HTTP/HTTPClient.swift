@@ -2,10 +2,6 @@ import CCurl
 import EventLoop
 import Posix
 
-/// libcurl must be initialised once, before any other thread exists; a global `let`
-/// is initialised once, on first use, which is on the loop's thread at start-up.
-private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-
 /// HTTP over libcurl's multi interface, driven by the event loop: libcurl tells us
 /// which sockets to watch and when to wake it (its socket and timer callbacks); the
 /// loop calls it back with `curl_multi_socket_action`. No thread per request, and
@@ -15,7 +11,7 @@ private let curlGlobalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT)
 /// `HTTPPriority`; one that waits can be moved (`setPriority`) or given up (`cancel`).
 ///
 /// Must be used on the loop's thread. Completions run on the loop, once each, never
-/// inside `send` or `cancel`.
+/// inside `send` or `cancel`. The first client made opens libcurl (`loadLibcurl`).
 public final class HTTPClient {
   public struct Counters: Sendable {
     public var requests = 0
@@ -92,12 +88,13 @@ public final class HTTPClient {
   public init(
     loop: EventLoop, maxConnections: Int = 16, maxBodyBytes: Int = 32 << 20, proxies: ProxySettings = .process
   ) {
-    precondition(curlGlobalInit == CURLE_OK, "curl_global_init failed")
+    // Stops here, saying why, where the caller did not ask first (`loadLibcurl`).
+    do { try Self.loadLibcurl() } catch { fatalError("\(error)") }
     self.loop = loop
     self.proxies = proxies
     self.maxConnections = max(1, maxConnections)
     self.maxBodyBytes = maxBodyBytes
-    guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
+    guard let multi = nm_multi_init() else { fatalError("curl_multi_init failed") }
     self.multi = multi
     let context = Unmanaged.passUnretained(self).toOpaque()
     _ = nm_multi_setopt_socket_callback(multi) { _, socket, what, context, _ in
@@ -119,7 +116,7 @@ public final class HTTPClient {
   deinit {
     // In-flight transfers are dropped without their completions: the process is
     // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    for case let transfer? in transfers { curl_multi_remove_handle(multi, transfer.handle) }
+    for case let transfer? in transfers { nm_multi_remove_handle(multi, transfer.handle) }
     // Each transfer cleans up its handle, before the multi handle goes.
     transfers.removeAll()
     idleTransfers.removeAll()
@@ -127,7 +124,7 @@ public final class HTTPClient {
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
     if let holdTimer { loop.cancel(holdTimer) }
-    curl_multi_cleanup(multi)
+    nm_multi_cleanup(multi)
   }
 
   /// Starts `request`, or queues it behind every waiting request of its priority or
@@ -214,11 +211,11 @@ public final class HTTPClient {
       loop.execute { completion(.failure(error)) }
       return
     }
-    let code = curl_multi_add_handle(multi, transfer.handle)
+    let code = nm_multi_add_handle(multi, transfer.handle)
     guard code == CURLM_OK else {
       recycle(transfer)
       counters.transportErrors += 1
-      let message = "\(request.summary): \(String(cString: curl_multi_strerror(code)))"
+      let message = "\(request.summary): \(String(cString: nm_multi_strerror(code)))"
       loop.execute { completion(.failure(HTTPError(.other, message))) }
       return
     }
@@ -352,7 +349,7 @@ public final class HTTPClient {
 
   private func act(on socket: curl_socket_t, mask: Int32) {
     var running: Int32 = 0
-    _ = curl_multi_socket_action(multi, socket, mask, &running)
+    _ = nm_multi_socket_action(multi, socket, mask, &running)
     collectFinished()
   }
 
@@ -360,7 +357,7 @@ public final class HTTPClient {
   /// completion may start new requests.
   private func collectFinished() {
     var remaining: Int32 = 0
-    while let message = curl_multi_info_read(multi, &remaining) {
+    while let message = nm_multi_info_read(multi, &remaining) {
       guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
       let code = nm_msg_result(message)
       let slot = Int(bitPattern: nm_easy_getinfo_pointer(handle, CURLINFO_PRIVATE)) &- 1
@@ -371,7 +368,7 @@ public final class HTTPClient {
       inFlightCount -= 1
       let result = transfer.result(code: code)
       counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
-      curl_multi_remove_handle(multi, handle)
+      nm_multi_remove_handle(multi, handle)
       // Taken out before the transfer is reset: a completion may start the next request
       // on this very handle.
       let request = transfer.request
@@ -457,7 +454,7 @@ public final class HTTPClient {
   /// A handle with the options every request shares (see `Transfer.prepare`), in its
   /// transfer object.
   private func newTransfer() -> Transfer? {
-    guard let handle = curl_easy_init() else { return nil }
+    guard let handle = nm_easy_init() else { return nil }
     let slot: Int
     if let free = freeSlots.popLast() {
       slot = free
@@ -471,7 +468,7 @@ public final class HTTPClient {
     var code = nm_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeMutableRawPointer(bitPattern: slot + 1))
     if code == CURLE_OK { code = transfer.prepare() ?? CURLE_OK }
     guard code == CURLE_OK else {
-      Log.error("HTTP: libcurl refused an option: \(String(cString: curl_easy_strerror(code)))")
+      Log.error("HTTP: libcurl refused an option: \(String(cString: nm_easy_strerror(code)))")
       freeSlots.append(slot)
       return nil  // its handle is cleaned up with it
     }

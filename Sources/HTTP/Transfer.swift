@@ -34,8 +34,8 @@ final class Transfer {
   }
 
   deinit {
-    curl_easy_cleanup(handle)
-    curl_slist_free_all(headerList)
+    nm_easy_cleanup(handle)
+    nm_slist_free_all(headerList)
     errorBuffer.deallocate()
   }
 
@@ -55,7 +55,7 @@ final class Transfer {
     request = HTTPRequest(method: "", url: "")
     completion = nil
     _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
-    curl_slist_free_all(headerList)
+    nm_slist_free_all(headerList)
     headerList = nil
     headerBytes = []
     body = []
@@ -179,15 +179,15 @@ final class Transfer {
     applied = failed == CURLE_OK ? options : nil
 
     // "Expect:" stops libcurl waiting for a 100-continue before bodies over 1 KiB.
-    var list: UnsafeMutablePointer<curl_slist>? = request.body == nil ? nil : curl_slist_append(nil, "Expect:")
+    var list: UnsafeMutablePointer<curl_slist>? = request.body == nil ? nil : nm_slist_append(nil, "Expect:")
     for header in request.headers {
-      list = curl_slist_append(list, "\(header.name): \(header.value)")
+      list = nm_slist_append(list, "\(header.name): \(header.value)")
     }
     headerList = list
     check(nm_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList))
 
     guard failed == CURLE_OK else {
-      return HTTPError(.invalidRequest, "\(request.summary): \(String(cString: curl_easy_strerror(failed)))")
+      return HTTPError(.invalidRequest, "\(request.summary): \(String(cString: nm_easy_strerror(failed)))")
     }
     return nil
   }
@@ -241,7 +241,7 @@ final class Transfer {
   /// The outcome once libcurl is done with the handle.
   func result(code: CURLcode) -> Result<HTTPResponse, HTTPError> {
     guard code == CURLE_OK else {
-      let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+      let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: nm_easy_strerror(code))
       let message = "\(request.summary): \(detail)"
       switch code {
       case CURLE_OPERATION_TIMEDOUT: return .failure(HTTPError(.timedOut, message))

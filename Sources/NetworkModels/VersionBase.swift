@@ -3,8 +3,8 @@ import Posix
 /// Where this run's versions start, so that they never go backwards across restarts
 /// on one state folder: a client holding version 7 from the last run keeps every state
 /// of this one. Each start begins at the mark the last run reserved, and reserves a
-/// block above it; a run that uses its block up reserves more (a rare write), before
-/// any version beyond the block is shown.
+/// block above it before it shows a version above the mark; a run that uses its block
+/// up reserves more (a rare write), before any version beyond the block is shown.
 ///
 /// Versions stay at or below `limit` (2^53 − 1), the largest integer every JSON client
 /// reads exactly: a start whose mark leaves no room for a block below it refuses to
@@ -45,14 +45,21 @@ public final class VersionBase {
     }
   }
 
-  /// Reads the last run's mark from `folder` and reserves this run's first block. A
-  /// mark that is not a decimal number from 0 to `limit` is a corrupt file: it is kept
-  /// as `versions.corrupt-<n>`, with a warning, and versions continue from 2^40.
-  /// Throws `Exhausted` when the mark leaves no room below `limit`, and `Errno` when
-  /// the file cannot be read, moved aside or written.
+  /// Reads the last run's mark from `folder`; this run's first block is reserved by the
+  /// first `ensure`, before the first version above the mark is shown, not here: its
+  /// write and two fsyncs were most of a start on disk, and a start's first answer
+  /// (`initialize`) shows no version. The mark itself (count 0) may be shown before:
+  /// the last run never showed it, and the next start, reading the same mark, shows it
+  /// for the same unknown state. A mark that is not a decimal number from 0 to `limit`
+  /// is a corrupt file: it is kept as `versions.corrupt-<n>`, with a warning, versions
+  /// continue from 2^40, and that block is reserved at once (without a mark, the next
+  /// start would count from 0). Throws `Exhausted` when the mark leaves no room below
+  /// `limit`, and `Errno` when the file cannot be read, moved aside or (after a corrupt
+  /// mark) written.
   public init(folder: StateFolder) throws {
     self.folder = folder
     var mark: UInt64 = 0
+    var setAside = false
     if let bytes = try folder.read(VersionBase.fileName) {
       switch VersionBase.parseMark(bytes) {
       case .success(let value):
@@ -61,6 +68,7 @@ public final class VersionBase {
         // A mark that cannot be read must not restart versions at 0, nor be trusted.
         let aside = try folder.moveAside(VersionBase.fileName, suffix: "corrupt")
         mark = VersionBase.afterCorruptMark
+        setAside = true
         Log.warn(
           "\(folder.file(VersionBase.fileName)) is not a version mark (\(problem)); kept as \(folder.file(aside)), "
             + "versions continue from \(mark)")
@@ -71,7 +79,7 @@ public final class VersionBase {
     }
     base = mark
     headroom = 0
-    try reserve(covering: 0)
+    if setAside { try reserve(covering: 0) }
   }
 
   /// The mark of a `versions` file: ASCII digits, then at most one newline; a value

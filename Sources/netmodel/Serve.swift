@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP
 import JSON
 import JSONRPC
 import NetworkModels
@@ -65,6 +66,13 @@ func serve(_ options: ServeOptions) -> Int32 {
         for warning in loaded.warnings { Log.warn("\(options.configPath ?? "") at \(warning)") }
       case .failure(let error):
         Log.error("\(error)")
+        return 2
+      }
+      // Opened here, not at start: the local backend never needs libcurl.
+      do {
+        try HTTPClient.loadLibcurl()
+      } catch {
+        Log.error("\(error); not started")
         return 2
       }
       let rest = RESTBackend(configuration: configuration, loop: loop)

@@ -38,7 +38,29 @@ import Testing
     #expect(throws: VersionBase.Exhausted.self) { try VersionBase(folder: temp.folder) }
     try temp.folder.replace(VersionBase.fileName, with: Array("\(last)\n".utf8))
     let versions = try VersionBase(folder: temp.folder)
+    versions.ensure(0)
     #expect(versions.base + versions.headroom == VersionBase.limit)
     #expect(throws: VersionBase.Exhausted.self) { try VersionBase(folder: temp.folder) }
+  }
+
+  /// A start writes nothing until a version above the last run's mark is to be shown:
+  /// then the block is reserved, before the version is.
+  @Test func theFirstBlockIsReservedByTheFirstVersionNotByTheStart() throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.folder.replace(VersionBase.fileName, with: Array("5000\n".utf8))
+    let versions = try VersionBase(folder: temp.folder)
+    #expect(versions.base == 5000)
+    #expect(try temp.folder.read(VersionBase.fileName) == Array("5000\n".utf8))
+    versions.ensure(0)
+    #expect(try temp.folder.read(VersionBase.fileName) == Array("\(5000 + VersionBase.block)\n".utf8))
+    #expect(versions.headroom == VersionBase.block)
+  }
+
+  @Test func aFreshFolderGetsItsMarkWithTheFirstVersion() throws {
+    let temp = try LocalBackendTestFolder()
+    let versions = try VersionBase(folder: temp.folder)
+    #expect(try temp.folder.read(VersionBase.fileName) == nil)
+    versions.ensure(3)
+    #expect(try temp.folder.read(VersionBase.fileName) == Array("\(3 + VersionBase.block)\n".utf8))
   }
 }

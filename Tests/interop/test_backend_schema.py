@@ -14,7 +14,7 @@ two in step:
   the JSON Pointer `check-config` prints is the pointer jsonschema reports for the
   error, or a prefix (parent) of it;
 - the same for `lists` (LIST_ACCEPTED, LIST_REFUSED, LIST_KNOWN_DIFFERENCES), over
-  BASE plus LISTS, and the lists of Tests/NetworkModelsTests/REST/RESTListTests.swift;
+  BASE plus LISTS, and the lists of Tests/NetworkModelsTests/REST/Lists/RESTListTests.swift;
 - what a JSON Schema cannot say (KNOWN_DIFFERENCES) is refused by `check-config`
   alone, with its pointer;
 - `check-config`'s command line: a missing file, a file that is not JSON, `--help`.
@@ -41,12 +41,12 @@ from jsonschema.validators import validator_for
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "schema" / "backend.schema.json"
 ARTSY_EXAMPLE = ROOT / "examples" / "artsy" / "config.json"
-SWIFT_TEST = ROOT / "Tests" / "NetworkModelsTests" / "REST" / "RESTConfigurationTests.swift"
-SWIFT_LIST_TEST = ROOT / "Tests" / "NetworkModelsTests" / "REST" / "RESTListTests.swift"
+SWIFT_TEST = ROOT / "Tests" / "NetworkModelsTests" / "REST" / "Configuration" / "RESTConfigurationTests.swift"
+SWIFT_LIST_TEST = ROOT / "Tests" / "NetworkModelsTests" / "REST" / "Lists" / "RESTListTests.swift"
 
 pytestmark = pytest.mark.timeout(60)
 
-# A copy of `artsyLikeConfiguration` in Tests/NetworkModelsTests/REST/RESTConfigurationTests.swift
+# A copy of `artsyLikeConfiguration` in Tests/NetworkModelsTests/REST/Configuration/RESTConfigurationTests.swift
 # (test_swift_test_configuration_is_valid also checks the live one): every feature of
 # the format at least once, and the base of the mutations below.
 ARTSY_LIKE_CONFIGURATION = r"""
@@ -334,7 +334,7 @@ def test_every_example_is_valid(example, validator, check_config):
 
 
 def test_swift_list_test_configuration_is_valid(validator, check_config):
-    """The configuration of Tests/NetworkModelsTests/REST/RESTListTests.swift: a list of each
+    """The configuration of Tests/NetworkModelsTests/REST/Lists/RESTListTests.swift: a list of each
     paging style, params, sections, following both ways."""
     assert SWIFT_LIST_TEST.exists(), f"{SWIFT_LIST_TEST} is gone: point SWIFT_LIST_TEST at where it went"
     source = SWIFT_LIST_TEST.read_text(encoding="utf-8")

@@ -79,6 +79,9 @@ def test_control_names_the_package_its_version_the_machine_and_debian_libraries(
     assert {"libc6", "libcurl4", "libjansson4"} <= depends, depends
     needed = run("readelf", "-d", unpacked / "usr/bin/netmodel").stdout
     assert "libswift" not in needed and "RUNPATH" not in needed and "RPATH" not in needed, needed
+    # libcurl is opened by the REST backend, not linked: Depends names it all the same.
+    assert "libcurl" not in needed, needed
+    assert "libcurl4 (>= 7.85.0)" in field(deb, "Depends").split(", ")
     for library in re.findall(r"Shared library: \[([^\]]+)\]", needed):
         owner = run("dpkg", "-S", f"*/{library}", check=False).stdout
         assert owner.split(":")[0] and owner.split(":")[0] in depends | {"libc6"}, (library, owner)
@@ -160,6 +163,16 @@ def test_dpkg_installs_it_serves_from_it_and_removes_it_whole(deb, contents, run
             assert isinstance(stats["uptimeMs"], int) and "backend" in stats, stats
         finally:
             server.stop()
+        # The REST backend finds the libcurl that Depends brought.
+        rest = rpcio.ServerProc(
+            ["/usr/bin/netmodel", "serve", "--backend", "rest", "--config",
+             "/usr/share/netmodel/examples/artsy/config.json", "--state-dir", str(runtime.root / "state-rest")],
+            env=runtime.env, stderr_path=runtime.logs / "packaged-rest.stderr", cwd=runtime.root)
+        try:
+            assert rest.conn.result("initialize", {})["serverInfo"]["name"] == "netmodel", rest.diagnostics()
+            assert "libcurl.so.4" in Path(f"/proc/{rest.pid}/maps").read_text()
+        finally:
+            rest.stop()
     finally:
         run(*sudo, "dpkg", "-r", "netmodel")
     status = run("dpkg-query", "-W", "-f=${Status}", "netmodel", check=False).stdout

@@ -80,6 +80,9 @@ def test_netmodel_stop_ends_the_daemon_and_the_others_see_their_connection_end(
     # `stop` returns once the process has ended, with exit code 0, its socket gone.
     assert server.wait(5) == 0, server.diagnostics()
     assert not path.exists()
+    # The log says who stopped it.
+    stops = [line for line in server.stderr().splitlines() if "a client stopped the daemon" in line]
+    assert len(stops) == 1 and "connection=" in stops[0], server.stderr()
     # The pending request is answered -32005 with its state; then the connection ends.
     reply = waiter.recv_reply(what="the answer to the awaited follow")
     assert reply["id"] == "awaited" and reply["error"]["code"] == SHUTTING_DOWN, reply

@@ -36,6 +36,7 @@ enum Shutdown: ServiceMethod {
       service.prepareExit(stoppedBy: nil)
     } else if request.params.daemon {
       try service.checkMayStop(connection)
+      Log.event(.info, "daemon.stop", "a client stopped the daemon (netmodel stop)", connection.logFields)
       service.prepareExit(stoppedBy: connection)
     } else {
       connection.refusal = .sessionShutDown
