@@ -4,7 +4,7 @@
 import PackageDescription
 
 // The libFuzzer target links against clang's fuzzer runtime, which a normal build
-// must not do, so it exists only when asked for (see README "Fuzzing"); the same
+// must not do, so it exists only when asked for (see docs/development.md "Fuzzing"); the same
 // environment asks for a release build with exclusivity checks.
 import class Foundation.ProcessInfo
 

@@ -1,7 +1,7 @@
 import Posix
 
 /// A rate-limit hold is one line when it starts and one when it ends, however many
-/// requests it holds (README "Logs").
+/// requests it holds (docs/operations.md "Logs").
 extension HTTPClient {
   /// Response headers that say why: `Retry-After` and the `…RateLimit…` family.
   static func explainsHold(_ name: String) -> Bool {

@@ -27,7 +27,7 @@ public struct IndexedAdmissionProblem: Error, Equatable, Sendable {
 
 extension EntityKey {
   /// A key from a request's `kind` and `id`, refused when either breaks the form
-  /// README "EntityState" gives them.
+  /// docs/protocol.md "EntityState" gives them.
   public init(validatingKind kind: String, id: String) throws(AdmissionProblem) {
     if let problem = EntityKey.problem(kind: kind, id: id) {
       throw .invalid(path: "/" + problem.field, reason: problem.reason)

@@ -1,7 +1,7 @@
 import JSON
 import Posix
 
-/// The store's events (README "Logs"): one line for each thing that happened to a
+/// The store's events (docs/operations.md "Logs"): one line for each thing that happened to a
 /// user's intent, not one for each call. A rollback is one line; a refused read is one
 /// line until the entity's error changes (a client polling a missing entity repeats
 /// nothing); a credentials wait is one line when the first intent or read starts

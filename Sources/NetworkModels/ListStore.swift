@@ -1,6 +1,6 @@
 import EventLoop
 
-/// The stateful list data sources (README "Lists", `ListState`): each list is idle,
+/// The stateful list data sources (docs/protocol.md "Lists", `ListState`): each list is idle,
 /// loading, loaded or failed; pages append; a refresh replaces the items when it
 /// arrives and keeps the old ones meanwhile; a failed page keeps what was loaded
 /// and can be asked for again. Items reference entities of the `FollowStore`, so a

@@ -1,7 +1,7 @@
 /// Logs to stderr, one line per event: stdout carries protocol bytes only.
 ///
 /// An event is a name (`rollback`, `ratelimit.hold`, …), a sentence and typed fields
-/// (README "Logs"). It is written as text (`netmodel: warn: the sentence; key=value …`)
+/// (docs/operations.md "Logs"). It is written as text (`netmodel: warn: the sentence; key=value …`)
 /// or, with `--log-format json`, as one JSON object a line, by the renderer the
 /// executable installs (`jsonRenderer`): the JSON encoder lives in a layer above this.
 ///

@@ -3,7 +3,7 @@ import JSONRPC
 import NetworkModels
 
 extension FollowFailure {
-  /// The JSON-RPC error code of this failure (README "EntityState", `error`).
+  /// The JSON-RPC error code of this failure (docs/protocol.md "EntityState", `error`).
   var errorCode: ErrorCode {
     switch kind {
     case .unavailable: return .backendUnavailable

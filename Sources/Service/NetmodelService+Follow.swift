@@ -8,7 +8,7 @@ extension EntityKey {
 }
 
 extension ParamsReader {
-  /// `{kind, id}` of a follow method, in the form README "EntityState" gives them.
+  /// `{kind, id}` of a follow method, in the form docs/protocol.md "EntityState" gives them.
   /// Whether the backend has the kind and can send the id, the models answer.
   func entityKey(prefix: String = "") throws(ResponseError) -> EntityKey {
     guard let kind = try string(ParamKey.kind) else {

@@ -78,7 +78,7 @@ func errorText(_ error: JSON) -> String {
 func failWithErrorReply(_ error: JSON) -> Int32 { fail(errorText(error), code: 1) }
 
 /// `call`'s `--timeout` for the methods that change nothing: a read held by an API's
-/// rate limit can wait minutes, and a script should hear of it (README "netmodel call").
+/// rate limit can wait minutes, and a script should hear of it (docs/operations.md, "From the shell").
 let defaultReadTimeoutMs = 30_000
 let readMethods = [
   "getFollowState", "getEntity", "fetchList", "stats", "inspect", "rpc.discover", "initialize",
@@ -170,8 +170,8 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     let id = try client.send(method: "subscribe", params: JSON.object().set("topics", topics))
     let reply = try client.reply(to: id)
     if let error = reply["error"] { return failWithErrorReply(error) }
-    // The current states first, as every client's subscription starts (README,
-    // Clients): a script sees where things stand, not only what changes later.
+    // The current states first, as every client's subscription starts (docs/clients.md,
+    // "the subscribe snapshot"): a script sees where things stand, not only what changes later.
     var printed = PrintedVersions()
     let name = reply["result"]?["subscription"] ?? .null()
     for state in reply["result"]?["snapshot"]?.elements ?? [] {

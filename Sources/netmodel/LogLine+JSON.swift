@@ -1,7 +1,7 @@
 import JSON
 import Posix
 
-/// `--log-format json`: one object a line, for journald and tools (README "Logs"),
+/// `--log-format json`: one object a line, for journald and tools (docs/operations.md "Logs"),
 /// written with the project's own JSON string encoder, so a value from outside is one
 /// escaped string however it is made.
 enum LogFormat: String {

@@ -6,7 +6,7 @@ import Posix
 /// netmodel.json (`ServeConfigFile`), `--help`, `--print-config` and the test that holds
 /// schema/serve-config.schema.json to it all read it, so an option added here is
 /// accepted in the file too. An option added here goes into the schema as well
-/// (`ServeOptionTableTests` fails until it does), and into the man page, the README's
+/// (`ServeOptionTableTests` fails until it does), and into the man page, docs/operations.md's
 /// table and the completions (`Tests/interop/test_install.py` holds them to `--help`).
 struct ServeOption: Sendable {
   enum Value: Sendable {

@@ -10,7 +10,7 @@ struct ServeOptions {
   var socketPath: String?
   /// `--socket=PATH` rather than `--socket`: a socket passed by a service manager must be bound there.
   var socketPathGiven = false
-  /// Info: what happened to users' intents and connections, bounded (README "Logs").
+  /// Info: what happened to users' intents and connections, bounded (docs/operations.md "Logs").
   var logLevel = Log.Level.info
   var logFormat = LogFormat.text
   var maxMessageBytes = 16 << 20

@@ -2,7 +2,7 @@ import Testing
 
 @testable import HTTP
 
-/// What a rate-limit hold's log line says of the API (README "Logs"): where it is, and
+/// What a rate-limit hold's log line says of the API (docs/operations.md "Logs"): where it is, and
 /// nothing of a URL that may carry a secret.
 @Suite struct HoldLogTests {
   @Test func theOriginLeavesOutUserInfoPathAndQuery() {

@@ -4,7 +4,7 @@ import Testing
 @testable import netmodel
 
 /// `--log-format json`: one object a line, every value from outside one JSON string
-/// (README "Logs").
+/// (docs/operations.md "Logs").
 @Suite struct LogJSONTests {
   @Test func anEventIsOneObjectWithItsFields() {
     let event = Log.Event(

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Posix
 
-/// The text form of a log event (README "Logs"): fields after the sentence, values from
+/// The text form of a log event (docs/operations.md "Logs"): fields after the sentence, values from
 /// outside quoted and escaped so that none can end the line or pass for another field.
 @Suite struct LogTextTests {
   func line(_ message: String, _ fields: [Log.Field]) -> String {

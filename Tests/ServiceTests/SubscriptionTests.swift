@@ -47,7 +47,7 @@ struct StateChanged {
   }
 }
 
-/// README "Subscriptions", through the in-process service: who is told, in which
+/// docs/protocol.md "Subscriptions", through the in-process service: who is told, in which
 /// order, with which `seq`, and what coalescing keeps. The backend answers 10 ms after
 /// each call, so a mutation and its confirmation are changes of separate loop turns.
 @Suite struct SubscriptionTests {

@@ -1,7 +1,7 @@
 """JSON-RPC 2.0 / transport compliance of the real binary, over the process
 boundary (stdio in both framings, and the Unix socket).
 
-Spec: README "Talking to it" and "JSON-RPC, completely", and schema/openrpc.json.
+Spec: docs/protocol.md "Talking to it" and "JSON-RPC, completely", and schema/openrpc.json.
 Where a test pins down something the JSON-RPC spec leaves open, the comment
 says why (usually: what a real client needs).
 """

@@ -1,5 +1,5 @@
 """An accepted intent is never dropped for want of credentials: the real binary
-against the Artsy demo server with a token (README "Mutations", backend schema
+against the Artsy demo server with a token (docs/protocol.md "Mutations", backend schema
 `retry.onUnauthorized`). Call counts and follows are read from the server.
 """
 

@@ -1,4 +1,4 @@
-"""Lists and preload through the real binary (README "Lists: `fetchList`" and
+"""Lists and preload through the real binary (docs/protocol.md "Lists: `fetchList`" and
 "Preload: `setInterfaceState` and `getEntity`"): on the local backend, and on the
 REST backend against the Artsy demo server, with call counts read from that server.
 """

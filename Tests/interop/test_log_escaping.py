@@ -1,4 +1,4 @@
-"""Text from outside cannot forge log lines nor reach the terminal (README "Logs"): a
+"""Text from outside cannot forge log lines nor reach the terminal (docs/operations.md "Logs"): a
 peer's names (over stdio and the socket) and an API's cursor and error text carry a line
 break followed by a line of their own, ESC/OSC sequences and a C1 control; the real
 binary's stderr must hold each line it writes as one line, escaped, and no raw control.

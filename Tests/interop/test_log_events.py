@@ -1,4 +1,4 @@
-"""The log of a real session (README "Logs"): the binary on the REST backend against the
+"""The log of a real session (docs/operations.md "Logs"): the binary on the REST backend against the
 Artsy demo server, with a 401 then a token, five refused follows, a refused read, a rate
 limit, a list that stops paging, evictions under a small --max-entities, and two
 connections (stdio and socket) naming themselves in `initialize`. At the default level

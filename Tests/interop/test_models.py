@@ -1,5 +1,5 @@
 """The follow network model, subscriptions, the outbox and the local backend,
-driven through the real binary (README "EntityState", "Mutations", "Reads",
+driven through the real binary (docs/protocol.md "EntityState", "Mutations", "Reads",
 "Subscriptions", "Outbox and state folder", "Backends").
 
 Every test gets its own state folder (``--state-dir``) under the per-test

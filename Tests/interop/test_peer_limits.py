@@ -1,7 +1,7 @@
 """What a hostile or broken peer can make the server hold, spin on or wait for
 (issue 17 §1, §5, §6, §7), against the real binary:
 
-- replies waiting for a peer are bounded (README "JSON-RPC, completely": 8 MiB by
+- replies waiting for a peer are bounded (docs/protocol.md "JSON-RPC, completely": 8 MiB by
   default, `--max-unread-bytes`), for pipelined requests and for batches, whose reply
   is built whole before it is written; so are the requests waiting for the backend
   (10000, `--max-pending-requests`);

@@ -1,5 +1,5 @@
 """The clients' protocol table (schema/openrpc.json: components.errors and
-x-netmodel-protocol, written into each client by scripts/gen-protocol; README, Clients)
+x-netmodel-protocol, written into each client by scripts/gen-protocol; docs/clients.md)
 against the real server, and the generator's --check against drift."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which hop a request takes when the environment names a proxy (README "Tokens travel
+"""Which hop a request takes when the environment names a proxy (docs/backends.md "Tokens travel
 only where they should"): the real binary against the Artsy demo server, with a real
 forward proxy on loopback (recording_proxy.py) that records every request it receives.
 

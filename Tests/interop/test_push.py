@@ -1,5 +1,5 @@
 """Every state change reaches its subscribers without waiting for the peer's next
-message (README "Subscriptions"): the subscriber below sends nothing after its last
+message (docs/protocol.md "Subscriptions"): the subscriber below sends nothing after its last
 request and must still see the settled state, on every transport, framing, backend
 and topic kind. The bound (SETTLE_S) is a functional limit, not a benchmark.
 

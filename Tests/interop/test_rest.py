@@ -1,6 +1,6 @@
 """The REST backend through the real binary, against a real HTTP server on
 loopback: examples/artsy/server.py, which imitates Artsy's follow API, counts
-every call and connection, and injects faults (README "The REST backend").
+every call and connection, and injects faults (docs/backends.md "The REST backend").
 
 Call counts are read from the server (GET /_control/stats), never from netmodel.
 """

@@ -69,8 +69,8 @@ def serve_schema_validator():
 # the file, the command line over it, --print-config
 
 
-def test_the_readmes_example_is_valid_and_read(netmodel_bin, runtime, tmp_path):
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_example_is_valid_and_read(netmodel_bin, runtime, tmp_path):
+    readme = (ROOT / "docs" / "operations.md").read_text()
     section = readme.split("### The configuration file: netmodel.json")[1].split("<!-- end issue 27")[0]
     example = json.loads(re.search(r"```json\n(.*?)```", section, re.S)[1])
     serve_schema_validator().validate(example)
@@ -319,11 +319,11 @@ def test_check_config_checks_a_netmodel_json_and_the_configuration_it_names(netm
     assert result.returncode == 2 and f"{folder}/github.json at /kinds/user/follow/method:" in result.stderr
 
 
-def test_the_readmes_drop_in_verifies(netmodel_bin, tmp_path):
-    """The README's `LoadCredential=` lines, as a drop-in of the installed unit: systemd
+def test_the_docs_drop_in_verifies(netmodel_bin, tmp_path):
+    """The `LoadCredential=` lines of docs/operations.md, as a drop-in of the installed unit: systemd
     knows the key and takes the value (an unknown key or a bad value is warned about)."""
     analyze = require_tool("systemd-analyze", "Debian package systemd (scripts/install-deps --test)")
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "operations.md").read_text()
     section = readme.split("### The user service on a REST API")[1].split("<!-- end issue 27")[0]
     drop_in = re.search(r"```ini\n(.*?)```", section, re.S)[1]
     assert "LoadCredential=github-token:%h/.config/netmodel/github-token" in drop_in

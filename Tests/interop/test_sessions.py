@@ -1,7 +1,7 @@
 """A shared daemon is shared (issue 27 §6): a socket client's `shutdown` and `exit` end
 its own session; `netmodel stop` (`shutdown {daemon: true}` then `exit`, the daemon's
 own user only) ends the daemon; the stdio owner's `shutdown` and `exit` still end the
-process. The real binary, real sockets, real processes (README "Sessions and stopping
+process. The real binary, real sockets, real processes (docs/operations.md "Sessions and stopping
 the daemon").
 """
 

@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.timeout(60)
 
-# journal.log, and the files of earlier versions read at start (see README, State folder).
+# journal.log, and the files of earlier versions read at start (see docs/operations.md, "Outbox and state folder").
 STATE_FILES = ["lock", "journal.log", "local-follows.json", "local-follows.log", "outbox.log", "versions"]
 PRECIOUS = b"precious: not netmodel's\n"
 

@@ -1,6 +1,6 @@
 """A state folder of the version before the journal (outbox.log, local-follows.json,
 local-follows.log) is read at start and moved into journal.log by the first commit
-(README, Outbox and state folder). The fixtures were written by that version's
+(docs/operations.md, Outbox and state folder). The fixtures were written by that version's
 binary: `killed-after-changes` by a clean run that followed adele, banksy and cher,
 then a run killed (-9) after following dylan and unfollowing banksy;
 `pending-intent` by a run with --simulate latency=60000 killed while following

@@ -4,7 +4,7 @@
 
 ;;; Commentary:
 
-;; schema/openrpc.json: components.errors and x-netmodel-protocol (README, Clients).
+;; schema/openrpc.json: components.errors and x-netmodel-protocol (docs/clients.md).
 
 ;;; Code:
 

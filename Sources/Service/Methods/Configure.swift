@@ -2,7 +2,7 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-/// `configure`: the backend's environment and credentials (README "Backends").
+/// `configure`: the backend's environment and credentials (docs/backends.md "Backends").
 enum Configure: ServiceMethod {
   static let name = "configure"
   static let errorCodes = ErrorCode.everyMethod

@@ -1,7 +1,7 @@
 import JSONRPC
 import NetworkModels
 
-/// `fetchList`: a page of a list, joined with the entity store (README "Lists").
+/// `fetchList`: a page of a list, joined with the entity store (docs/protocol.md "Lists").
 enum FetchList: ServiceMethod {
   static let name = "fetchList"
   static let errorCodes = ErrorCode.everyMethod + [.unknownKindOrList, .requestCancelled]

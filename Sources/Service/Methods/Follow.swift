@@ -2,7 +2,7 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-/// `follow`: `setFollowState` with `following: true` (README "Mutations").
+/// `follow`: `setFollowState` with `following: true` (docs/protocol.md "Mutations").
 enum Follow: ServiceMethod {
   static let name = "follow"
   static let errorCodes = ErrorCode.everyMethod + ErrorCode.entityFailures

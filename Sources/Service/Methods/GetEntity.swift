@@ -3,7 +3,7 @@ import JSONRPC
 import NetworkModels
 
 /// `getEntity`: an entity's state with its details, at the front of the preload queue
-/// (README "Preload").
+/// (docs/protocol.md "Preload").
 enum GetEntity: ServiceMethod {
   static let name = "getEntity"
   static let errorCodes = ErrorCode.everyMethod + ErrorCode.entityFailures

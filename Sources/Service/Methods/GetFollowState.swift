@@ -2,7 +2,7 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-/// `getFollowState`: an entity's state, from the cache when fresh enough (README "Reads").
+/// `getFollowState`: an entity's state, from the cache when fresh enough (docs/protocol.md "Reads").
 enum GetFollowState: ServiceMethod {
   static let name = "getFollowState"
   static let errorCodes = ErrorCode.everyMethod + ErrorCode.entityFailures

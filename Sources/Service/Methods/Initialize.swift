@@ -1,7 +1,7 @@
 import JSON
 import JSONRPC
 
-/// `initialize`: who the server is and what it speaks (README "Talking to it").
+/// `initialize`: who the server is and what it speaks (docs/protocol.md "Talking to it").
 enum Initialize: ServiceMethod {
   static let name = "initialize"
   static let errorCodes = ErrorCode.everyMethod

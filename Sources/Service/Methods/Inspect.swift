@@ -2,7 +2,7 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-/// `inspect`: the items behind `stats`' counters (README "Inspecting a server").
+/// `inspect`: the items behind `stats`' counters (docs/protocol.md, "What the counters count").
 enum Inspect: ServiceMethod {
   static let name = "inspect"
   static let errorCodes = ErrorCode.everyMethod

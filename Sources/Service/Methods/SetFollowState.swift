@@ -2,7 +2,7 @@ import JSON
 import JSONRPC
 import NetworkModels
 
-/// `setFollowState`: the wanted `following` of an entity (README "Mutations").
+/// `setFollowState`: the wanted `following` of an entity (docs/protocol.md "Mutations").
 enum SetFollowState: ServiceMethod {
   static let name = "setFollowState"
   static let errorCodes = Follow.errorCodes

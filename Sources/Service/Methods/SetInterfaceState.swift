@@ -3,7 +3,7 @@ import JSONRPC
 import NetworkModels
 
 /// `setInterfaceState`: what a screen shows or may show next, so its details are
-/// preloaded in that order (README "Preload").
+/// preloaded in that order (docs/protocol.md "Preload").
 enum SetInterfaceState: ServiceMethod {
   static let name = "setInterfaceState"
   static let errorCodes = ErrorCode.everyMethod + [.unknownKindOrList, .requestCancelled]

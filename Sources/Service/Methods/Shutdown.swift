@@ -5,7 +5,7 @@ import Posix
 /// `shutdown` (LSP's), per session: from the stdio owner it prepares the process's
 /// exit, as in LSP; from a socket client it ends that client's session only, so one
 /// host closing does not stop a daemon others share. `daemon: true` stops the daemon
-/// from a socket client of its own user (`netmodel stop`). README "Sessions and
+/// from a socket client of its own user (`netmodel stop`). docs/operations.md "Sessions and
 /// stopping the daemon".
 enum Shutdown: ServiceMethod {
   static let name = "shutdown"

@@ -3,7 +3,7 @@ import JSONRPC
 import NetworkModels
 
 /// `subscribe`: `stateChanged` notifications for entities and lists, and their states
-/// now (README "Subscriptions").
+/// now (docs/protocol.md "Subscriptions").
 enum Subscribe: ServiceMethod {
   static let name = "subscribe"
   static let errorCodes = ErrorCode.everyMethod + [.unknownKindOrList]

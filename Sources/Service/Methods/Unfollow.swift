@@ -1,7 +1,7 @@
 import JSONRPC
 import NetworkModels
 
-/// `unfollow`: `setFollowState` with `following: false` (README "Mutations").
+/// `unfollow`: `setFollowState` with `following: false` (docs/protocol.md "Mutations").
 enum Unfollow: ServiceMethod {
   static let name = "unfollow"
   static let errorCodes = Follow.errorCodes

@@ -1,6 +1,6 @@
 // generated from schema/openrpc.json by scripts/gen-protocol; do not edit.
 // The protocol table every netmodel client shares (schema/openrpc.json: components.errors
-// and x-netmodel-protocol; README, Clients).
+// and x-netmodel-protocol; docs/clients.md).
 
 /** The JSON-RPC and application error codes of schema/openrpc.json (components.errors). */
 export const ErrorCodes = Object.freeze({

@@ -29,7 +29,7 @@ export type EntityKind = string;
  * entities, as they are to the API). Ids are data, never path syntax: on the rest backend an id
  * that would fill a path segment as exactly `.` or `..` is refused with -32602 (`data.path` `/id`)
  * before anything changes or is sent; every other id reaches the server percent-encoded as the one
- * segment it is (README "The REST backend").
+ * segment it is (docs/backends.md, "The REST backend").
  */
 export type EntityID = string;
 
@@ -96,7 +96,7 @@ export interface EntityState {
    * hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so
    * a reply may carry an older version than a notification that came just before it. Never above
    * 2^53 − 1, the largest integer a JSON client reads exactly: a server whose state folder's mark
-   * has reached it refuses to start (see the README, Restarts).
+   * has reached it refuses to start (see docs/operations.md, Outbox and state folder, Restarts).
    */
   version: number;
 }

@@ -152,7 +152,7 @@ test('a reconnect to the same server process keeps the versions held (no state t
   assert.deepEqual(seen, [...new Set(seen)].sort((a, b) => a - b), `a state delivered twice: ${seen}`);
 });
 
-// README, Clients, "connection notices": Node emits 'disconnect'/'reconnect' and prints
+// docs/clients.md, "connection notices": Node emits 'disconnect'/'reconnect' and prints
 // nothing — a host's own output stays its own.
 test('a drop and a reconnect print nothing', { skip: needsBinary, timeout: 60_000 }, async (t) => {
   const s = sandbox(t);

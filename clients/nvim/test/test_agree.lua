@@ -1,4 +1,4 @@
--- Where the plugin behaves as the Python and Node clients do (README, Clients):
+-- Where the plugin behaves as the Python and Node clients do (docs/clients.md):
 -- client-made error codes outside JSON-RPC's reserved range, timeouts and cancel
 -- on async requests, topic shorthands, a spawned server not started again behind
 -- the user's back, a reconnect limit, and notices that can be silenced.

@@ -1,4 +1,4 @@
--- configure is sent again on a new connection (README, Clients: "configure sent
+-- configure is sent again on a new connection (docs/clients.md: "configure sent
 -- again, then the subscriptions"): a restarted server would otherwise run its
 -- default environment with no token.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')

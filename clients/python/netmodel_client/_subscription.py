@@ -87,7 +87,7 @@ class Subscription:
         self.stats: Optional[Stats] = None
         #: The server process's ``instance`` id when last subscribed (``None`` if not named).
         self.instance: Optional[str] = None
-        # The snapshot is the start of the stream, in every client (README, "the
+        # The snapshot is the start of the stream, in every client (docs/clients.md, "the
         # subscribe snapshot"): iterators and callbacks get it first. Callbacks get it
         # once released, so one added right after `await subscribe()` misses nothing.
         self._held = []

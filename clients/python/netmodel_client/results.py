@@ -31,8 +31,8 @@ EntityKind = str
 # U+00E9 and with e + U+0301 are two entities, as they are to the API). Ids are data,
 # never path syntax: on the rest backend an id that would fill a path segment as exactly
 # `.` or `..` is refused with -32602 (`data.path` `/id`) before anything changes or is
-# sent; every other id reaches the server percent-encoded as the one segment it is (README
-# "The REST backend").
+# sent; every other id reaches the server percent-encoded as the one segment it is
+# (docs/backends.md, "The REST backend").
 EntityID = str
 
 # Which object of the backend an entity is.

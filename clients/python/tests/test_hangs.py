@@ -156,7 +156,7 @@ def test_every_method_takes_a_timeout(binary, env, state_dir):
 
 
 def test_cancelling_a_task_cancels_the_request_on_the_server(binary, env, state_dir):
-    """README, Clients: cancelling a request sends $/cancelRequest and answers at once."""
+    """docs/clients.md: cancelling a request sends $/cancelRequest and answers at once."""
 
     async def main():
         async with await spawn(binary, env, state_dir, "--simulate", "latency=3000") as c:
@@ -176,7 +176,7 @@ def test_cancelling_a_task_cancels_the_request_on_the_server(binary, env, state_
 
 
 def test_a_callback_that_raises_breaks_nothing(binary, env, state_dir, caplog):
-    """README, Clients: a callback that throws is logged, the others still run, and the
+    """docs/clients.md: a callback that throws is logged, the others still run, and the
     client goes on."""
 
     async def main():

@@ -1,6 +1,6 @@
 -- generated from schema/openrpc.json by scripts/gen-protocol; do not edit.
 -- The protocol table every netmodel client shares (schema/openrpc.json:
--- components.errors and x-netmodel-protocol; README, Clients).
+-- components.errors and x-netmodel-protocol; docs/clients.md).
 local M = {}
 
 -- Errors the server sends (components.errors), by the clients' names.

@@ -8,7 +8,7 @@ local M = {}
 
 -- Errors made on this side of the wire. JSON-RPC reserves -32768…-32000 for the
 -- protocol (the server's own codes are there and -32001…-32005), so the client's
--- sit just above it, the same numbers in every netmodel client (README, Clients).
+-- sit just above it, the same numbers in every netmodel client (docs/clients.md).
 -- The numbers are the shared protocol table (schema/openrpc.json, written into
 -- netmodel/protocol.lua by scripts/gen-protocol).
 local codes = require('netmodel.protocol').client_errors
