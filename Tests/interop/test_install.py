@@ -79,8 +79,13 @@ def test_install_puts_everything_where_unix_looks_and_says_so(installed, netmode
                  "share/netmodel/schema/openrpc.json", "share/netmodel/schema/serve-config.schema.json",
                  "share/netmodel/clients/python/pyproject.toml",
                  "share/netmodel/clients/node/package.json", "share/netmodel/clients/nvim/lua/netmodel/init.lua",
-                 "share/netmodel/examples/artsy/config.json", f"{SHARE}/{WHEEL}", f"{SHARE}/{TARBALL}"):
+                 "share/netmodel/examples/artsy/config.json", f"{SHARE}/{WHEEL}", f"{SHARE}/{TARBALL}",
+                 "share/doc/netmodel/README.md", "share/doc/netmodel/docs/operations.md"):
         assert (prefix / path).is_file(), path
+    # The README's links into docs/ resolve where it is installed.
+    readme = (prefix / "share/doc/netmodel/README.md").read_text()
+    for target in set(re.findall(r"\]\((docs/[^)#]+)", readme)):
+        assert (prefix / "share/doc/netmodel" / target).is_file(), target
     assert os.access(prefix / "bin" / "netmodel", os.X_OK)
     assert run(prefix / "bin" / "netmodel", "--version").stdout.startswith("netmodel ")
     service = (prefix / "share/systemd/user/netmodel.service").read_text()

@@ -111,7 +111,8 @@ def test_everything_is_where_debian_looks_for_it(contents, unpacked):
                  "/usr/lib/systemd/user/netmodel.service", "/usr/share/netmodel/schema/openrpc.json",
                  "/usr/share/netmodel/schema/backend.schema.json", "/usr/share/netmodel/examples/artsy/config.json",
                  "/usr/share/netmodel/clients/nvim/lua/netmodel/init.lua", wheel, tarball,
-                 "/usr/share/doc/netmodel/copyright", "/usr/share/doc/netmodel/changelog.gz"):
+                 "/usr/share/doc/netmodel/copyright", "/usr/share/doc/netmodel/changelog.gz",
+                 "/usr/share/doc/netmodel/README.md", "/usr/share/doc/netmodel/docs/protocol.md"):
         assert path in contents, path
     assert not [p for p in contents if p.endswith("install-manifest") or "/__pycache__/" in p]
     assert not [p for p in contents if p.startswith("/usr/share/systemd/")]

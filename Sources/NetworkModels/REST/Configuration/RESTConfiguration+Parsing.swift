@@ -301,7 +301,12 @@ struct Field {
 
   func allow(_ keys: [String]) throws(RESTConfigurationError) {
     guard json.kind == .object else { throw error("must be an object") }
-    for (key, _) in json.members where !keys.contains(key) && key != "$schema" && key != "description" {
+    // By bytes, as the lookups that follow (jansson's) find members: a key that is only
+    // canonically equivalent to a field's name would pass here and then be ignored.
+    for (key, _) in json.members
+    where !keys.contains(where: { $0.hasSameBytes(as: key) }) && !key.hasSameBytes(as: "$schema")
+      && !key.hasSameBytes(as: "description")
+    {
       throw RESTConfigurationError(
         path: Field.child(path, key), reason: "unknown field (expected one of: \(keys.joined(separator: ", ")))")
     }
