@@ -159,9 +159,14 @@ func serve(_ options: ServeOptions) -> Int32 {
 func loadConfiguration(_ path: String) -> Result<RESTConfiguration, ConfigurationFileError> {
   let bytes: [UInt8]
   do {
-    bytes = try FileSystem.readFile(path)
+    let file = try ConfigurationFile.read(path, role: "the REST configuration")
+    bytes = file.bytes
+    if let warning = file.warning { Log.warn(warning) }
   } catch {
-    return .failure(ConfigurationFileError(message: "\(path): cannot read: \(error)"))
+    switch error {
+    case .unreadable(let error): return .failure(ConfigurationFileError(message: "\(path): cannot read: \(error)"))
+    case .unsafe(let text): return .failure(ConfigurationFileError(message: text))
+    }
   }
   do {
     var configuration = try bytes.withUnsafeBytes { bytes in

@@ -44,12 +44,18 @@ enum ServeConfigFile {
     let path = location.path
     let bytes: [UInt8]
     do {
-      bytes = try FileSystem.readFile(path)
+      let file = try ConfigurationFile.read(path, role: "the serve options' file")
+      bytes = file.bytes
+      if let warning = file.warning { Log.warn(warning) }
     } catch {
-      // The default file is absent when it cannot be seen (ENOENT, or a folder on the way
-      // this user cannot search); one that is there and cannot be read is an error.
-      if !location.explicit && (error.code == Errno.noEntry || !FileSystem.exists(path)) { return [] }
-      throw .init(message: "\(path): cannot read the serve options' file: \(error)")
+      switch error {
+      case .unreadable(let error):
+        // The default file is absent when it cannot be seen (ENOENT, or a folder on the
+        // way this user cannot search); one that is there and cannot be read is an error.
+        if !location.explicit && (error.code == Errno.noEntry || !FileSystem.exists(path)) { return [] }
+        throw .init(message: "\(path): cannot read the serve options' file: \(error)")
+      case .unsafe(let text): throw .init(message: text)
+      }
     }
     location.found = true
     let root: JSON

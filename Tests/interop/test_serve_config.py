@@ -395,3 +395,25 @@ def test_options_before_the_command_are_the_commands(netmodel_bin, runtime):
 def token_source_line(stderr: str, source: str) -> bool:
     """Whether the log says the start's token came from `source` (Serve's token.source event)."""
     return any("the auth token was read at start" in line and source in line for line in stderr.splitlines())
+
+
+def test_a_configuration_others_can_write_is_refused_and_one_its_group_can_is_warned_of(
+    netmodel_bin, runtime, github, spawn
+):
+    """Whoever can change the REST configuration or netmodel.json can have the token sent
+    to another host, or name another file as the token: as ssh does for its own, neither
+    may be writable by others; a group that can write it is warned of (umask 002)."""
+    folder = github_setup(runtime, github, {"tokenFile": "github-token"})
+    token = folder / "github-token"
+    token.write_text(TOKEN)
+    token.chmod(0o600)
+    config, options = folder / "github.json", folder / "netmodel.json"
+    for path, role in ((config, "the REST configuration"), (options, "the serve options' file")):
+        path.chmod(0o646)
+        err = tokenless_start(netmodel_bin, runtime)
+        assert f"{role} {path} can be written by anyone (mode 646)" in err and f"chmod o-w {path}" in err, err
+        path.chmod(0o644)
+    config.chmod(0o664)
+    server = spawn("--log-level", "warn")
+    assert follow_octocat(server.conn)["result"]["confirmed"] is True
+    assert f"the REST configuration {config} can be written by its group (mode 664)" in server.stderr()
