@@ -99,8 +99,10 @@ public final class RPCServer {
     connections[connection.id] = connection
     statistics.connectionsOpen += 1
     statistics.connectionsTotal += 1
+    // A socket peer is told of at info once it names itself (`connection.client`): a
+    // script that runs `netmodel call` a line would otherwise log two lines a call.
     Log.event(
-      .info, "connection.open", "a connection opened",
+      transport == .stdio ? .info : .debug, "connection.open", "a connection opened",
       [.init("connection", connection.id), .init("transport", transport == .stdio ? "stdio" : "socket")])
     return connection
   }
@@ -223,7 +225,8 @@ extension RPCServer: ConnectionOwner {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     statistics.connectionsOpen -= 1
     if !endedStdio.contains(connection.id) {
-      Log.event(.info, "connection.close", "a connection closed", connection.logFields)
+      Log.event(
+        connection.clientName == nil ? .debug : .info, "connection.close", "a connection closed", connection.logFields)
     }
     onConnectionClosed?(connection)
     // A descriptor was freed: a listener that ran out of them may accept again.
