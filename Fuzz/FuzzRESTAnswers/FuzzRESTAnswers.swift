@@ -279,7 +279,7 @@ struct FuzzRESTAnswers {
       let kind = configuration.kinds[kindName]!
       let choice = (selector >> 2) % 4
       let endpoint = [kind.follow, kind.unfollow, kind.state.endpoint, kind.detail ?? kind.follow][choice]
-      if let wait = subject.backend.session.rateLimitWait(response, endpoint), wait > ResetTime.longest {
+      if let (wait, _) = subject.backend.session.rateLimitWait(response, endpoint), wait > ResetTime.longest {
         fuzzFailure("a rate limit wait of \(wait) is above \(ResetTime.longest)")
       }
       let named = endpoint.meaning(of: response) != nil
