@@ -71,7 +71,8 @@ def unpacked(deb, tmp_path_factory) -> Path:
 def test_control_names_the_package_its_version_the_machine_and_debian_libraries(deb, unpacked):
     assert field(deb, "Package") == "netmodel"
     version = run(unpacked / "usr/bin/netmodel", "--version").stdout.strip()
-    assert version == f"netmodel {field(deb, 'Version')}"
+    # `netmodel 0.1.0 (commit …)`: the package's version is the first word after the name.
+    assert re.fullmatch(rf"netmodel {re.escape(field(deb, 'Version'))} \(commit ([0-9a-f]+(-dirty)?|unknown)\)", version), version
     assert field(deb, "Architecture") == run("dpkg", "--print-architecture").stdout.strip()
     assert re.fullmatch(r"[^<>]+ <[^<>@\s]+@[^<>\s]+>", field(deb, "Maintainer"))
     depends = {d.split()[0] for d in field(deb, "Depends").split(", ")}
