@@ -62,8 +62,17 @@ H.test('an intent refused 401 waits for credentials: the button says sign in', f
     return 'the sign-in marker (at ' .. H.virt_text(buf, 0) .. ')'
   end)
   H.ok(nm.needs_credentials(nm.state('artist', 'locked')), 'needs_credentials of the held state')
-  local stats = nm.request_sync('stats', {})
-  H.eq(1, stats.waitingForCredentials, 'stats.waitingForCredentials')
+  -- The button may show the read's 401 a turn before the intent's own 401 is
+  -- answered (the intent is sent after its group commit): wait for the intent.
+  local waiting
+  for _ = 1, 100 do
+    waiting = nm.request_sync('stats', {}).waitingForCredentials
+    if waiting == 1 then
+      break
+    end
+    vim.wait(50)
+  end
+  H.eq(1, waiting, 'stats.waitingForCredentials')
 end)
 
 H.finish()
