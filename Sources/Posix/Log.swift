@@ -153,28 +153,6 @@ public enum Log {
 
   /// RFC 3339 in UTC with milliseconds: `2026-12-02T03:04:05.678Z`.
   public static func timestamp(_ secondsSince1970: Double) -> String {
-    let milliseconds = Int64((secondsSince1970 * 1000).rounded(.down))
-    let (days, msOfDay) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
-    let (year, month, day) = civilDate(daysSince1970: msOfDay < 0 ? days - 1 : days)
-    let ms = msOfDay < 0 ? msOfDay + 86_400_000 : msOfDay
-    func digits(_ value: Int64, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    return "\(digits(year, 4))-\(digits(month, 2))-\(digits(day, 2))T\(digits(ms / 3_600_000, 2)):"
-      + "\(digits(ms / 60_000 % 60, 2)):\(digits(ms / 1000 % 60, 2)).\(digits(ms % 1000, 3))Z"
-  }
-
-  /// The proleptic Gregorian date of a day count (H. Hinnant's `civil_from_days`).
-  static func civilDate(daysSince1970: Int64) -> (year: Int64, month: Int64, day: Int64) {
-    let z = daysSince1970 + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shiftedMonth = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    RFC3339.milliseconds(since1970: Int64((secondsSince1970 * 1000).rounded(.down)))
   }
 }

@@ -23,7 +23,7 @@ extension NetmodelService {
     let report = JSON.object()
       .set("instance", .string(instance))
       .set("uptimeMs", .integer(uptimeMs))
-      .set("now", .string(WallClockText.iso8601(millisecondsSince1970: wallNowMs)))
+      .set("now", .string(RFC3339.milliseconds(since1970: wallNowMs)))
       .set("limit", .integer(params.limit))
     for section in params.sections {
       switch section {
@@ -87,7 +87,7 @@ struct InspectTimes {
     }
     let ago = instant < now ? NetmodelService.milliseconds(now - instant) : 0
     object.set(name + "Ms", .integer(ago))
-      .set(name, .string(WallClockText.iso8601(millisecondsSince1970: wallNowMs - ago)))
+      .set(name, .string(RFC3339.milliseconds(since1970: wallNowMs - ago)))
   }
 
   private func error(_ failure: FollowFailure?) -> JSON {
@@ -173,7 +173,7 @@ struct InspectTimes {
         .set("value", queue.reason?.value.map { JSON.string($0) } ?? .null())
       rateLimit = JSON.object()
         .set("untilMs", .integer(left))
-        .set("until", .string(WallClockText.iso8601(millisecondsSince1970: wallNowMs + left)))
+        .set("until", .string(RFC3339.milliseconds(since1970: wallNowMs + left)))
         .set("reason", reason)
     } else {
       rateLimit = .null()

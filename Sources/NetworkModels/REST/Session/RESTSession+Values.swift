@@ -66,7 +66,7 @@ extension RESTSession {
   /// and `{now}` beside them.
   func withConfiguredValues(_ requestValues: [String: String]) -> [String: String] {
     var all = values
-    all["now"] = Self.rfc3339(secondsSinceEpoch: Int64(wallClock()))
+    all["now"] = RFC3339.seconds(since1970: Int64(wallClock()))
     all.merge(requestValues) { _, own in own }
     return all
   }
@@ -91,25 +91,5 @@ extension RESTSession {
     var names = Array(Template.placeholders(of: endpoint))
     for (_, value) in endpoint.headers { names += Template.placeholders(in: value) }
     return names
-  }
-
-  /// `2026-12-01T15:04:05Z`: RFC 3339 in UTC, whole seconds.
-  static func rfc3339(secondsSinceEpoch seconds: Int64) -> String {
-    let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-    let inDay = seconds - days * 86_400
-    // Days to a civil date (H. Hinnant's algorithm, proleptic Gregorian).
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shifted = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * shifted + 2) / 5 + 1
-    let month = shifted < 10 ? shifted + 3 : shifted - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    let yearText = String(year)
-    return String(repeating: "0", count: max(0, 4 - yearText.count)) + yearText + "-\(two(month))-\(two(day))T"
-      + "\(two(inDay / 3600)):\(two(inDay / 60 % 60)):\(two(inDay % 60))Z"
   }
 }

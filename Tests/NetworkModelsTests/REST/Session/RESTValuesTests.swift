@@ -72,14 +72,6 @@ let valuesConfiguration = #"""
     #expect(f.backend.session.valueNames == ["app", "me"])
   }
 
-  @Test(arguments: [
-    (Int64(0), "1970-01-01T00:00:00Z"), (1_796_137_445, "2026-12-01T15:04:05Z"), (951_782_400, "2000-02-29T00:00:00Z"),
-    (-1, "1969-12-31T23:59:59Z"),
-  ])
-  func nowIsRFC3339InUTC(seconds: Int64, text: String) {
-    #expect(RESTSession.rfc3339(secondsSinceEpoch: seconds) == text)
-  }
-
   @Test func aPlaceholderNamingNoValueIsRefusedWithItsPath() throws {
     let text = valuesConfiguration.replacingOccurrences("/accounts/{id}/state", "/accounts/{you}/state")
     #expect(throws: RESTConfigurationError.self) { try RESTConfiguration.parse(text) }
