@@ -72,6 +72,9 @@ public final class Journal {
   private var keptAside: [InvalidLine] = []
   /// Whether the next commit rewrites the file instead of appending to it.
   private var rewriteNeeded = false
+  /// The file holds nothing a compaction would drop: it was made empty, read empty, or
+  /// compacted, and nothing was appended since.
+  private var fileIsCompact = false
   /// After a failed compaction, the line count at which the next one is tried:
   /// retrying after every commit would make each one cost O(state).
   private var compactionRetryLines = 0
@@ -105,6 +108,7 @@ public final class Journal {
       do {
         try folder.open(Journal.fileName, .writeOnly, options: [.create, .append]).close()
         try folder.syncFolder()
+        fileIsCompact = true
       } catch {
         Log.warn("\(folder.file(Journal.fileName)) could not be created: \(error)")
         rewriteNeeded = true
@@ -113,6 +117,15 @@ public final class Journal {
     }
     read(bytes)
     writtenSize = bytes.count
+    fileIsCompact = bytes.isEmpty
+  }
+
+  /// Whether a compaction would write the file as it is now (so a clean stop can skip
+  /// its two fsyncs): nothing buffered, nothing appended since the file was last made
+  /// compact, no earlier version's files to remove.
+  public var isCompact: Bool {
+    fileIsCompact && bufferedLines == 0 && legacyFiles.isEmpty && !rewriteNeeded && !mayHaveTornTail
+      && folder.exists(Journal.fileName)
   }
 
   private func read(_ bytes: [UInt8]) {
@@ -227,6 +240,7 @@ public final class Journal {
     writtenSize += bytes.count
     bytesAppended += bytes.count
     lineCount += bufferedLines
+    fileIsCompact = false
     if syncing { syncedCommitCount += 1 }
     succeed()
     compactIfDue()
@@ -317,6 +331,7 @@ public final class Journal {
     mayHaveTornTail = false
     compactionRetryLines = 0
     compactionCount += 1
+    fileIsCompact = true
     succeed()
   }
 }

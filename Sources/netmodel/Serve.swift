@@ -147,7 +147,9 @@ func serve(_ options: ServeOptions) -> Int32 {
     server.shutDown(answeringPending: .shuttingDown)
     service.models.commitIntents()
     // A clean stop leaves a compact journal, so the next start reads the state only.
-    do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
+    if !journal.isCompact {
+      do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
+    }
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")

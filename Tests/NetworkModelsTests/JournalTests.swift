@@ -57,6 +57,32 @@ private func k(_ id: String) -> EntityKey { EntityKey(kind: "artist", id: id) }
     #expect(again.followCount == 3)
   }
 
+  /// A clean stop compacts only a journal that a compaction would change: a session that
+  /// followed nothing costs it no fsync.
+  @Test func aJournalKnowsWhenItIsAlreadyCompact() throws {
+    let temp = try LocalBackendTestFolder()
+    let journal = try Journal(folder: temp.folder)
+    let outbox = try Outbox(journal: journal)
+    #expect(journal.isCompact, "made empty")
+    outbox.record(k("a"), wanted: true)
+    #expect(!journal.isCompact, "a record buffered")
+    guard case .success = outbox.commitOrTakeBack() else {
+      Issue.record("the commit failed")
+      return
+    }
+    #expect(!journal.isCompact, "a line appended")
+    try journal.compact()
+    #expect(journal.isCompact, "compacted")
+    try temp.folder.remove(Journal.fileName)
+    #expect(!journal.isCompact, "the file lost its name: a compaction writes it again")
+    try journal.compact()
+    #expect(try Outbox(journal: try Journal(folder: temp.folder)).count == 1)
+    let reread = try Journal(folder: temp.folder)
+    #expect(!reread.isCompact, "lines read at start: not known to be compact")
+    try temp.folder.remove(Journal.fileName)
+    #expect(try Journal(folder: temp.folder).isCompact, "read empty")
+  }
+
   /// Lines no open part reads (the local backend's, when only the outbox is open) are
   /// kept by a compaction.
   @Test func aCompactionKeepsTheLinesOfPartsNotOpen() throws {

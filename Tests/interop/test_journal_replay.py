@@ -132,3 +132,23 @@ def test_invalid_lines_of_earlier_versions_files_are_never_replayed(spawn, state
     assert (state / "local-follows.json.corrupt-1").read_text() == snapshot
     stop(server)
     assert LONG_ID not in (state / "journal.log").read_text()
+
+
+def test_a_clean_stop_rewrites_the_journal_only_when_a_compaction_changes_it(spawn, state):
+    """A session that followed nothing leaves journal.log as it found it (no rewrite, no
+    fsync at stop); one that followed leaves it compacted, as before."""
+    server = spawn("--state-dir", state)
+    server.conn.result("getFollowState", {"kind": "artist", "id": "banksy"})
+    stop(server)
+    made = (state / "journal.log").stat()
+    assert made.st_size == 0
+    server = spawn("--state-dir", state)
+    server.conn.result("getFollowState", {"kind": "artist", "id": "banksy"})
+    stop(server)
+    assert (state / "journal.log").stat().st_ino == made.st_ino, "a read-only session rewrote the journal"
+    server = spawn("--state-dir", state)
+    server.conn.result("follow", {"kind": "artist", "id": "banksy", "await": True})
+    stop(server)
+    after = (state / "journal.log")
+    assert after.stat().st_ino != made.st_ino, "a session that followed leaves a compacted journal"
+    assert [json.loads(x) for x in after.read_text().splitlines()] == [{"k": "artist", "i": "banksy", "f": True}]
