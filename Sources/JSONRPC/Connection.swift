@@ -25,6 +25,8 @@ public final class Connection {
   /// to `Connection.maxClientNameScalars`: named in this connection's log lines.
   public var clientName: String?
   public var clientVersion: String?
+  /// How many failed notifications of this peer the log tells one by one.
+  var notificationFailures = LogBudget()
   /// The framing the peer chose; replies use it. nil until the peer's first byte.
   public var framing: Framing? { splitter.framing }
   public private(set) var isClosed = false

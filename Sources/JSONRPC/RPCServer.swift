@@ -177,6 +177,7 @@ public final class RPCServer {
           + "within \(shutdownTimeout.roundedUpMilliseconds) ms of shutting down (--shutdown-timeout-ms); dropped")
     }
     for connection in connections.values.sorted(by: { $0.id < $1.id }) {
+      connection.flushNotificationFailures()
       if connection.transport == .socket {
         if !connection.staysOpenUntilProcessExit { connection.close() }
       } else if endedStdio.insert(connection.id).inserted {
@@ -224,6 +225,7 @@ extension RPCServer: ConnectionOwner {
   func connectionDidClose(_ connection: Connection) {
     guard connections.removeValue(forKey: connection.id) != nil else { return }
     statistics.connectionsOpen -= 1
+    connection.flushNotificationFailures()
     if !endedStdio.contains(connection.id) {
       Log.event(
         connection.clientName == nil ? .debug : .info, "connection.close", "a connection closed", connection.logFields)

@@ -94,9 +94,14 @@ public final class Responder {
     guard finish() else { return }
     statistics.countError(error.code)
     if isNotification {
-      return Log.event(
-        .warn, "notification.failed", "a notification failed (there is nobody to answer)",
-        [.init("method", method), .init("error", error.message)] + (connection?.logFields ?? []))
+      if let connection {
+        connection.logFailedNotification(method: method, error: error.message)
+      } else {
+        Log.event(
+          .warn, "notification.failed", "a notification failed (there is nobody to answer)",
+          [.init("method", method), .init("error", error.message)])
+      }
+      return
     }
     let id = self.id
     deliver { MessageEncoder.error(id: id, error, into: &$0) }

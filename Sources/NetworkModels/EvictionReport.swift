@@ -32,6 +32,13 @@ final class EvictionReport {
     }
   }
 
+  /// Writes what was summed and not yet told (the server stops within the interval).
+  func flush() {
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    write()
+  }
+
   private func write() {
     lastLine = loop.clock.now
     guard passes > 0 else { return }

@@ -111,6 +111,9 @@ public final class Models {
   /// back to the intent on disk and the reply is a retryable failure, so nothing is
   /// acknowledged that a crash could lose. Calls to the backend wait for this commit
   /// (`FollowStore.sendCommittedIntents`): a refused mutation is never sent either.
+  /// The server stops: every line still summed for later (evictions) is written now.
+  public func writeSummedLogLines() { store.evictionReport.flush() }
+
   public func commitIntents() {
     var notSaved: [EntityKey: FollowFailure] = [:]
     // Every turn: a turn with only settlements writes them without an fsync.

@@ -146,6 +146,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     try loop.run()
     server.shutDown(answeringPending: .shuttingDown)
     service.models.commitIntents()
+    service.models.writeSummedLogLines()
     // A clean stop leaves a compact journal, so the next start reads the state only.
     if !journal.isCompact {
       do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
