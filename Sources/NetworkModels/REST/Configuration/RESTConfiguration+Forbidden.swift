@@ -47,6 +47,18 @@ extension RESTConfiguration {
       }
     }
 
+    /// Whether a 403 that says `message` (a GraphQL error's, read by the endpoint's
+    /// `errors`) refuses the request rather than the credentials.
+    func refuses(message: String) -> Bool {
+      switch self {
+      case .credentials: return false
+      case .refusal: return true
+      case .byMessage(_, let words):
+        let lowered = Self.asciiLowercased(message)
+        return !message.isEmpty && !words.contains(where: { lowered.containsBytes(of: $0) })
+      }
+    }
+
     /// `text` with A–Z as a–z and every other byte as it is (no Unicode case rules:
     /// the words are ASCII).
     static func asciiLowercased(_ text: String) -> String {

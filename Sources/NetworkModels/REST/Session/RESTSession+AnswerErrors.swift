@@ -11,9 +11,11 @@ extension RESTSession {
   /// An error is a refusal (rolled back) unless it says which HTTP status it stands for
   /// at `rule.status`: the GraphQL spec gives errors no retryable marker (§7.1.4,
   /// https://spec.graphql.org/October2021/#sec-Errors); each server has its own
-  /// (metaphysics: `extensions.httpStatusCodes`).
+  /// (metaphysics: `extensions.httpStatusCodes`). An error standing for a 403 is a
+  /// refusal or waits for credentials as `forbidden` says, judged by the error's message.
   static func answerErrors(
-    _ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, _ rule: RESTConfiguration.ErrorsRule
+    _ response: HTTPResponse, _ endpoint: RESTConfiguration.Endpoint, _ rule: RESTConfiguration.ErrorsRule,
+    forbidden: RESTConfiguration.Forbidden = .standard
   ) -> FollowFailure? {
     // 204 and 205 have no content by definition (RFC 9110 §15.3.5, §15.3.6): no errors either.
     if response.status == 204 || response.status == 205 { return nil }
@@ -35,6 +37,9 @@ extension RESTSession {
       status = Int(stated)
     }
     let message = "\(call) answered with errors at \(rule.pointer): " + String(text.prefix(200))
+    if status == 403, forbidden.refuses(message: text) {
+      return FollowFailure(.rejected(status: status), message)
+    }
     switch status {
     case 401, 403: return FollowFailure(.unauthorized(status: status), message)
     case 408, 429, 500...599: return FollowFailure(.unavailable, message)

@@ -20,7 +20,7 @@ extension RESTSession {
     case .success(let response):
       // Errors in a 2xx come first: a status meaning must not confirm what the answer refuses.
       if let errors = endpoint.errors, (200...299).contains(response.status),
-        let failure = answerErrors(response, endpoint, errors)
+        let failure = answerErrors(response, endpoint, errors, forbidden: forbidden)
       {
         return .failure(failure)
       }

@@ -192,6 +192,26 @@ final class GraphQLFixture: StoreDriving {
     #expect(result?.failure?.kind == kind)
   }
 
+  /// An error standing for a 403 is judged as a 403 answer is (`forbidden`, the standard
+  /// one here): by its message, a refusal unless it is about the credentials.
+  @Test(arguments: [
+    ("You cannot follow this artist", FollowFailure.Kind.rejected(status: 403)),
+    ("The access token lacks the follow scope", .unauthorized(status: 403)),
+    ("", .unauthorized(status: 403)),
+  ])
+  func anErrorStandingForA403IsJudgedByItsMessage(message: String, kind: FollowFailure.Kind) throws {
+    let f = try GraphQLFixture()
+    f.server.handler = { _ in
+      .respond(
+        status: 200,
+        body: #"{"errors":[{"message":"\#(message)","extensions":{"httpStatusCodes":[403]}}],"data":null}"#)
+    }
+    var result: Result<FollowAnswer, FollowFailure>?
+    f.backend.setFollowing(banksy, true) { result = $0 }
+    try f.run { result != nil }
+    #expect(result?.failure?.kind == kind)
+  }
+
   @Test func errorsComeBeforeAStatusMeaning() throws {
     let f = try GraphQLFixture(edit: {
       $0.replacingOccurrences(#""errors": "/problems"}"#, #""errors": "/problems", "onStatus": {"200": "following"}}"#)
