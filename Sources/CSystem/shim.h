@@ -134,4 +134,18 @@ static const unsigned int NM_EPOLLRDHUP = EPOLLRDHUP;
 #include <malloc.h>
 static inline void nm_malloc_trim(void) { (void)malloc_trim(0); }
 
+// The terminal cells a code point takes (wcwidth), in glibc's built-in C.UTF-8 locale
+// whatever the process's own: -1 for a non-printing one, -2 when that locale is missing.
+#include <locale.h>
+#include <wchar.h>
+static inline int nm_cell_width(unsigned int scalar) {
+  static locale_t utf8 = (locale_t)0;
+  if (utf8 == (locale_t)0) utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  if (utf8 == (locale_t)0) return -2;
+  locale_t previous = uselocale(utf8);
+  int width = wcwidth((wchar_t)scalar);
+  uselocale(previous);
+  return width;
+}
+
 #endif

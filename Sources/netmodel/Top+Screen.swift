@@ -173,12 +173,11 @@ struct TopScreen {
   }
 
   private func columns(_ first: String, _ rest: String...) -> String {
-    pad(first, max(24, first.count + 1)) + rest.map { pad($0, max(14, $0.count + 1)) }.joined()
+    pad(first, max(24, TerminalCells.width(of: first) + 1))
+      + rest.map { pad($0, max(14, TerminalCells.width(of: $0) + 1)) }.joined()
   }
 
-  private static func pad(_ text: String, _ width: Int) -> String {
-    text + String(repeating: " ", count: max(0, width - text.count))
-  }
+  private static func pad(_ text: String, _ width: Int) -> String { TerminalCells.padded(text, to: width) }
 
   private func pad(_ text: String, _ width: Int) -> String { Self.pad(text, width) }
 
@@ -203,8 +202,12 @@ struct TopScreen {
     for character in line {
       if character == "\u{1B}" { inEscape = true }
       if !inEscape {
-        if visible >= size.columns { continue }
-        visible += 1
+        let width = TerminalCells.width(of: character)
+        if visible + width > size.columns {
+          visible = size.columns  // nothing after a character that did not fit
+          continue
+        }
+        visible += width
       }
       out.append(character)
       if inEscape && character.isLetter { inEscape = false }

@@ -87,15 +87,18 @@ struct TopTable {
   func lines(columns: Int) -> [String] {
     guard !headers.isEmpty else { return [] }
     var widths = headers.indices.map { index in
-      min(maxWidth, max(headers[index].count, rows.map { $0[index].count }.max() ?? 0))
+      min(
+        maxWidth,
+        max(TerminalCells.width(of: headers[index]), rows.map { TerminalCells.width(of: $0[index]) }.max() ?? 0))
     }
     let fixed = widths.dropLast().reduce(0) { $0 + $1 + 2 }
     widths[widths.count - 1] = max(4, columns - fixed)
     func line(_ cells: [String]) -> String {
       cells.enumerated().map { index, cell in
         let width = widths[index]
-        let cut = cell.count > width ? String(cell.prefix(max(0, width - 1))) + "…" : cell
-        return index == cells.count - 1 ? cut : cut + String(repeating: " ", count: width - cut.count + 2)
+        let cut =
+          TerminalCells.width(of: cell) > width ? TerminalCells.prefix(cell, cells: max(0, width - 1)) + "…" : cell
+        return index == cells.count - 1 ? cut : TerminalCells.padded(cut, to: width + 2)
       }.joined()
     }
     return [line(headers)] + rows.map(line)

@@ -1,4 +1,5 @@
 import JSON
+import Posix
 import Testing
 
 @testable import netmodel
@@ -64,13 +65,22 @@ import Testing
     }
   }
 
-  /// Columns a line takes: its characters without the escape sequences.
+  /// A wide client name (CJK takes two cells a character) keeps the next column in line,
+  /// and one too wide is cut to the cells left, not to a count of characters.
+  @Test func wideCharactersKeepTheColumnsInLine() {
+    let table = TopTable(headers: ["CLIENT", "N"], rows: [["編集者", "x"], ["ab", "y"]])
+    #expect(table.lines(columns: 20) == ["CLIENT  N", "編集者  x", "ab      y"])
+    let cut = TopTable(headers: ["C", "N"], rows: [["編集者です編集者です", "z"]], maxWidth: 7)
+    #expect(cut.lines(columns: 20) == ["C        N", "編集者…  z"])
+  }
+
+  /// Cells a line takes: its characters without the escape sequences.
   static func visible(_ line: Substring) -> Int {
     var count = 0
     var inEscape = false
     for character in line {
       if character == "\u{1B}" { inEscape = true }
-      if !inEscape { count += 1 }
+      if !inEscape { count += TerminalCells.width(of: character) }
       if inEscape && character.isLetter { inEscape = false }
     }
     return count
