@@ -158,6 +158,29 @@ def test_a_reset_beyond_the_retry_budget_is_answered_at_once_with_the_time_left(
     assert len(github.log()) == 1 and github.state() == {"following": [], "starred": []}
 
 
+def test_reads_a_caller_waits_for_are_not_held_beyond_the_retry_budget(github, netmodel):
+    """A read, a list page or a batched read during a known hold longer than
+    retry.maxWaitMs is answered at once with the time left (it waited the whole reset,
+    ten minutes, in silence); nothing is sent."""
+    c = netmodel()
+    github.control("primary-limit", {"reset_in": 600})
+    error_of(c.call("follow", {"kind": "user", "id": "octocat", "await": True}), UNAVAILABLE)
+    started = time.monotonic()
+    for method, params in [
+        ("getFollowState", {"kind": "user", "id": "torvalds", "refresh": True}),
+        ("getFollowState", {"kind": "repo", "id": "curl/curl", "refresh": True}),
+    ]:
+        error = error_of(c.call(method, params, timeout=10), UNAVAILABLE)
+        assert 580_000 <= error["data"]["retryAfterMs"] <= 600_000, (method, error)
+        assert "rate limited by the API for another" in error["message"], error
+    # A list answers its page's failure in the list's state (docs/protocol.md, fetchList).
+    page = c.result("fetchList", {"list": "starred"}, timeout=10)
+    assert page["state"] == "failure" and page["error"]["code"] == UNAVAILABLE, page
+    assert "rate limited by the API for another" in page["error"]["message"], page
+    assert time.monotonic() - started < 10
+    assert len(github.log()) == 1, github.log()
+
+
 def test_a_403_that_is_no_rate_limit_keeps_meaning_unauthorized(github, netmodel):
     c = netmodel()
     github.control("faults", [{"method": "PUT", "status": 403, "body": {"message": "Must have admin rights"}}])

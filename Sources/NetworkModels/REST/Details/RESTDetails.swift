@@ -42,6 +42,10 @@ public final class RESTDetails: DetailSource, PrioritisedBackend {
       session.unsendable(unset, completion)
       return nil
     }
+    if priority == .user, let failure = session.heldBeyondBudget(kind: key.kind) {
+      session.loop.execute { completion(.failure(failure)) }
+      return nil
+    }
     session.count(key.kind, "detail")
     let world = session.world
     let request = session.request(detail, kind: key.kind, id: key.id)

@@ -149,6 +149,10 @@ public final class RESTFollows: ModelBackend, PlaceholderValidating, AttributeSo
     if !session.configuration.values.isEmpty, let unset = session.unsetValue(read.state.endpoint) {
       return session.unsendable(unset, completion)
     }
+    // A caller's read does not wait out a long rate limit in silence (a preload's may).
+    if session.readPriority == .user, let failure = session.heldBeyondBudget(kind: key.kind) {
+      return session.loop.execute { completion(.failure(failure)) }
+    }
     if let batch = read.state.batch {
       enqueue(key, batch, completion)
       return

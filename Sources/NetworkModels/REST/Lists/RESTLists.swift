@@ -27,6 +27,9 @@ public final class RESTLists: ListSource {
       return session.unsendable(problem, completion)
     }
     if let unset = session.unsetValue(list.endpoint) { return session.unsendable(unset, completion) }
+    if let failure = session.heldBeyondBudget(kind: nil) {
+      return session.loop.execute { completion(.failure(failure)) }
+    }
     var http = session.request(list.endpoint, values: request.params)
     var extra: [(String, String)] = []
     switch (list.paging, request.page) {

@@ -80,12 +80,13 @@ extension RESTSession {
     return .failure(failure)
   }
 
-  /// A mutation that would wait for a rate limit longer than its kind's retry policy
-  /// allows (`retry.maxWaitMs`) fails at once, saying how long is left, rather than
-  /// hold its caller that long; a shorter wait is spent in the queue.
-  func heldBeyondBudget(kind: String) -> FollowFailure? {
+  /// A mutation, or a read a caller waits for, that would wait for a rate limit longer
+  /// than its kind's retry policy allows (`retry.maxWaitMs`; a list's: the top-level
+  /// one, `kind` nil) fails at once, saying how long is left, rather than hold its
+  /// caller that long; a shorter wait is spent in the queue.
+  func heldBeyondBudget(kind: String?) -> FollowFailure? {
     guard let left = http.holdRemaining else { return nil }
-    let policy = configuration.kinds[kind]?.retry ?? configuration.retry
+    let policy = kind.flatMap { configuration.kinds[$0]?.retry } ?? configuration.retry
     guard left > .milliseconds(policy.maxWaitMs) else { return nil }
     let seconds = (left / .milliseconds(1)).rounded(.up) / 1000
     return FollowFailure(
