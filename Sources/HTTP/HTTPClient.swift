@@ -414,15 +414,27 @@ public final class HTTPClient {
     if let holdTimer { loop.cancel(holdTimer) }
     let api = delivering.map { Self.origin($0.request.url) } ?? ""
     holdTimer = loop.schedule(after: instant - loop.clock.now) { [weak self] in
-      guard let self else { return }
-      self.holdTimer = nil
-      self.heldUntil = nil
-      self.holdReason = nil
-      Log.event(
-        .info, "ratelimit.end", "the API's rate limit ended: held requests go out",
-        [.init("api", api), .init("waiting", self.queue.count)])
-      self.startWaiting()
+      self?.holdTimer = nil
+      self?.release([.init("api", api)])
     }
+  }
+
+  /// Ends the hold now: it was another account's or environment's (`why` says which),
+  /// so what waits, and what comes, goes out.
+  public func endHold(_ why: String) {
+    guard heldUntil != nil else { return }
+    if let holdTimer { loop.cancel(holdTimer) }
+    holdTimer = nil
+    release([.init("why", why)])
+  }
+
+  private func release(_ fields: [Log.Field]) {
+    heldUntil = nil
+    holdReason = nil
+    Log.event(
+      .info, "ratelimit.end", "the API's rate limit ended: held requests go out",
+      fields + [.init("waiting", queue.count)])
+    startWaiting()
   }
 
   /// How long requests still wait for a hold; nil when none is on.

@@ -19,7 +19,9 @@ extension RESTSession {
   /// (its URL, its token, its values in the path) and is withdrawn; each call is then
   /// answered as `answeredInOldWorld` says. In another environment the reads of a
   /// batch not yet sent belong to the old one too.
-  func worldChanged(environment changed: Bool) {
+  /// A rate limit is the account's (the token's) in one environment: another one
+  /// (`account`) ends the hold; another value does not.
+  func worldChanged(environment changed: Bool, account: Bool = false) {
     world.serial &+= 1
     if changed {
       world.environment &+= 1
@@ -28,6 +30,10 @@ extension RESTSession {
     let withdrawn = http.cancelWaiting()
     if withdrawn > 0 {
       Log.info("\(withdrawn) request(s) of the previous configuration withdrawn before they went out")
+    }
+    if changed || account {
+      http.endHold(
+        changed ? "the rate limit was the previous environment's" : "the rate limit was the previous token's")
     }
   }
 

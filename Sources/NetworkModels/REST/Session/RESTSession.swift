@@ -100,7 +100,7 @@ public final class RESTSession: ConfigurableBackend {
       }
     guard !same else { return .unchanged }
     authToken = token
-    worldChanged(environment: false)
+    worldChanged(environment: false, account: true)
     return .changed
   }
 

@@ -27,6 +27,33 @@ import Testing
     #expect(problem.contains("$TEST_TOKEN") && !problem.contains("leak") && !problem.contains("Evil"))
   }
 
+  /// A rate limit is the account's in one environment: another token or environment
+  /// ends the hold, and the next read goes out at once.
+  @Test func anotherTokenOrEnvironmentEndsTheHold() throws {
+    let f = try RESTFixture(token: "first")
+    let profile = EntityKey(kind: "profile", id: "gagosian")
+    var answers = 0
+    f.server.handler = { _ in
+      answers += 1
+      return answers == 1
+        ? .respond(status: 429, headers: [("Retry-After", "600")])
+        : .respond(status: 200, body: #"{"profile":{"id":"gagosian"}}"#)
+    }
+    #expect(try f.read(profile).failure?.failure.retryAfter.map { $0 > .seconds(590) } == true)
+    #expect(f.backend.session.http.holdRemaining != nil)
+    #expect(f.backend.session.setAuthToken("first") == .unchanged)
+    #expect(f.backend.session.http.holdRemaining != nil, "the same token: the same account's limit")
+    #expect(f.backend.session.setAuthToken("second") == .changed)
+    #expect(f.backend.session.http.holdRemaining == nil, "another token's rate limit is its own")
+    #expect(try f.read(profile).get().confirmed == true)
+    #expect(f.server.requests.count == 2 && f.server.requests.last?.headers["x-access-token"] == "second")
+    answers = 0
+    #expect(try f.read(EntityKey(kind: "profile", id: "pace")).failure != nil)
+    #expect(f.backend.session.http.holdRemaining != nil)
+    #expect(f.backend.session.selectEnvironment("production"))
+    #expect(f.backend.session.http.holdRemaining == nil, "another environment's rate limit is its own")
+  }
+
   @Test func whatAValueReaches() throws {
     let f = try RESTFixture(token: "109", edit: { _ in valuesConfiguration })
     // {me} names the account's follow and state and the following list (whose items
