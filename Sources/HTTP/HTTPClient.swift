@@ -52,7 +52,10 @@ public final class HTTPClient {
   private var inFlightCount = 0
   /// Handles kept with their transfer objects and options for the next requests.
   private var idleTransfers: [Transfer] = []
-  private var sockets: [Int32: (registration: EventLoop.Registration, events: IOEvents)] = [:]
+  /// The sockets libcurl asked to watch, at their descriptor's number (descriptors are
+  /// small and reused): libcurl adds and removes a kept-alive connection's socket about
+  /// once a request, where a table keyed by the socket hashed it three times.
+  private var sockets: [WatchedSocket] = []
   /// libcurl's timer (see `wake`): when it fires, which may be before libcurl's deadline.
   private var timer: EventLoop.TimerID?
   private var timerDeadline: UInt64 = 0
@@ -120,7 +123,7 @@ public final class HTTPClient {
     // Each transfer cleans up its handle, before the multi handle goes.
     transfers.removeAll()
     idleTransfers.removeAll()
-    for (_, watched) in sockets { loop.deregister(watched.registration) }
+    for watched in sockets { if let registration = watched.registration { loop.deregister(registration) } }
     if let timer { loop.cancel(timer) }
     if let rateTimer { loop.cancel(rateTimer) }
     if let holdTimer { loop.cancel(holdTimer) }
@@ -249,29 +252,41 @@ public final class HTTPClient {
 
   /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl waits on, or stop.
   private func watch(socket: curl_socket_t, what: Int32) {
+    guard socket >= 0 else { return }
+    let index = Int(socket)
     if what == CURL_POLL_REMOVE {
-      if let watched = sockets.removeValue(forKey: socket) { loop.deregister(watched.registration) }
+      guard index < sockets.count, let registration = sockets[index].registration else { return }
+      sockets[index].registration = nil
+      loop.deregister(registration)
       return
     }
     var events: IOEvents = []
     if what & CURL_POLL_IN != 0 { events.insert(.readable) }
     if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
+    if index >= sockets.count {
+      sockets.append(contentsOf: repeatElement(WatchedSocket(), count: index + 1 - sockets.count))
+    }
     do {
-      if let watched = sockets[socket] {
+      if let registration = sockets[index].registration {
         // libcurl often repeats what it already asked for: no system call then.
-        guard watched.events != events else { return }
-        try loop.modify(watched.registration, events: events)
-        sockets[socket] = (watched.registration, events)
+        guard sockets[index].events != events else { return }
+        try loop.modify(registration, events: events)
+        sockets[index].events = events
       } else {
-        let registration = try loop.register(FileDescriptor(rawValue: socket), events: events) {
-          [unowned self] ready in
-          self.socketReady(socket, ready)
-        }
-        sockets[socket] = (registration, events)
+        let handler = sockets[index].handler ?? makeSocketHandler(socket)
+        sockets[index] = WatchedSocket(
+          registration: try loop.register(FileDescriptor(rawValue: socket), events: events, handler: handler),
+          events: events, handler: handler)
       }
     } catch {
       Log.error("HTTP: cannot watch socket \(socket): \(error)")
     }
+  }
+
+  /// What the loop calls when `socket` is ready: made once per descriptor number and
+  /// kept with it, since libcurl registers a kept-alive socket again for each request.
+  private func makeSocketHandler(_ socket: curl_socket_t) -> EventLoop.IOHandler {
+    { [unowned self] ready in self.socketReady(socket, ready) }
   }
 
   /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
@@ -498,4 +513,11 @@ public final class HTTPClient {
       freeSlots.append(transfer.slot)
     }
   }
+}
+
+/// A descriptor libcurl watches through the loop (`registration`), or did.
+private struct WatchedSocket {
+  var registration: EventLoop.Registration?
+  var events: IOEvents = []
+  var handler: EventLoop.IOHandler?
 }
