@@ -77,9 +77,9 @@ struct CallWaiting {
     let holds = inspection["holds"]
     if let limit = holds?["rateLimit"], !limit.isNull {
       let left = Double(limit["untilMs"]?.integer ?? 0) / 1000
-      // Rounded up: the reset is usually a whole second, and the milliseconds lost on the
-      // way (the wait counted in whole ms, two clocks) must not show a second before it.
-      let until = Process.localTimeOfDay(secondsSince1970: Int((nowSeconds + left).rounded(.up)))
+      // To the nearest second: a reset is usually a whole second, and the milliseconds
+      // gained or lost on the way (the wait in whole ms, two clocks) must not move it.
+      let until = Process.localTimeOfDay(secondsSince1970: Int((nowSeconds + left).rounded()))
       let api = holds?["api"]?.string ?? "the API"
       let header = limit["reason"]?["header"]?.string
       let status = limit["reason"]?["status"]?.integer
