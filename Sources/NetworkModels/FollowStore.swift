@@ -504,7 +504,7 @@ public final class FollowStore {
 
   /// Why the intent of `key` waits: the refusal it met, unless a read answered since
   /// and took the error away.
-  private func credentialsFailure(_ key: EntityKey) -> FollowFailure {
+  func credentialsFailure(_ key: EntityKey) -> FollowFailure {
     if let failure = errors[key]?.failure, case .unauthorized = failure.kind { return failure }
     return FollowFailure(.unauthorized(status: 401), "the intent waits for credentials (configure authToken)")
   }

@@ -43,6 +43,14 @@ final class NotificationQueue {
   }
 
   var hasQueued: Bool { queuedCount > 0 }
+  /// Run once nothing is queued (`afterQueued`).
+  private var whenEmpty: [() -> Void] = []
+
+  /// Runs `body` once everything queued has been written (now, when nothing is): a
+  /// reply that must come after the notifications a slow reader has not taken yet.
+  func afterQueued(_ body: @escaping () -> Void) {
+    if hasQueued { whenEmpty.append(body) } else { body() }
+  }
 
   /// Queues `state`; true when it replaced an older state that was still waiting.
   func put(_ state: EntityState, for subscription: String) -> Bool {
@@ -71,6 +79,14 @@ final class NotificationQueue {
   /// Forgets what `subscription` has queued; its places in `order` are skipped later.
   func dropQueued(subscription: String) {
     queuedCount -= states.removeValue(forKey: subscription)?.count ?? 0
+    runIfEmpty()
+  }
+
+  private func runIfEmpty() {
+    guard !hasQueued && !whenEmpty.isEmpty else { return }
+    let bodies = whenEmpty
+    whenEmpty = []
+    for body in bodies { body() }
   }
 
   private func take(_ slot: Slot) -> Pending? {
@@ -107,6 +123,7 @@ final class NotificationQueue {
       order.removeFirst(head)
       head = 0
     }
+    runIfEmpty()
     return (written, stats)
   }
 

@@ -28,6 +28,7 @@ enum ParamKey {
   static let sections = Key(name: "sections", low: 0x736E_6F69_7463_6573, count: 8)
   static let state = Key(name: "state", low: 0x0065_7461_7473, count: 5)
   static let subscription = Key(name: "subscription", low: 0x7069_7263_7362_7573, high: 0x6E6F_6974, count: 12)
+  static let timeoutMs = Key(name: "timeoutMs", low: 0x4D74_756F_656D_6974, high: 0x0073, count: 9)
   static let topics = Key(name: "topics", low: 0x7363_6970_6F74, count: 6)
   static let values = Key(name: "values", low: 0x7365_756C_6176, count: 6)
 
@@ -53,6 +54,7 @@ enum ParamKey {
     sections,
     state,
     subscription,
+    timeoutMs,
     topics,
     values,
   ]

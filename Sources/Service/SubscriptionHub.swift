@@ -179,6 +179,12 @@ final class SubscriptionHub {
   }
 
   /// Per connection with subscriptions: how many, and how many notifications wait.
+  /// Runs `body` once every notification queued for `connection` has been written.
+  func afterQueuedNotifications(of connection: Connection, _ body: @escaping () -> Void) {
+    guard let queue = queues[connection.id] else { return body() }
+    queue.afterQueued(body)
+  }
+
   func figures(of connection: Int) -> (subscriptions: Int, queued: Int) {
     guard let queue = queues[connection] else { return (0, 0) }
     return (queue.subscriptions.count, queue.queuedCount)

@@ -56,6 +56,8 @@ EXPECTED_METHODS = {
     "fetchList": "request",
     "getEntity": "request",
     "setInterfaceState": "request",
+    # Waiting for intents to settle.
+    "sync": "request",
 }
 
 # Notifications the server sends to clients. OpenRPC describes only client-to-server

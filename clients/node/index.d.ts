@@ -216,6 +216,11 @@ export interface GetEntityOptions extends RequestOptions {
 }
 
 /** The params of `inspect`, all optional. */
+export interface SyncParams {
+  /** How long the server waits for intents to settle, 0…600000 ms (default 10000). */
+  timeoutMs?: number;
+}
+
 export interface InspectParams {
   /** Default: all. */
   sections?: Array<'connections' | 'entities' | 'outbox' | 'lists' | 'holds'>;
@@ -342,6 +347,8 @@ export declare class NetmodelClient extends EventEmitter {
   stats(options?: RequestOptions): Promise<Stats>;
   /** The items behind the counters: connections, unsettled entities, the outbox, lists, HTTP holds; each section bounded by `limit` (default 50). */
   inspect(params?: InspectParams, options?: RequestOptions): Promise<MethodResults['inspect']>;
+  /** Resolves once every intent accepted before it has settled, or waits on what `timeoutMs` does not cover. */
+  sync(params?: SyncParams, options?: RequestOptions): Promise<MethodResults['sync']>;
   configure(params?: ConfigureParams, options?: RequestOptions): Promise<MethodResults['configure']>;
   /** Entity topics only: a Subscription of EntityStates (list topics only: of ListStates). */
   subscribe(topics: EntityTopicSpec | EntityTopicSpec[], options?: RequestOptions): Promise<Subscription<EntityState>>;

@@ -4,7 +4,7 @@
 
 set -l commands serve call watch stop top check-config
 # -a expands what it is given when completing: the $ of $/cancelRequest is escaped for that.
-set -l methods 'initialize shutdown exit rpc.discover stats inspect follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState configure \\$/cancelRequest'
+set -l methods 'initialize shutdown exit rpc.discover stats inspect follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState sync configure \\$/cancelRequest'
 set -l topics entity entity: list: stats
 
 complete -c netmodel -f

@@ -24,6 +24,7 @@ extension NetmodelService {
     register(FetchList.self)
     register(GetEntity.self)
     register(SetInterfaceState.self)
+    register(Sync.self)
     server.dispatcher.register(Exit.self) { [unowned self] _, connection in self.exit(from: connection) }
   }
 

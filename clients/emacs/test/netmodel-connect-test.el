@@ -101,6 +101,19 @@
       (should (equal 0 (plist-get (plist-get res :entities) :total)))
       (should-not (plist-member res :lists)))))
 
+;; `sync' after a follow made without await: answered once it settled, through the
+;; generic request as every method.
+(ert-deftest netmodel-sync-is-asked-through-the-generic-request ()
+  (let ((srv (nmt-start-server (nmt-tmpdir) "--simulate" "latency=200,failure=0")))
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)
+    (netmodel-follow "artist" "banksy")
+    (let* ((res (netmodel-request-sync "sync" (list :timeoutMs 5000) 10))
+           (settled (append (plist-get res :settled) nil)))
+      (should (equal 1 (length settled)))
+      (should (equal "banksy" (plist-get (car settled) :id)))
+      (should (equal "confirmed" (plist-get (car settled) :outcome)))
+      (should (equal 0 (length (plist-get res :waiting)))))))
+
 (ert-deftest netmodel-killing-the-buffer-ends-its-subscriptions ()
   (let ((srv (nmt-start-server (nmt-tmpdir))))
     (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil)

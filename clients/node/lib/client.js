@@ -272,6 +272,16 @@ export class NetmodelClient extends EventEmitter {
     return result;
   }
 
+  /**
+   * Waits until every intent accepted before it has settled (`sync`): `{settled, waiting}`.
+   * `params.timeoutMs` is the server's wait (default 10000); the request's own timeout,
+   * unless `options.timeout` says otherwise, is that plus 10 s.
+   */
+  async sync(params = {}, options) {
+    const timeout = options?.timeout ?? (params.timeoutMs ?? 10000) + 10000;
+    return this.call('sync', params, { ...options, timeout });
+  }
+
   /** Set the backend environment and/or token (`authToken: null` forgets it). */
   async configure(params = {}, options) {
     const result = await this.call('configure', params, options);

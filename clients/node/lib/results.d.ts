@@ -737,6 +737,41 @@ export interface InspectResult {
   holds?: null | InspectHolds;
 }
 
+export interface SyncResultSettledItem {
+  kind: EntityKind;
+  id: EntityID;
+  /**
+   * How the intent ended: `confirmed` the backend did it; `requested` a follow request awaits
+   * approval; `refused` the API refused it (the state shows what it last confirmed, and the
+   * error); `rolledBack` given up on (retries spent, a wait beyond `retry.maxWaitMs`, another
+   * environment): the state shows what it last confirmed, and the error.
+   */
+  outcome: "confirmed" | "requested" | "refused" | "rolledBack";
+  state: EntityState;
+}
+
+export interface SyncResultWaitingItem {
+  kind: EntityKind;
+  id: EntityID;
+  /**
+   * Why it still waits: `credentials` nothing is sent until `configure` gives a token (the state's
+   * -32003 error says why); `rateLimit` the API holds every request past the timeout (`inspect`
+   * holds says until when); `timeout` still under way (sent, or to be retried) when `timeoutMs`
+   * passed.
+   */
+  reason: "credentials" | "rateLimit" | "timeout";
+  state: EntityState;
+}
+
+/**
+ * What `sync` waited for: the intents that settled, and those that still wait, in byte order of
+ * kind then id.
+ */
+export interface SyncResult {
+  settled: SyncResultSettledItem[];
+  waiting: SyncResultWaitingItem[];
+}
+
 export interface UnsubscribeResult {
   ok: true;
 }
@@ -766,5 +801,6 @@ export interface MethodResults {
   fetchList: ListState;
   getEntity: EntityState;
   setInterfaceState: SetInterfaceStateResult;
+  sync: SyncResult;
   configure: ConfigureResult;
 }

@@ -93,3 +93,18 @@ test('needsCredentials: an intent the backend refused 401 waits for a token', op
   await waitFor(async () => (waiting = (await c.stats()).waitingForCredentials) === 1, 'the intent counted as waiting');
   assert.equal(waiting, 1);
 });
+
+test('sync: resolves once the intents made before it settled, listing how each ended', opts, async (t) => {
+  const box = sandbox(t);
+  const c = await box.spawnClient(['--simulate', 'latency=200,failure=0']);
+  t.after(() => c.close());
+  await c.follow('artist', 'banksy');
+  await c.unfollow('artist', 'kaws');
+  const result = await c.sync({ timeoutMs: 5000 });
+  assert.deepEqual(result.settled.map((s) => [s.id, s.outcome, s.state.confirmed]), [
+    ['banksy', 'confirmed', true],
+    ['kaws', 'confirmed', false],
+  ]);
+  assert.deepEqual(result.waiting, []);
+  assert.deepEqual(await c.sync(), { settled: [], waiting: [] });
+});

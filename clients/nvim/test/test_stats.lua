@@ -38,4 +38,16 @@ H.test('inspect: asked through the generic request, like every method', function
   H.eq(nil, res.lists, 'only the sections asked for')
 end)
 
+H.test('sync: asked through the generic request, answered once the follow settled', function()
+  local srv = H.start_server(H.tmpdir(), { '--simulate', 'latency=200,failure=0' })
+  nm.setup({ socket = srv.socket, spawn = false })
+  nm.follow('artist', 'banksy')
+  local res, err = nm.request_sync('sync', { timeoutMs = 5000 }, 10000)
+  H.eq(nil, err, 'sync')
+  H.eq(1, #res.settled, 'one intent settled: ' .. vim.inspect(res))
+  H.eq('banksy', res.settled[1].id, 'its id')
+  H.eq('confirmed', res.settled[1].outcome, 'its outcome')
+  H.eq(0, #res.waiting, 'nothing waits')
+end)
+
 H.finish()

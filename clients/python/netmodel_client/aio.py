@@ -348,6 +348,17 @@ class AsyncClient(_Reconnecting):
         self._saw_instance(result)
         return result
 
+    async def sync(self, timeout_ms: Optional[int] = None, *, timeout: Any = _UNSET) -> results.SyncResult:
+        """Waits until every intent accepted before it has settled (``sync``): the
+        ``settled`` ones with their outcome, the ``waiting`` ones with why. ``timeout_ms``
+        is the server's wait (default 10 s); the call's own ``timeout`` is that plus 10 s
+        unless given."""
+        params: Dict[str, Any] = {} if timeout_ms is None else {"timeoutMs": timeout_ms}
+        if timeout is _UNSET:
+            timeout = (10_000 if timeout_ms is None else timeout_ms) / 1000 + 10
+        result: results.SyncResult = await self.call("sync", params, timeout=timeout)
+        return result
+
     async def inspect(
         self,
         sections: Optional[Iterable[str]] = None,

@@ -571,6 +571,36 @@ InspectResult = TypedDict(
     },
 )
 
+SyncResultSettledItem = TypedDict(
+    "SyncResultSettledItem",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+        "outcome": Literal["confirmed", "requested", "refused", "rolledBack"],
+        "state": EntityState,
+    },
+)
+
+SyncResultWaitingItem = TypedDict(
+    "SyncResultWaitingItem",
+    {
+        "kind": EntityKind,
+        "id": EntityID,
+        "reason": Literal["credentials", "rateLimit", "timeout"],
+        "state": EntityState,
+    },
+)
+
+# What `sync` waited for: the intents that settled, and those that still wait, in byte
+# order of kind then id.
+SyncResult = TypedDict(
+    "SyncResult",
+    {
+        "settled": List[SyncResultSettledItem],
+        "waiting": List[SyncResultWaitingItem],
+    },
+)
+
 UnsubscribeResult = TypedDict(
     "UnsubscribeResult",
     {
@@ -609,5 +639,6 @@ METHOD_RESULTS: Dict[str, Any] = {
     "fetchList": ListState,
     "getEntity": EntityState,
     "setInterfaceState": SetInterfaceStateResult,
+    "sync": SyncResult,
     "configure": ConfigureResult,
 }

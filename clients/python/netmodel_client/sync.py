@@ -284,6 +284,12 @@ class Client:
     def stats(self, *, timeout: Any = _UNSET) -> results.Stats:
         return self._run(self._client.stats(timeout=None), timeout)
 
+    def sync(self, timeout_ms: Optional[int] = None, *, timeout: Any = _UNSET) -> results.SyncResult:
+        """See :meth:`netmodel_client.aio.AsyncClient.sync`."""
+        if timeout is _UNSET:
+            timeout = (10_000 if timeout_ms is None else timeout_ms) / 1000 + 10
+        return self._run(self._client.sync(timeout_ms, timeout=None), timeout)
+
     def inspect(
         self,
         sections: Optional[Iterable[str]] = None,

@@ -265,6 +265,7 @@ def test_blocking_client(binary, env, state_dir):
                       stderr=subprocess.DEVNULL, timeout=T) as c:
         s = c.follow("gene", "g1", await_=True)
         assert s.following is True and s.confirmed is True and not s.pending
+        assert c.sync(2000) == {"settled": [], "waiting": []}, "settled already: nothing to wait for"
         g = c.get_follow_state("gene", "g1")
         assert g.following is True and g.version == s.version
         with pytest.raises(InvalidParams):

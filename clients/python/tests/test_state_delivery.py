@@ -230,3 +230,24 @@ def test_sync_on_change_right_after_subscribe_gets_the_snapshot(binary, env, sta
         c.stats()
         assert seen[-1].following is False and seen[-1].confirmed is False
         assert [s.version for s in seen] == sorted(set(s.version for s in seen))  # none twice
+
+
+def test_sync_answers_once_every_intent_settled(binary, env, state_dir):
+    """``sync`` after follows made without await: each listed with its outcome, and the
+    subscriber saw each confirmation before the answer."""
+
+    async def main():
+        async with await spawn(binary, env, state_dir, "--simulate", "latency=200,failure=0") as c:
+            sub = await c.subscribe("entity:artist")
+            await c.follow("artist", "banksy")
+            await c.follow("artist", "kaws")
+            result = await c.sync(5000)
+            assert [(s["id"], s["outcome"]) for s in result["settled"]] == [("banksy", "confirmed"), ("kaws", "confirmed")]
+            assert result["waiting"] == []
+            # (That they come before the answer on the wire: Tests/interop/test_sync.py.)
+            await eventually(
+                _async(lambda: all(getattr(sub.state("artist", i), "confirmed", None) is True for i in ("banksy", "kaws"))),
+                "both confirmations on the subscription")
+            assert await c.sync() == {"settled": [], "waiting": []}
+
+    run(main())
