@@ -209,7 +209,7 @@ func readState(_ subject: Subject, _ state: RESTConfiguration.StateEndpoint, _ r
   checkRead(answer, response, state.endpoint) { json in
     switch state.following {
     case .success: break
-    case .nonEmpty: if json == nil { return false }
+    case .nonEmpty, .matches: if json == nil { return false }
     case .pointer(let pointer): if !isBoolean(json, pointer) { return false }
     }
     if case .success(.following) = answer { return true }

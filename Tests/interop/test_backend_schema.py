@@ -496,11 +496,13 @@ ACCEPTED = [
     ),
     pytest.param(
         [S("/kinds/artist/state/capture", {"rkey": {"pointer": "/viewer/following", "segment": "last"}}),
-         S("/kinds/artist/state/batch/following", {"pointer": "/viewer/following"}),
+         S("/kinds/artist/state/batch/following", {"nonEmpty": "/viewer/following"}),
          S("/kinds/artist/unfollow/query", {"r": "{rkey}"})],
         id="capture-segment-and-batch-flag-present",
     ),
     pytest.param([S("/kinds/artist/state/batch/following", {"pointer": "/state", "equals": "followed"})], id="batch-flag-equals"),
+    pytest.param([S("/kinds/gene/state/following", {"pointer": "/state", "equals": "followed"})], id="state-following-equals"),
+    pytest.param([S("/kinds/profile/follow/following", {"pointer": "/following"})], id="answer-flag-boolean-object"),
     pytest.param([S("/kinds/profile/follow/following", {"pointer": "/state", "contains": "follow", "description": "d"})], id="answer-flag-contains"),
     # Issue 11: values captured from answers, ids joined in one value, batches read by position.
     pytest.param(
@@ -554,6 +556,7 @@ REFUSED = [
     pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri", "group": 1, "segment": "last"}})], "/kinds/profile/follow/capture/r/group", id="capture-part-unknown-field"),
     pytest.param([S("/kinds/artist/state/batch/following", {"pointer": "/s", "equals": "a", "contains": "b"})], "/kinds/artist/state/batch/following", id="batch-flag-equals-and-contains"),
     pytest.param([S("/kinds/artist/state/batch/following", {"equals": "a"})], "/kinds/artist/state/batch/following", id="batch-flag-without-pointer"),
+    pytest.param([S("/kinds/gene/state/following", {"pointer": "/a", "nonEmpty": "/b"})], "/kinds/gene/state/following", id="state-following-pointer-and-nonEmpty"),
     pytest.param([S("/kinds/profile/follow/following", {"pointer": "/s", "contains": ""})], "/kinds/profile/follow/following/contains", id="answer-flag-contains-empty"),
     pytest.param([S("/forbidden", "sometimes")], "/forbidden", id="forbidden-unknown-word"),
     pytest.param([S("/forbidden", 403)], "/forbidden", id="forbidden-number"),

@@ -32,27 +32,51 @@ extension RESTConfiguration {
     }
   }
 
-  /// `{"pointer": P}`: the value at P is there and not null; with `equals` or
-  /// `contains`, its text (as a status rule's `when` reads it) is that or has that.
+  /// A flag read from a value rather than a boolean, in the words the state endpoint's
+  /// `following` and a status rule's `when` use: `{"nonEmpty": P}` (there, and not
+  /// null, an empty array or an empty object), `{"pointer": P, "equals" | "contains": V}`.
   public struct ValueTest: Sendable {
     public var pointer: JSONPointer
+    /// nil: `nonEmpty`.
     public var match: StatusRule.Match?
 
     public func holds(in json: JSON) -> Bool {
-      guard let value = json.value(at: pointer), !value.isNull else { return false }
-      guard let match else { return true }
+      guard let value = json.value(at: pointer) else { return false }
+      guard let match else { return Self.isNonEmpty(value) }
+      guard !value.isNull else { return false }
       return StatusRule.text(of: value).map(match.accepts) ?? false
+    }
+
+    static func isNonEmpty(_ value: JSON) -> Bool {
+      switch value.kind {
+      case .array, .object: return value.count > 0
+      case .null: return false
+      default: return true
+      }
     }
   }
 }
 
 extension Field {
-  /// `{"pointer": P}` with `equals` or `contains` or neither: the same words as a
-  /// status rule's `when` on the body.
-  func valueTest() throws(RESTConfigurationError) -> RESTConfiguration.ValueTest {
-    try allow(["pointer", "equals", "contains"])
-    guard let pointer = optional("pointer") else { throw error("must have a \"pointer\" to the value it tests") }
-    return RESTConfiguration.ValueTest(pointer: try pointer.pointer(), match: try statusMatch())
+  /// A flag, as a state endpoint's `following` writes one: a pointer to a boolean
+  /// (`"/following"` or `{"pointer": P}`), `{"nonEmpty": P}`, or `{"pointer": P}` with a
+  /// `when`'s `equals` or `contains`. The test is nil for a boolean.
+  func flag() throws(RESTConfigurationError) -> (JSONPointer, RESTConfiguration.ValueTest?) {
+    guard json.kind == .object else { return (try pointer(), nil) }
+    try allow(["pointer", "nonEmpty", "equals", "contains"])
+    switch (optional("pointer"), optional("nonEmpty")) {
+    case (let pointer?, nil):
+      let at = try pointer.pointer()
+      return (at, try statusMatch().map { RESTConfiguration.ValueTest(pointer: at, match: $0) })
+    case (nil, let pointer?):
+      if let extra = optional("equals") ?? optional("contains") {
+        throw extra.error("tests the value at \"pointer\": write {\"pointer\": …, \"equals\": …}")
+      }
+      let at = try pointer.pointer()
+      return (at, RESTConfiguration.ValueTest(pointer: at, match: nil))
+    case (_?, _?): throw error("has \"pointer\" or \"nonEmpty\", not both")
+    case (nil, nil): throw error("must have \"pointer\" or \"nonEmpty\"")
+    }
   }
 
   /// A follow or unfollow endpoint, with the pointers that read its answer.
@@ -66,17 +90,13 @@ extension Field {
   }
 
   /// `following` and `requested`, each a JSON Pointer to a boolean, when present;
-  /// `following` may instead be a test of a value, as a status rule's `when` writes it.
+  /// `following` may instead be a test of a value (`flag()`).
   func answerPointers() throws(RESTConfigurationError) -> RESTConfiguration.AnswerPointers {
     var pointers = RESTConfiguration.AnswerPointers(requested: try optional("requested")?.pointer())
     if let following = optional("following") {
-      if following.json.kind == .object {
-        let test = try following.valueTest()
-        pointers.following = test.pointer
-        pointers.followingTest = test
-      } else {
-        pointers.following = try following.pointer()
-      }
+      let (pointer, test) = try following.flag()
+      pointers.following = pointer
+      pointers.followingTest = test
     }
     return pointers
   }

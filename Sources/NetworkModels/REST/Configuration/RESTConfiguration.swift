@@ -128,6 +128,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     case nonEmpty(JSONPointer)
     /// A boolean at the pointer.
     case pointer(JSONPointer)
+    /// The value at the pointer (not null) is, or has, that text.
+    case matches(JSONPointer, StatusRule.Match)
   }
 
   public struct Batch: Sendable {

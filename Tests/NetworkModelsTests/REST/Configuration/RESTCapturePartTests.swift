@@ -24,7 +24,7 @@ import Testing
           "unfollow": {"method": "POST", "path": "/xrpc/com.atproto.repo.deleteRecord",
                        "json": {"repo": "did:plc:me", "collection": "app.bsky.graph.follow", "rkey": "{rkey}"}},
           "state": {"method": "GET", "path": "/xrpc/app.bsky.actor.getProfiles", "query": {"actors": "{ids}"},
-                    "batch": {"items": "/profiles", "id": "/did", "following": {"pointer": "/viewer/following"},
+                    "batch": {"items": "/profiles", "id": "/did", "following": {"nonEmpty": "/viewer/following"},
                               "windowMs": 5},
                     "capture": {"rkey": CAPTURE}}
         }
@@ -53,7 +53,7 @@ import Testing
 
   @Test func aFlagTestTakesTheWordsOfAWhen() throws {
     let text = Self.configuration().replacingOccurrences(
-      #"{"pointer": "/viewer/following"}"#, #"{"pointer": "/viewer/following", "equals": "x", "contains": "y"}"#)
+      #"{"nonEmpty": "/viewer/following"}"#, #"{"pointer": "/viewer/following", "equals": "x", "contains": "y"}"#)
     do {
       _ = try RESTConfiguration.parse(text)
       Issue.record("accepted")
