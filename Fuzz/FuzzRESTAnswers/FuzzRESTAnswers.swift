@@ -75,7 +75,7 @@ let configurationText = #"""
   """#
 
 /// The example configurations, read from the source tree this target was built from.
-let exampleNames = ["artsy", "github", "graphql", "mastodon", "youtube"]
+let exampleNames = ["artsy", "github", "graphql", "mastodon", "youtube", "bluesky"]
 
 func exampleText(_ name: String) -> String {
   let root = String(#filePath.split(separator: "/Fuzz/FuzzRESTAnswers/").first!)
