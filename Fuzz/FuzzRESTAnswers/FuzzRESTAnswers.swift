@@ -185,7 +185,9 @@ func readChange(_ subject: Subject, _ endpoint: RESTConfiguration.Endpoint, foll
     {
       return false
     }
-    return isBoolean(json, endpoint.answer.following) && isBoolean(json, endpoint.answer.requested)
+    // A test of a value says yes or no of any answer; a boolean pointer needs its boolean.
+    let following = endpoint.answer.followingTest != nil || isBoolean(json, endpoint.answer.following)
+    return following && isBoolean(json, endpoint.answer.requested)
   }
   return answer
 }
@@ -245,7 +247,7 @@ func readBatch(
       guard batch.flags.following != nil else { return true }
       // This id's own item must say it.
       guard let item else { return false }
-      if !isBoolean(item, batch.flags.following) { return false }
+      if batch.flags.followingTest == nil, !isBoolean(item, batch.flags.following) { return false }
       if case .success(.following) = answer { return true }
       return isBoolean(item, batch.flags.requested)
     }
