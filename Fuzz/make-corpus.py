@@ -218,7 +218,7 @@ OTHER = {
         # Every example configuration: together they use every construct of the format.
         **{
             api: open(os.path.join(REPO, "examples", api, "config.json"), "rb").read()
-            for api in ("artsy", "github", "graphql", "mastodon", "youtube")
+            for api in ("artsy", "github", "graphql", "mastodon", "youtube", "bluesky")
         },
         "by-position": b'{"environments":{"t":"http://h"},"kinds":{"a":{"follow":{"method":"PUT","path":"/f",'
         b'"query":{"ids":"{id}"},"capture":{"c":"/id"}},"unfollow":{"method":"DELETE","path":"/f/{c}"},'
@@ -230,7 +230,7 @@ OTHER = {
         b'"item":{"kind":"a","id":"/id"}}}}',
     },
     # Byte 0: the configuration (0 the target's own, then artsy, github, graphql,
-    # mastodon, youtube); byte 1: kind, endpoint, list; bytes 2-3: status (index into
+    # mastodon, youtube, bluesky); byte 1: kind, endpoint, list; bytes 2-3: status (index into
     # the common ones: 0 = 200, 2 = 204, 7 = 403, 12 = 429); headers; NUL; body.
     "FuzzRESTAnswers": {
         "state-200": b"\x00\x02\x00\x00Content-Type: application/json\r\n\x00" + b'{"is_followed":true}',
@@ -257,6 +257,11 @@ OTHER = {
         + b'{"id":3,"following":false}]',
         "youtube-capture": b"\x05\x00\x00\x01\x00" + b'{"id":"sub1","snippet":{}}',
         "youtube-batch": b"\x05\x08\x00\x00\x00" + b'{"items":[{"id":"s1","snippet":{"resourceId":{"channelId":"1"}}}]}',
+        "bluesky-capture": b"\x06\x00\x00\x00\x00" + b'{"uri":"at://did:plc:me/app.bsky.graph.follow/3kabc","cid":"c"}',
+        "bluesky-capture-mismatch": b"\x06\x00\x00\x00\x00" + b'{"uri":"at://did:plc:me/app.bsky.feed.like/3kabc"}',
+        "bluesky-batch": b"\x06\x08\x00\x00\x00"
+        + b'{"profiles":[{"did":"1","viewer":{"following":"at://d/app.bsky.graph.follow/r1"}},{"did":"2","viewer":{}},'
+        + b'{"did":"3","viewer":{"following":"at://d/app.bsky.graph.follow/"}}]}',
     },
     "FuzzStateFiles": {
         "outbox": b"\x01" + b'{"k":"artist","i":"1","e":"default","w":true}\n{"k":"gene","i":"2","w":null}\n{"k":"a","i":"3","w":false}\n{"k":',

@@ -75,7 +75,7 @@ let configurationText = #"""
   """#
 
 /// The example configurations, read from the source tree this target was built from.
-let exampleNames = ["artsy", "github", "graphql", "mastodon", "youtube"]
+let exampleNames = ["artsy", "github", "graphql", "mastodon", "youtube", "bluesky"]
 
 func exampleText(_ name: String) -> String {
   let root = String(#filePath.split(separator: "/Fuzz/FuzzRESTAnswers/").first!)
@@ -185,7 +185,9 @@ func readChange(_ subject: Subject, _ endpoint: RESTConfiguration.Endpoint, foll
     {
       return false
     }
-    return isBoolean(json, endpoint.answer.following) && isBoolean(json, endpoint.answer.requested)
+    // A test of a value says yes or no of any answer; a boolean pointer needs its boolean.
+    let following = endpoint.answer.followingTest != nil || isBoolean(json, endpoint.answer.following)
+    return following && isBoolean(json, endpoint.answer.requested)
   }
   return answer
 }
@@ -209,7 +211,7 @@ func readState(_ subject: Subject, _ state: RESTConfiguration.StateEndpoint, _ r
   checkRead(answer, response, state.endpoint) { json in
     switch state.following {
     case .success: break
-    case .nonEmpty: if json == nil { return false }
+    case .nonEmpty, .matches: if json == nil { return false }
     case .pointer(let pointer): if !isBoolean(json, pointer) { return false }
     }
     if case .success(.following) = answer { return true }
@@ -245,7 +247,7 @@ func readBatch(
       guard batch.flags.following != nil else { return true }
       // This id's own item must say it.
       guard let item else { return false }
-      if !isBoolean(item, batch.flags.following) { return false }
+      if batch.flags.followingTest == nil, !isBoolean(item, batch.flags.following) { return false }
       if case .success(.following) = answer { return true }
       return isBoolean(item, batch.flags.requested)
     }

@@ -488,6 +488,22 @@ ACCEPTED = [
          S("/kinds/gene/follow/errors", {"pointer": "/e"})],
         id="errors-with-status",
     ),
+    # Issue 31 §6: a part of a value captured; a flag read by a test of a value.
+    pytest.param(
+        [S("/kinds/profile/follow/capture", {"rkey": {"pointer": "/uri", "pattern": "^at://[^/]+/app\\.bsky\\.graph\\.follow/([^/]+)$", "description": "c"}}),
+         S("/kinds/profile/unfollow/path", "/records/{rkey}")],
+        id="capture-pattern",
+    ),
+    pytest.param(
+        [S("/kinds/artist/state/capture", {"rkey": {"pointer": "/viewer/following", "segment": "last"}}),
+         S("/kinds/artist/state/batch/following", {"nonEmpty": "/viewer/following"}),
+         S("/kinds/artist/unfollow/query", {"r": "{rkey}"})],
+        id="capture-segment-and-batch-flag-present",
+    ),
+    pytest.param([S("/kinds/artist/state/batch/following", {"pointer": "/state", "equals": "followed"})], id="batch-flag-equals"),
+    pytest.param([S("/kinds/gene/state/following", {"pointer": "/state", "equals": "followed"})], id="state-following-equals"),
+    pytest.param([S("/kinds/profile/follow/following", {"pointer": "/following"})], id="answer-flag-boolean-object"),
+    pytest.param([S("/kinds/profile/follow/following", {"pointer": "/state", "contains": "follow", "description": "d"})], id="answer-flag-contains"),
     # Issue 11: values captured from answers, ids joined in one value, batches read by position.
     pytest.param(
         [S("/kinds/profile/follow/capture", {"followId": "/id", "description": "c"}),
@@ -534,6 +550,14 @@ ACCEPTED = [
 
 # (mutation, the pointer check-config prints)
 REFUSED = [
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri"}})], "/kinds/profile/follow/capture/r", id="capture-part-without-pattern-or-segment"),
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pattern": "(x)"}})], "/kinds/profile/follow/capture/r", id="capture-part-without-pointer"),
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri", "segment": "first"}})], "/kinds/profile/follow/capture/r/segment", id="capture-segment-unknown"),
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri", "group": 1, "segment": "last"}})], "/kinds/profile/follow/capture/r/group", id="capture-part-unknown-field"),
+    pytest.param([S("/kinds/artist/state/batch/following", {"pointer": "/s", "equals": "a", "contains": "b"})], "/kinds/artist/state/batch/following", id="batch-flag-equals-and-contains"),
+    pytest.param([S("/kinds/artist/state/batch/following", {"equals": "a"})], "/kinds/artist/state/batch/following", id="batch-flag-without-pointer"),
+    pytest.param([S("/kinds/gene/state/following", {"pointer": "/a", "nonEmpty": "/b"})], "/kinds/gene/state/following", id="state-following-pointer-and-nonEmpty"),
+    pytest.param([S("/kinds/profile/follow/following", {"pointer": "/s", "contains": ""})], "/kinds/profile/follow/following/contains", id="answer-flag-contains-empty"),
     pytest.param([S("/forbidden", "sometimes")], "/forbidden", id="forbidden-unknown-word"),
     pytest.param([S("/forbidden", 403)], "/forbidden", id="forbidden-number"),
     pytest.param([S("/forbidden", {"messages": []})], "/forbidden/messages", id="forbidden-no-messages"),
@@ -1032,6 +1056,10 @@ LIST_REFUSED = [
 ]
 
 LIST_KNOWN_DIFFERENCES = [
+    # A capture's pattern: that it compiles and has exactly one group (a JSON Schema pattern cannot say).
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri", "pattern": "^at://.*$"}})], "/kinds/profile/follow/capture/r/pattern", id="capture-pattern-no-group"),
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri", "pattern": "(a)(b)"}})], "/kinds/profile/follow/capture/r/pattern", id="capture-pattern-two-groups"),
+    pytest.param([S("/kinds/profile/follow/capture", {"r": {"pointer": "/uri", "pattern": "(a"}})], "/kinds/profile/follow/capture/r/pattern", id="capture-pattern-not-compiling"),
     # A list's param may not take a configured value's name (or a built-in's).
     pytest.param(
         L(S("/values", {"sort": {"value": "x"}})), GA + "/params/1", id="list-param-named-like-a-value"

@@ -182,16 +182,10 @@ extension RESTConfiguration {
         default: throw rule.error("must be \"success\", \"nonEmpty\", {\"pointer\": …} or {\"nonEmpty\": …}")
         }
       } else {
-        try rule.allow(["pointer", "nonEmpty"])
-        if rule.optional("pointer") != nil && rule.optional("nonEmpty") != nil {
-          throw rule.error("has \"pointer\" or \"nonEmpty\", not both")
-        }
-        if let pointer = rule.optional("pointer") {
-          following = .pointer(try pointer.pointer())
-        } else if let pointer = rule.optional("nonEmpty") {
-          following = .nonEmpty(try pointer.pointer())
-        } else {
-          throw rule.error("must have \"pointer\" or \"nonEmpty\"")
+        switch try rule.flag() {
+        case (let pointer, nil): following = .pointer(pointer)
+        case (let pointer, let test?):
+          following = test.match.map { .matches(pointer, $0) } ?? .nonEmpty(pointer)
         }
       }
     }

@@ -25,10 +25,20 @@ extension RESTConfiguration {
       /// Case-sensitive: error messages change their words less than their case rules.
       case contains(String)
 
+      static func bytes(of value: String, contain part: String) -> Bool {
+        let haystack = Array(value.utf8)
+        let needle = Array(part.utf8)
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in
+          haystack[start..<(start + needle.count)].elementsEqual(needle)
+        }
+      }
+
       func accepts(_ value: String) -> Bool {
         switch self {
-        case .equals(let wanted): return value == wanted
-        case .contains(let part): return value.contains(part)
+        // By bytes: answers are outside text (String == is canonical equivalence).
+        case .equals(let wanted): return value.hasSameBytes(as: wanted)
+        case .contains(let part): return Self.bytes(of: value, contain: part)
         }
       }
     }
@@ -128,7 +138,7 @@ extension Field {
   }
 
   /// `when`'s `equals` or `contains` (not both), a string without line breaks.
-  private func statusMatch() throws(RESTConfigurationError) -> RESTConfiguration.StatusRule.Match? {
+  func statusMatch() throws(RESTConfigurationError) -> RESTConfiguration.StatusRule.Match? {
     switch (optional("equals"), optional("contains")) {
     case (let equals?, nil): return .equals(try equals.checkNoLineBreaks(try equals.string()))
     case (nil, let contains?):

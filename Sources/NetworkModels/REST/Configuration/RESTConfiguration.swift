@@ -95,7 +95,7 @@ public struct RESTConfiguration: @unchecked Sendable {
     public var errors: ErrorsRule? = nil
     /// Values kept from a 2xx answer for the entity (`"capture": {"subscriptionId": "/id"}`),
     /// by placeholder name; in a batched state answer the pointers are the item's.
-    public var capture: [(name: String, pointer: JSONPointer)] = []
+    public var capture: [Capture] = []
     /// Follow and unfollow only: where a 2xx answer states the result.
     public var answer = AnswerPointers()
   }
@@ -128,6 +128,8 @@ public struct RESTConfiguration: @unchecked Sendable {
     case nonEmpty(JSONPointer)
     /// A boolean at the pointer.
     case pointer(JSONPointer)
+    /// The value at the pointer (not null) is, or has, that text.
+    case matches(JSONPointer, StatusRule.Match)
   }
 
   public struct Batch: Sendable {

@@ -6,7 +6,7 @@ import JSON
 extension RESTFollows {
   func followedIDs(
     in response: HTTPResponse, _ batch: RESTConfiguration.Batch, asked: [String], kind: String,
-    capture: [(name: String, pointer: JSONPointer)]
+    capture: [RESTConfiguration.Capture]
   ) -> Result<Set<ExactString>, FollowFailure> {
     switch batch.by {
     case .position:
@@ -97,7 +97,7 @@ extension RESTFollows {
   private func captureFromItems(
     _ response: HTTPResponse, _ batch: RESTConfiguration.Batch,
     _ answers: [ExactString: Result<FollowAnswer, FollowFailure>],
-    kind: String, capture: [(name: String, pointer: JSONPointer)]
+    kind: String, capture: [RESTConfiguration.Capture]
   ) {
     guard let json = try? JSON.parse(response.body), let items = json.value(at: batch.items), items.isArray else {
       return

@@ -23,7 +23,9 @@ extension RESTFollows {
           self.session.capturedValues.values(of: key, in: self.session.environment).keys)
         guard missing.isEmpty else {
           let names = missing.sorted().map { "{\($0)}" }.joined(separator: ", ")
-          let message = "the unfollow of \(key) needs \(names): the state read says following but did not give it"
+          let why = self.session.lastCaptureMiss[key].map { " (\($0))" } ?? ""
+          let message =
+            "the unfollow of \(key) needs \(names): the state read says following but did not give it\(why)"
           return completion(.failure(FollowFailure(.rejected(status: 0), message)))
         }
         self.sendUnfollow(key, kind, completion)

@@ -24,7 +24,9 @@ extension RESTFollows {
     }
     let following: Bool?
     let requested: Bool?
-    switch (flag(pointers.following), flag(pointers.requested)) {
+    let stated: Result<Bool?, FollowFailure> =
+      pointers.followingTest != nil ? .success(pointers.isFollowing(in: json)) : flag(pointers.following)
+    switch (stated, flag(pointers.requested)) {
     case (.failure(let failure), _), (_, .failure(let failure)): return .failure(failure)
     case (.success(let first), .success(let second)):
       following = first
@@ -91,7 +93,7 @@ extension RESTFollows {
   private static func itemAnswer(_ item: JSON, _ flags: RESTConfiguration.AnswerPointers, id: String) -> Result<
     FollowAnswer, FollowFailure
   > {
-    guard let pointer = flags.following, let following = item.value(at: pointer)?.bool else {
+    guard let following = flags.isFollowing(in: item) else {
       let place = flags.following.map { "\($0)" } ?? ""
       return .failure(
         FollowFailure(.unavailable, "the batched state item of id \(id) has no true or false at \(place)"))

@@ -32,6 +32,8 @@ extension RESTFollows {
         return .failure(FollowFailure(.unavailable, "the state answer has no true or false at \(pointer)"))
       }
       return .success(flag)
+    case .matches(let pointer, let match):
+      return .success(RESTConfiguration.ValueTest(pointer: pointer, match: match).holds(in: json))
     }
   }
 
@@ -43,7 +45,7 @@ extension RESTFollows {
   >? {
     let pointer: JSONPointer
     switch rule {
-    case .success: return nil
+    case .success, .matches: return nil
     case .nonEmpty(let named), .pointer(let named): pointer = named
     }
     guard pointer.tokens.count == 1 else { return nil }
@@ -56,7 +58,7 @@ extension RESTFollows {
     guard let object else { return nil }
     let member = object.member(pointer.tokens[0])
     switch rule {
-    case .success:
+    case .success, .matches:
       return .success(true)
     case .nonEmpty:
       guard let member else { return .success(false) }

@@ -9,32 +9,50 @@ import Posix
 extension RESTSession {
   /// The values at `capture`'s pointers in `json`; nil when one is missing or is
   /// neither a string nor an integer (taken as its decimal text).
-  static func captured(_ capture: [(name: String, pointer: JSONPointer)], in json: JSON) -> [String: String]? {
+  static func captured(_ capture: [RESTConfiguration.Capture], in json: JSON) -> [String: String]? {
+    try? capturedValues(capture, in: json).get()
+  }
+
+  /// The values, or what is wrong with the first that is missing or does not match.
+  static func capturedValues(_ capture: [RESTConfiguration.Capture], in json: JSON) -> Result<
+    [String: String], RESTConfiguration.CaptureMiss
+  > {
     var values: [String: String] = [:]
-    for (name, pointer) in capture {
-      guard let value = json.value(at: pointer) else { return nil }
-      if let text = value.string {
-        values[name] = text
-      } else if let number = value.integer {
-        values[name] = String(number)
+    for item in capture {
+      let text: String
+      if let value = json.value(at: item.pointer)?.string {
+        text = value
+      } else if let number = json.value(at: item.pointer)?.integer {
+        text = String(number)
       } else {
-        return nil
+        return .failure(RESTConfiguration.CaptureMiss("no string or integer at \(item.pointer)"))
+      }
+      switch item.part(of: text) {
+      case .success(let part): values[item.name] = part
+      case .failure(let miss): return .failure(miss)
       }
     }
-    return values
+    return .success(values)
   }
 
   /// Keeps a follow answer's values before the follow is confirmed: a follow whose
   /// value is not held could not be undone, so an answer without it, or a value that
   /// could not be written to disk, fails the follow (unavailable: it is tried again).
-  func keepCaptures(_ key: EntityKey, _ capture: [(name: String, pointer: JSONPointer)], _ response: HTTPResponse)
+  func keepCaptures(_ key: EntityKey, _ capture: [RESTConfiguration.Capture], _ response: HTTPResponse)
     -> FollowFailure?
   {
-    let names = capture.map { "\($0.pointer)" }.joined(separator: ", ")
-    guard let json = try? JSON.parse(response.body), let values = Self.captured(capture, in: json) else {
+    let values: [String: String]
+    switch (try? JSON.parse(response.body)).map({ Self.capturedValues(capture, in: $0) }) {
+    case .success(let held)?: values = held
+    case .failure(let miss)?:
       return FollowFailure(
         .unavailable,
-        "the follow answer (HTTP \(response.status)) has no string or integer at \(names): without it \(key) could not be unfollowed"
+        "the follow answer (HTTP \(response.status)): \(miss): without it \(key) could not be unfollowed")
+    case nil:
+      let names = capture.map { "\($0.pointer)" }.joined(separator: ", ")
+      return FollowFailure(
+        .unavailable,
+        "the follow answer (HTTP \(response.status)) is not JSON, so it has nothing at \(names): without it \(key) could not be unfollowed"
       )
     }
     do {
@@ -48,13 +66,21 @@ extension RESTSession {
   /// A state read's values: a read's answer is about the state, so one without them
   /// still answers it (the unfollow that needs them fails instead), and one that
   /// cannot be written stays held in memory.
-  func captureFromState(_ key: EntityKey, _ capture: [(name: String, pointer: JSONPointer)], _ response: HTTPResponse) {
+  func captureFromState(_ key: EntityKey, _ capture: [RESTConfiguration.Capture], _ response: HTTPResponse) {
     guard let json = try? JSON.parse(response.body) else { return }
     captureFromState(key, capture, json)
   }
 
-  func captureFromState(_ key: EntityKey, _ capture: [(name: String, pointer: JSONPointer)], _ json: JSON) {
-    guard let values = Self.captured(capture, in: json) else { return }
+  func captureFromState(_ key: EntityKey, _ capture: [RESTConfiguration.Capture], _ json: JSON) {
+    let values: [String: String]
+    switch Self.capturedValues(capture, in: json) {
+    case .success(let held): values = held
+    case .failure(let miss):
+      Log.warn("the state read for \(key) holds no value for its unfollow: \(miss)")
+      lastCaptureMiss[key] = miss.description
+      return
+    }
+    lastCaptureMiss[key] = nil
     do {
       try capturedValues.keep(values, for: key, in: environment)
     } catch {
@@ -66,6 +92,7 @@ extension RESTSession {
   /// be written keeps a stale value, which at worst makes a later unfollow ask for
   /// something gone (YouTube: 404 subscriptionNotFound).
   func forgetCaptures(_ key: EntityKey) {
+    lastCaptureMiss[key] = nil
     do {
       try capturedValues.forget(key, in: environment)
     } catch {

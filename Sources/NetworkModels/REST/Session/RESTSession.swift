@@ -19,6 +19,9 @@ public final class RESTSession: ConfigurableBackend {
   public var wallClock: () -> Double = ResetTime.wallClockNow
   /// Values answers gave for entities, for their later requests (RESTSession+Captures).
   public var capturedValues = CapturedValues()
+  /// Why the last state read of an entity held no value for its unfollow (a value
+  /// that did not match its `pattern`): the unfollow that then cannot go out says it.
+  var lastCaptureMiss: [EntityKey: String] = [:]
   var authToken: String?
   /// Why the token `auth.tokenCredential`, `tokenFile` or `tokenEnv` gave was not taken
   /// (never the token itself): the server does not start.
