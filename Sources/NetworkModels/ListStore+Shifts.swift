@@ -22,6 +22,9 @@ extension ListStore {
   func shiftDetected(_ key: ListKey, _ entry: Entry, _ page: ListPage, repeats: Int) -> Bool {
     counters.shifts += 1
     let rewalk = !entry.rewalked
+    let reason = "the next page holds \(repeats) of \(page.items.count) items the list already shows"
+    entry.shifted =
+      reason + (rewalk ? ": walked again from the first page" : ": left out (it moved again while walked again)")
     Log.event(
       .warn, "list.shifted",
       rewalk
@@ -29,7 +32,7 @@ extension ListStore {
         : "a list moved again while it was walked again: its repeated items are left out",
       [
         .init("list", key.name), .init("params", key.paramsText),
-        .init("reason", "the next page holds \(repeats) of \(page.items.count) items the list already shows"),
+        .init("reason", reason),
       ])
     guard rewalk else { return false }
     entry.rewalked = true

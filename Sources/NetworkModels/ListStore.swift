@@ -94,6 +94,8 @@ public final class ListStore {
     var lastPage: [EntityKey] = []
     /// This walk met a moved head and was walked again: a second move does not restart it.
     var rewalked = false
+    /// The last move met, in words, for `inspect`.
+    var shifted: String?
     /// The eviction tick of its last use.
     var touched: UInt32 = 0
     /// When the last page's answer (or failure) came, for `inspect`.
@@ -243,6 +245,7 @@ public final class ListStore {
       entry.tokens = []
       entry.lastPage = []
       entry.rewalked = false
+      entry.shifted = nil
       entry.phase = .idle
       entry.version &+= 1
       store.versions.ensure(entry.version)

@@ -148,6 +148,8 @@ def test_items_added_at_the_head_are_never_shown_twice_and_the_list_is_walked_ag
     no_repeats([second, *seen])
     assert second["state"] == "loaded" and ids(second) == api.items[: 2 * SIZE], ids(second)
     assert shifted_lines(server, style), server.stderr()
+    [held] = [e for e in c.result("inspect", {"sections": ["lists"]})["lists"]["list"] if e["list"] == style]
+    assert held["shifted"] == "the next page holds 3 of 10 items the list already shows: walked again from the first page"
     paths = [p for p in api.requests() if p.startswith("/" + style)]
     assert len(paths) == 4, f"first page, the moved page, then the walk again from the first: {paths}"
 
@@ -170,3 +172,5 @@ def test_a_cursor_walk_does_not_move(api, serve_rest):
     no_repeats([second, *seen])
     assert ids(second) == before[: 2 * SIZE], ids(second)
     assert not shifted_lines(server, "cursor"), server.stderr()
+    [held] = c.result("inspect", {"sections": ["lists"]})["lists"]["list"]
+    assert "shifted" not in held, held

@@ -590,6 +590,11 @@ export interface InspectList {
   stale: boolean;
   /** A page is being fetched. */
   loading: boolean;
+  /**
+   * Present once the list moved at its head while it was paged: what its last next page repeated,
+   * and that it was walked again from the first page (the log's `list.shifted`).
+   */
+  shifted?: string;
   /** How long ago its last page answer (or failure) came; null: none yet. */
   fetchedMs: number | null;
   /** The same instant on the wall clock. */

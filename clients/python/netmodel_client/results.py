@@ -455,6 +455,7 @@ InspectList = TypedDict(
         "hasMore": bool,
         "stale": bool,
         "loading": bool,
+        "shifted": NotRequired[str],
         "fetchedMs": Optional[int],
         "fetched": Optional[str],
         "error": Optional[InspectFailure],
