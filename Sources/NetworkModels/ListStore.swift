@@ -56,6 +56,8 @@ public final class ListStore {
     /// Loads ended because the pages made no progress: a page or cursor seen before,
     /// or a refetch's page cap.
     public var pagingFailures = 0
+    /// Next pages that repeated items the list showed: its head moved while it was paged.
+    public var shifts = 0
   }
 
   final class Entry {
@@ -90,6 +92,10 @@ public final class ListStore {
     var tokens: Set<PageToken> = []
     /// The entities of the page loaded last: a next page of exactly these did not advance.
     var lastPage: [EntityKey] = []
+    /// This walk met a moved head and was walked again: a second move does not restart it.
+    var rewalked = false
+    /// The last move met, in words, for `inspect`.
+    var shifted: String?
     /// The eviction tick of its last use.
     var touched: UInt32 = 0
     /// When the last page's answer (or failure) came, for `inspect`.
@@ -156,6 +162,8 @@ public final class ListStore {
       entry.waiters.append(completion)
       return true
     }
+    // Each call may walk the list again once (see `shiftDetected`).
+    entry.rewalked = false
     switch page {
     case .first where entry.phase == .loaded && !entry.stale,
       .first where entry.phase == .failure && !entry.items.isEmpty,
@@ -236,6 +244,8 @@ public final class ListStore {
       entry.pages = 0
       entry.tokens = []
       entry.lastPage = []
+      entry.rewalked = false
+      entry.shifted = nil
       entry.phase = .idle
       entry.version &+= 1
       store.versions.ensure(entry.version)
@@ -282,7 +292,7 @@ public final class ListStore {
       error: entry.error, version: store.versions.base &+ entry.version)
   }
 
-  private func load(_ key: ListKey, _ entry: Entry, as request: PageRequest, from token: PageToken?) {
+  func load(_ key: ListKey, _ entry: Entry, as request: PageRequest, from token: PageToken?) {
     entry.loading = request
     if entry.refill != nil, token == nil {
       entry.refillPages = 0
@@ -315,10 +325,15 @@ public final class ListStore {
     case .success(let page):
       guard var refill = entry.refill else {
         if request == .next, let problem = noProgress(key, entry, page, token) { return failed(key, entry, problem) }
-        return pageArrived(key, entry, request, token, page)
+        guard request == .next else { return pageArrived(key, entry, request, token, page) }
+        let unseen = Self.unseen(page, after: entry.items)
+        if unseen.repeats > 0, shiftDetected(key, entry, page, repeats: unseen.repeats) { return }
+        return pageArrived(key, entry, request, token, unseen.page)
       }
       if let problem = refillProblem(key, entry, page, token) { return failed(key, entry, problem) }
-      refill += page.items
+      let unseen = Self.unseen(page, after: refill)
+      if unseen.repeats > 0 { _ = shiftDetected(key, entry, page, repeats: unseen.repeats) }
+      refill += unseen.page.items
       if refill.count < entry.refillTarget, let next = page.next {
         if let problem = refillNextProblem(key, entry, next) { return failed(key, entry, problem) }
         entry.refill = refill

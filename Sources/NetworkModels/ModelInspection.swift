@@ -61,6 +61,8 @@ public enum ModelInspection {
     /// Out of date since a follow it depends on was confirmed.
     public var stale: Bool
     public var loading: Bool
+    /// Why the list was last walked again (its head moved while it was paged); nil: never.
+    public var shifted: String? = nil
     /// When the last page's answer came; nil: none yet.
     public var answeredAt: LoopInstant?
     public var error: FollowFailure?
@@ -153,7 +155,8 @@ extension Models {
       guard let entry = lists.entries[key] else { return nil }
       return ModelInspection.List(
         key: key, phase: entry.phase, items: entry.items.count, pages: entry.pages, hasMore: entry.hasMore,
-        stale: entry.stale, loading: entry.loading != nil, answeredAt: entry.answeredAt, error: entry.error)
+        stale: entry.stale, loading: entry.loading != nil, shifted: entry.shifted, answeredAt: entry.answeredAt,
+        error: entry.error)
     }
     return ModelInspection.Section(total: keys.count, items: shown)
   }

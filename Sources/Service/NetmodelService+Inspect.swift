@@ -154,6 +154,7 @@ struct InspectTimes {
         .set("hasMore", .bool(entry.hasMore))
         .set("stale", .bool(entry.stale))
         .set("loading", .bool(entry.loading))
+      if let shifted = entry.shifted { object.set("shifted", .string(shifted)) }
       since(entry.answeredAt, "fetched", into: object)
       list.append(object.set("error", error(entry.error)))
     }

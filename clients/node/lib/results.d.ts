@@ -453,6 +453,11 @@ export interface ListStateError {
  * refresh replaces the items when it arrives. A failed page keeps what was loaded, sets `error`
  * and keeps `hasMore`: asking for `next` again retries it; a failure never marks the list
  * complete. `version` grows by one on every change, including a change of an item's entity.
+ * `items` never holds an item twice (ids compare by bytes): a next page that repeats items already
+ * shown (the list's head moved between two pages of a page- or offset-paged API) has them left
+ * out, and the list is walked again from its first page as far as it reached (the log's
+ * `list.shifted`); meanwhile `state` is loading and `items` keeps what was shown. Items removed at
+ * the head between two pages cannot be seen in the pages: a `refresh` walks from the first page.
  */
 export interface ListState {
   list: ListName;
@@ -585,6 +590,11 @@ export interface InspectList {
   stale: boolean;
   /** A page is being fetched. */
   loading: boolean;
+  /**
+   * Present once the list moved at its head while it was paged: what its last next page repeated,
+   * and that it was walked again from the first page (the log's `list.shifted`).
+   */
+  shifted?: string;
   /** How long ago its last page answer (or failure) came; null: none yet. */
   fetchedMs: number | null;
   /** The same instant on the wall clock. */

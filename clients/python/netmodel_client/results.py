@@ -152,7 +152,12 @@ ListStateError = TypedDict(
 # was loaded; a refresh replaces the items when it arrives. A failed page keeps what was
 # loaded, sets `error` and keeps `hasMore`: asking for `next` again retries it; a failure
 # never marks the list complete. `version` grows by one on every change, including a
-# change of an item's entity.
+# change of an item's entity. `items` never holds an item twice (ids compare by bytes): a
+# next page that repeats items already shown (the list's head moved between two pages of a
+# page- or offset-paged API) has them left out, and the list is walked again from its
+# first page as far as it reached (the log's `list.shifted`); meanwhile `state` is loading
+# and `items` keeps what was shown. Items removed at the head between two pages cannot be
+# seen in the pages: a `refresh` walks from the first page.
 ListState = TypedDict(
     "ListState",
     {
@@ -450,6 +455,7 @@ InspectList = TypedDict(
         "hasMore": bool,
         "stale": bool,
         "loading": bool,
+        "shifted": NotRequired[str],
         "fetchedMs": Optional[int],
         "fetched": Optional[str],
         "error": Optional[InspectFailure],
