@@ -81,6 +81,8 @@ extension FollowStore {
       evict(victims)
     }
     if records.count > eviction.maxCount { evictOverCount() }
+    // What was held when it came (shown, in a list) may be free now.
+    if heldBytes.isOver { evictOverBytes() }
     return !records.isEmpty
   }
 

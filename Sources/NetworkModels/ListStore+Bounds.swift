@@ -174,6 +174,8 @@ extension ListStore {
       evict(entries.filter { $0.value.touched <= idleBefore && isEvictable($0.key, $0.value) }.map(\.key))
     }
     if entries.count > eviction.maxCount { evictOverCount() }
+    // A list unsubscribed since its page came may go now.
+    if store.heldBytes.isOver { evictOverBytes() }
     return !entries.isEmpty
   }
 

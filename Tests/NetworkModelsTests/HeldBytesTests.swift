@@ -56,6 +56,24 @@ import Testing
     #expect(keys[1...4].allSatisfy { !f.store.isKnown($0) })
   }
 
+  @Test func whatWasHeldGoesOnTheNextTickOnceNothingHoldsIt() throws {
+    let f = try StoreFixture()
+    f.store.eviction = EvictionPolicy(maxCount: 1000, idle: .zero)
+    f.store.heldBytes.limit = 1000
+    var held = true
+    f.store.isHeld = { _ in held }
+    let keys = (0..<3).map { EntityKey(kind: "artist", id: "a\($0)") }
+    for key in keys {
+      f.store.observe(key, following: true)
+      f.store.setAttributes(key, Self.detail(500))
+    }
+    try f.advance(ms: 10)
+    #expect(f.store.heldBytes.entities == 1500)
+    held = false
+    try f.advance(ms: 15_100)
+    #expect(f.store.heldBytes.entities <= 875)
+  }
+
   @Test func aPageLargerThanTheBoundFailsWithAMessage() throws {
     let f = try ListFixture()
     f.store.heldBytes.limit = 500
