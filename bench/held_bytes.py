@@ -9,7 +9,8 @@ usage: python3 bench/held_bytes.py [BINARY] [RUNS]
   details  30 artists shown (setInterfaceState visible, so preloaded) whose detail
            is 1.3 MB each, then hidden again (nothing holds them)
 
-Prints, per shape and bound, the median over RUNS fresh servers of ΔRSS (after −
+Idle eviction is off (--entity-idle-ms 0, --list-idle-ms 0) so that only the bound
+evicts. Prints, per shape and bound, the median over RUNS fresh servers of ΔRSS (after −
 before, MB), stats.heldBytes, and the list's state.
 """
 import json
@@ -62,7 +63,7 @@ def one(shape, bound, root):
         state = tempfile.mkdtemp(dir=root)
         server = rpcio.ServerProc(
             [BINARY, "serve", "--backend", "rest", "--config", str(path), "--state-dir", state,
-             "--max-held-bytes", str(bound)], dict(os.environ), root / "stderr.txt")
+             "--max-held-bytes", str(bound), "--entity-idle-ms", "0", "--list-idle-ms", "0"], dict(os.environ), root / "stderr.txt")
         c = server.conn
         c.result("stats", {})
         before = rss(server.pid)
@@ -80,7 +81,11 @@ def one(shape, bound, root):
             c.result("setInterfaceState", {"items": items, "state": "visible"})
             wait(c, lambda s: s["preload"]["detailCalls"] >= 30 and s["preload"]["inFlight"] == 0)
             c.result("setInterfaceState", {"items": items, "state": "none"})
-            time.sleep(0.5)
+            # Released, they go at the eviction clock's next tick (15 s without an idle time).
+            if bound:
+                wait(c, lambda s: s["heldBytes"] <= bound, timeout=40)
+            else:
+                time.sleep(16)
         stats = c.result("stats", {})
         after = rss(server.pid)
         server.proc.terminate()

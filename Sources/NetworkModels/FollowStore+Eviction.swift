@@ -70,6 +70,8 @@ extension FollowStore {
     }
     evict(victims)
     evictionReport.evictedForBytes(entities: victims.count)
+    // Large details are freed in the heap, not given back, unless asked.
+    if !victims.isEmpty { Memory.trim() }
   }
 
   /// The idle clock's tick: drops what was unused for the idle time. True while

@@ -136,6 +136,8 @@ extension ListStore {
         .init("list", key.name), .init("params", key.paramsText), .init("items", page.items.count),
         .init("bytes", pageBytes), .init("limit", bytes.limit),
       ])
+    // The refused page's decoding is freed once this turn ends; give it back then.
+    store.loop.execute { Memory.trim() }
     return Self.pagingFailure(message)
   }
 
