@@ -1,7 +1,7 @@
 import EventLoop
 import Posix
 
-/// Evictions for the count (`--max-entities`, `--max-lists`) say the limit is too small
+/// Evictions for the count (`--max-entities`, `--max-lists`) or the bytes (`--max-held-bytes`) say the limit is too small
 /// for what the clients use, worth a line at info; but under steady pressure they come
 /// every turn. So they are summed: the first pass is reported at once, later ones at
 /// most once an `interval`, in one line. Evictions of what sat idle are normal: debug.
@@ -17,6 +17,9 @@ final class EvictionReport {
   init(loop: EventLoop) { self.loop = loop }
 
   deinit { if let timer { loop.cancel(timer) } }
+
+  /// Evictions for `--max-held-bytes`: reported in the same summed line.
+  func evictedForBytes(entities: Int = 0, lists: Int = 0) { evictedForCount(entities: entities, lists: lists) }
 
   func evictedForCount(entities: Int = 0, lists: Int = 0) {
     guard entities + lists > 0, Log.isEnabled(.info) else { return }
@@ -43,7 +46,8 @@ final class EvictionReport {
     lastLine = loop.clock.now
     guard passes > 0 else { return }
     Log.event(
-      .info, "eviction", "evicted under pressure (over --max-entities or --max-lists), least recently used first",
+      .info, "eviction",
+      "evicted under pressure (over --max-entities, --max-lists or --max-held-bytes), least recently used first",
       [.init("entities", entities), .init("lists", lists), .init("passes", passes)])
     (entities, lists, passes) = (0, 0, 0)
   }

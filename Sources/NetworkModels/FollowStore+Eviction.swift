@@ -42,6 +42,38 @@ extension FollowStore {
     nextCountCheck = records.count + max(eviction.maxCount, records.count) / 8
   }
 
+  /// Checks the bytes held after a detail object was kept; like the count, later.
+  func keepBytesBounded() {
+    guard heldBytes.isOver, !byteCheckQueued else { return }
+    byteCheckQueued = true
+    loop.execute { [lifetime, unowned self] in
+      guard !lifetime.ended else { return }
+      self.byteCheckQueued = false
+      self.evictOverBytes()
+    }
+  }
+
+  /// Drops the least recently used evictable entities that hold a detail object until
+  /// the bytes held are below the low-water mark (or nothing evictable is left).
+  func evictOverBytes() {
+    guard heldBytes.isOver else { return }
+    var candidates: [(key: EntityKey, touched: UInt32, bytes: Int)] = []
+    for (key, text) in attributes where isEvictable(key) {
+      candidates.append((key, records[key]?.touched ?? 0, text.utf8.count))
+    }
+    candidates.sort { $0.touched < $1.touched }
+    var excess = heldBytes.total - heldBytes.lowWater
+    var victims: [EntityKey] = []
+    for candidate in candidates where excess > 0 {
+      victims.append(candidate.key)
+      excess -= candidate.bytes
+    }
+    evict(victims)
+    evictionReport.evictedForBytes(entities: victims.count)
+    // Large details are freed in the heap, not given back, unless asked.
+    if !victims.isEmpty { Memory.trim() }
+  }
+
   /// The idle clock's tick: drops what was unused for the idle time. True while
   /// something is left to age.
   func evictIdle() -> Bool {
@@ -51,6 +83,8 @@ extension FollowStore {
       evict(victims)
     }
     if records.count > eviction.maxCount { evictOverCount() }
+    // What was held when it came (shown, in a list) may be free now.
+    if heldBytes.isOver { evictOverBytes() }
     return !records.isEmpty
   }
 
@@ -62,7 +96,9 @@ extension FollowStore {
       floor = max(floor, record.version &+ 1)
       if !errors.isEmpty { errors[key] = nil }
       if !readErrors.isEmpty { readErrors.remove(key) }
-      if !attributes.isEmpty { attributes[key] = nil }
+      if !attributes.isEmpty, let old = attributes.removeValue(forKey: key) {
+        heldBytes.entityChanged(from: old, to: nil)
+      }
       // A read refused for want of credentials is not work: seen again, it is read again.
       if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
     }

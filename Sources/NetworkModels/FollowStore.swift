@@ -218,6 +218,9 @@ public final class FollowStore {
   /// entities are all held does not scan them for each new one.
   var nextCountCheck = 0
   var countCheckQueued = false
+  var byteCheckQueued = false
+  /// The bytes entities and lists hold, and their bound (shared with the list store).
+  public let heldBytes = HeldBytes()
   /// Shared with the lists' store: one line for both.
   private(set) lazy var evictionReport = EvictionReport(loop: loop)
   /// Bumped when another environment becomes active: answers to calls made in the
@@ -260,9 +263,12 @@ public final class FollowStore {
 
   /// Keeps an entity's detail object (compact JSON text); a change is a new version.
   public func setAttributes(_ key: EntityKey, _ text: String) {
-    guard attributes[key] != text else { return }
+    let old = attributes[key]
+    guard old != text else { return }
     attributes[key] = text
+    heldBytes.entityChanged(from: old, to: text)
     changed(key)
+    keepBytesBounded()
   }
 
   public var entityCount: Int { records.count }

@@ -118,12 +118,66 @@ extension ListStore {
     store.evictionReport.evictedForCount(lists: candidates.count)
   }
 
+  /// A page that alone holds more than `--max-held-bytes` fails the load: keeping it
+  /// would break the bound, and keeping part of it would show a list that is not the
+  /// API's.
+  func overBound(_ key: ListKey, _ page: ListPage) -> FollowFailure? {
+    let bytes = store.heldBytes
+    guard bytes.limit > 0 else { return nil }
+    let pageBytes = HeldBytes.of(page.items)
+    guard pageBytes > bytes.limit else { return nil }
+    counters.overBoundPages += 1
+    let message =
+      "a page of \(key) holds \(page.items.count) items, about \(pageBytes) bytes:"
+      + " more than --max-held-bytes (\(bytes.limit)) allows"
+    Log.event(
+      .warn, "list.over_bound", "a list page is larger than --max-held-bytes: the load failed",
+      [
+        .init("list", key.name), .init("params", key.paramsText), .init("items", page.items.count),
+        .init("bytes", pageBytes), .init("limit", bytes.limit),
+      ])
+    // The refused page's decoding is freed once this turn ends; give it back then.
+    store.loop.execute { Memory.trim() }
+    return Self.pagingFailure(message)
+  }
+
+  func keepBytesBounded() {
+    guard store.heldBytes.isOver, !byteCheckQueued else { return }
+    byteCheckQueued = true
+    store.loop.execute { [weak self] in
+      guard let self else { return }
+      self.byteCheckQueued = false
+      self.evictOverBytes()
+    }
+  }
+
+  /// Drops the least recently used lists nothing needs until the bytes held are below
+  /// the low-water mark; then entities, which the dropped lists may have freed.
+  func evictOverBytes() {
+    let bytes = store.heldBytes
+    guard bytes.isOver else { return }
+    var candidates = entries.filter { isEvictable($0.key, $0.value) }
+      .map { (key: $0.key, touched: $0.value.touched, bytes: $0.value.itemBytes) }
+    candidates.sort { $0.touched < $1.touched }
+    var excess = bytes.total - bytes.lowWater
+    var victims: [ListKey] = []
+    for candidate in candidates where excess > 0 && candidate.bytes > 0 {
+      victims.append(candidate.key)
+      excess -= candidate.bytes
+    }
+    evict(victims)
+    store.evictionReport.evictedForBytes(lists: victims.count)
+    store.evictOverBytes()
+  }
+
   /// The idle clock's tick; true while lists are left to age.
   func evictIdle() -> Bool {
     if let idleBefore = evictionClock.idleBefore {
       evict(entries.filter { $0.value.touched <= idleBefore && isEvictable($0.key, $0.value) }.map(\.key))
     }
     if entries.count > eviction.maxCount { evictOverCount() }
+    // A list unsubscribed since its page came may go now.
+    if store.heldBytes.isOver { evictOverBytes() }
     return !entries.isEmpty
   }
 
@@ -133,6 +187,7 @@ extension ListStore {
     guard !keys.isEmpty else { return }
     for key in keys {
       guard let entry = entries.removeValue(forKey: key) else { continue }
+      store.heldBytes.listChanged(by: -entry.itemBytes)
       versionFloor = max(versionFloor, entry.version &+ 1)
       for item in entry.items {
         guard var lists = containing[item.key] else { continue }

@@ -58,6 +58,8 @@ public final class ListStore {
     public var pagingFailures = 0
     /// Next pages that repeated items the list showed: its head moved while it was paged.
     public var shifts = 0
+    /// Loads ended because one page alone held more than `--max-held-bytes`.
+    public var overBoundPages = 0
   }
 
   final class Entry {
@@ -65,6 +67,8 @@ public final class ListStore {
     var params: [String: String]
     var phase = Phase.idle
     var items: [ListItem] = []
+    /// `HeldBytes.of(items)`, kept as items come and go.
+    var itemBytes = 0
     var next: PageToken?
     var hasMore = true
     var error: FollowFailure?
@@ -130,6 +134,7 @@ public final class ListStore {
   /// evicted so far, so a list evicted and asked for again never goes backwards.
   var versionFloor: UInt64 = 0
   var countCheckQueued = false
+  var byteCheckQueued = false
 
   public init(store: FollowStore) {
     self.store = store
@@ -232,6 +237,8 @@ public final class ListStore {
       entry.loadSerial &+= 1
       for item in entry.items { unindex(item.key, from: key) }
       entry.items = []
+      store.heldBytes.listChanged(by: -entry.itemBytes)
+      entry.itemBytes = 0
       entry.next = nil
       entry.hasMore = true
       entry.error = nil
@@ -323,6 +330,7 @@ public final class ListStore {
     entry.answeredAt = store.loop.clock.now
     switch result {
     case .success(let page):
+      if let problem = overBound(key, page) { return failed(key, entry, problem) }
       guard var refill = entry.refill else {
         if request == .next, let problem = noProgress(key, entry, page, token) { return failed(key, entry, problem) }
         guard request == .next else { return pageArrived(key, entry, request, token, page) }
@@ -365,13 +373,18 @@ public final class ListStore {
   private func pageArrived(
     _ key: ListKey, _ entry: Entry, _ request: PageRequest, _ token: PageToken?, _ page: ListPage
   ) {
+    let pageBytes = HeldBytes.of(page.items)
     if request == .next {
       entry.items += page.items
+      entry.itemBytes += pageBytes
+      store.heldBytes.listChanged(by: pageBytes)
       entry.pages += 1
       if let token { entry.tokens.insert(token) }
     } else {
       for item in entry.items { unindex(item.key, from: key) }
       entry.items = page.items
+      store.heldBytes.listChanged(by: pageBytes - entry.itemBytes)
+      entry.itemBytes = pageBytes
       entry.stale = false
       entry.pages = 1
       entry.tokens = []
@@ -390,6 +403,7 @@ public final class ListStore {
       }
     }
     finish(key, entry)
+    keepBytesBounded()
   }
 
   private func finish(_ key: ListKey, _ entry: Entry) {

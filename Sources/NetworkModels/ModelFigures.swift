@@ -13,6 +13,9 @@ public struct ModelFigures {
   public var preloadInFlight: Int
   /// Unsettled intents, every environment's.
   public var outbox: Int
+  /// `HeldBytes.total` and its bound (0: none).
+  public var heldBytes: Int
+  public var maxHeldBytes: Int
   /// Nil when the backend does not go over HTTP.
   public var http: HTTPStatistics?
 }
@@ -24,6 +27,7 @@ extension Models {
       entitiesFailed: store.failedCount, waitingForCredentials: store.waitingForCredentialsCount,
       lists: lists.counters, listsHeld: lists.listCount, preload: preloader.counters,
       preloadQueued: preloader.queuedCount, preloadInFlight: preloader.inFlightCount, outbox: outbox?.count ?? 0,
+      heldBytes: store.heldBytes.total, maxHeldBytes: store.heldBytes.limit,
       http: statistics?.httpStatistics)
   }
 }

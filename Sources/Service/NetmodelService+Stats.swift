@@ -55,6 +55,7 @@ extension NetmodelService {
       outbox: Int64(figures.outbox),
       waitingForCredentials: Int64(figures.waitingForCredentials),
       residentMemoryBytes: Int64(Process.residentMemoryBytes()),
+      heldBytes: Int64(figures.heldBytes), maxHeldBytes: Int64(figures.maxHeldBytes),
       connectionsOpen: Int64(stats.connectionsOpen), connectionsTotal: Int64(stats.connectionsTotal),
       connections: connectionList(),
       requestsTotal: Int64(stats.requestsTotal),

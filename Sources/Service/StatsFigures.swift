@@ -52,6 +52,7 @@ struct StatsFigures: EncodableResult {
   var outbox: Int64
   var waitingForCredentials: Int64
   var residentMemoryBytes: Int64
+  var heldBytes: Int64, maxHeldBytes: Int64
   var connectionsOpen: Int64, connectionsTotal: Int64
   /// Oldest first.
   var connections: [Connection]
@@ -170,6 +171,8 @@ struct StatsFigures: EncodableResult {
       .set("outbox", .integer(outbox))
       .set("waitingForCredentials", .integer(waitingForCredentials))
       .set("residentMemoryBytes", .integer(residentMemoryBytes))
+      .set("heldBytes", .integer(heldBytes))
+      .set("maxHeldBytes", .integer(maxHeldBytes))
       .set(
         "connections",
         JSON.object().set("open", .integer(connectionsOpen)).set("total", .integer(connectionsTotal))

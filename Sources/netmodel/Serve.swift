@@ -116,6 +116,7 @@ func serve(_ options: ServeOptions) -> Int32 {
       seed: seed)
     store.kindPolicies = kindPolicies
     store.eviction = options.entityEviction
+    store.heldBytes.limit = options.maxHeldBytes
     store.versions = try VersionBase(folder: folder)
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs

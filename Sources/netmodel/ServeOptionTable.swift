@@ -254,6 +254,16 @@ struct ServeOption: Sendable {
       options.listEviction.idle = .milliseconds(try count("list-idle-ms", text, minimum: 0))
     },
     ServeOption(
+      name: "max-held-bytes", value: .count("N"),
+      help: """
+        bytes of entity details and list items kept (an estimate);
+        the least recently used that nothing holds go first; a list
+        page larger than this fails (default 268435456; 0: no bound)
+        """, defaultText: String(HeldBytes.defaultLimit)
+    ) { (options, text) throws(ServeOptions.UsageError) in
+      options.maxHeldBytes = try count("max-held-bytes", text, minimum: 0)
+    },
+    ServeOption(
       name: "max-api-calls-per-second", value: .count("N"),
       help: """
         rest backend: requests a second at most (default 200;

@@ -29,6 +29,8 @@ struct ServeOptions {
   var environment: String?
   var entityEviction = EvictionPolicy.entities
   var listEviction = EvictionPolicy.lists
+  /// `--max-held-bytes`: the bound on entity details and list items (0: none).
+  var maxHeldBytes = HeldBytes.defaultLimit
   /// The REST API's requests a second (0: no limit).
   var maxAPICallsPerSecond = 200
   /// `--print-config`: say what is in force instead of serving.

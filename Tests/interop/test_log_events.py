@@ -46,7 +46,7 @@ SENTENCES = [
     ("list.stalled", "a list did not advance: it stopped paging"),
     ("token.none", "no auth token at start (until configure sets one)"),
     ("token.source", "the auth token was read at start"),
-    ("eviction", "evicted under pressure (over --max-entities or --max-lists), least recently used first"),
+    ("eviction", "evicted under pressure (over --max-entities, --max-lists or --max-held-bytes), least recently used first"),
 ]
 FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^ "]+)(?: |$)')
 

@@ -380,6 +380,17 @@ export interface Stats {
   outbox: number;
   /** The process's resident memory (from /proc/self/statm); 0 when unknown. */
   residentMemoryBytes: number;
+  /**
+   * The bytes entity details and list items hold now, as estimated at each insert and remove (each
+   * entity's detail object; each list item's kind, id, attributes and section title plus 96
+   * bytes); what --max-held-bytes bounds.
+   */
+  heldBytes: number;
+  /**
+   * --max-held-bytes: past it the least recently used lists and entities nothing holds are
+   * evicted, and a page larger than it fails (0: no bound).
+   */
+  maxHeldBytes: number;
   connections: StatsConnections;
   requests: StatsRequests;
   /** Notifications (messages with a method and no id) received. */

@@ -347,6 +347,8 @@ Stats = TypedDict(
         "notifications": StatsNotifications,
         "outbox": int,
         "residentMemoryBytes": int,
+        "heldBytes": int,
+        "maxHeldBytes": int,
         "connections": StatsConnections,
         "requests": StatsRequests,
         "notificationsReceived": int,
