@@ -67,6 +67,7 @@ async function everyMethod(server, kind, id, list) {
   await server.call('getFollowState', { kind, id, refresh: true });
   await server.call('setFollowState', { kind, id, following: false, await: true });
   await server.call('unfollow', { kind, id });
+  await server.call('sync', { timeoutMs: 10000 });
   await server.call('follow', { kind, id, await: true });
   await server.call('getEntity', { kind, id, refresh: true });
   const page = await server.call('fetchList', { list });

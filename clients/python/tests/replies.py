@@ -77,6 +77,7 @@ def every_method(raw: Raw, kind: str, id: str, list_name: str) -> None:
     raw.call("getFollowState", {"kind": kind, "id": id, "refresh": True})
     raw.call("setFollowState", {"kind": kind, "id": id, "following": False, "await": True})
     raw.call("unfollow", {"kind": kind, "id": id})
+    raw.call("sync", {"timeoutMs": 10000})
     raw.call("follow", {"kind": kind, "id": id, "await": True})
     raw.call("getEntity", {"kind": kind, "id": id, "refresh": True})
     page = raw.call("fetchList", {"list": list_name})
