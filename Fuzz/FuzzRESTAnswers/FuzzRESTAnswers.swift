@@ -118,7 +118,8 @@ let commonStatuses = [200, 201, 204, 299, 301, 400, 401, 403, 404, 408, 409, 410
 let asked = ["1", "2", "3"]
 
 func checkMapping<T>(
-  _ result: Result<T, FollowFailure>, status: Int, named: Bool, refusable: Bool = false, _ response: HTTPResponse
+  _ result: Result<T, FollowFailure>, status: Int, named: Bool, refusable: Bool = false,
+  forbidden: RESTConfiguration.Forbidden, _ response: HTTPResponse
 ) {
   guard !named, case .failure(let failure) = result else { return }
   let retryAfter = response.retryAfter
@@ -128,7 +129,10 @@ func checkMapping<T>(
   // Errors in the answer say which status they stand for; a batch that leaves an id out refuses it.
   case (200...299, _) where refusable: break
   case (200...299, _): fuzzFailure("\(status) became \(failure.kind)")
-  case (401, .unauthorized), (403, .unauthorized): break
+  case (401, .unauthorized): break
+  // A 403 is a refusal when the configuration's `forbidden` reads it as one, else it waits for credentials.
+  case (403, .rejected(403)) where forbidden.refusal(in: response) != nil: break
+  case (403, .unauthorized) where forbidden.refusal(in: response) == nil: break
   case (408, .unavailable), (429, .unavailable), (500...599, .unavailable):
     if failure.retryAfter != retryAfter { fuzzFailure("\(status) lost its Retry-After") }
   case (401, _), (403, _), (408, _), (429, _), (500...599, _): fuzzFailure("\(status) became \(failure.kind)")
@@ -238,7 +242,7 @@ func readBatch(
     let leftOut = batch.flags.following != nil && items != nil && item == nil
     checkMapping(
       answer, status: response.status, named: state.meaning(of: response) != nil,
-      refusable: state.errors != nil || leftOut, response)
+      refusable: state.errors != nil || leftOut, forbidden: subject.configuration.forbidden, response)
     checkRead(answer, response, state) { _ in
       guard let items else { return false }
       if batch.by == .position {
@@ -295,7 +299,10 @@ struct FuzzRESTAnswers {
         default:
           result = RESTSession.outcome(.success(response), endpoint) { _ in .success(.following) }
         }
-        checkMapping(result, status: status, named: named, refusable: endpoint.errors != nil, response)
+        // `outcome` alone (choice 3) reads a 403 with the standard `forbidden`.
+        checkMapping(
+          result, status: status, named: named, refusable: endpoint.errors != nil,
+          forbidden: choice == 3 ? .standard : configuration.forbidden, response)
       }
 
       guard !subject.lists.isEmpty else { return }
@@ -307,7 +314,7 @@ struct FuzzRESTAnswers {
       }
       checkMapping(
         page, status: status, named: list.endpoint.meaning(of: response) != nil, refusable: list.endpoint.errors != nil,
-        response)
+        forbidden: configuration.forbidden, response)
       if let link = response.header("Link"), let next = RESTLists.nextLink(link, base: base),
         base.hasPrefix("http"), !(next.hasPrefix("http://") || next.hasPrefix("https://"))
       {
