@@ -153,6 +153,20 @@ def test_unhappy_answers_are_failures_with_the_apis_words(bluesky, netmodel):
     assert error["data"]["retryAfterMs"] > 60_000, error
 
 
+def test_a_hold_learned_from_a_read_fails_a_follow_that_may_not_retry(bluesky, netmodel):
+    """With retry.maxRetries 0 a follow sent into a 429 is rolled back at once; one
+    made after a read learned of the same hold answers the same, unsent, instead of
+    waiting in the queue until the reset (an hour here, just under retry.maxWaitMs)."""
+    c = netmodel(config={**bluesky.config(), "retry": {"maxRetries": 0}}).conn
+    bluesky.control("POST", "ratelimit", {"remaining": 0, "resetSeconds": 3590})
+    error_of(c.call("getFollowState", actor(7)), UNAVAILABLE)
+    reply = c.call("follow", {**actor(7), "await": True}, timeout=3)
+    error = error_of(reply, UNAVAILABLE)
+    assert "retry.maxRetries is 0" in error["message"] and error["data"]["retryAfterMs"] > 3_500_000, error
+    assert error["data"]["state"]["following"] is None and error["data"]["state"]["pending"] is False, error
+    assert bluesky.route("POST /xrpc/com.atproto.repo.createRecord") == 0
+
+
 def test_the_users_follows_list_pages_by_cursor_to_the_end(bluesky, netmodel):
     records = [{"rkey": f"3kother{n:06d}", "subject": did(n)} for n in range(1, 56)]
     bluesky.control("POST", "records", {"records": records})

@@ -69,7 +69,7 @@ public final class RESTFollows: ModelBackend, PlaceholderValidating, AttributeSo
     guard let kind = session.configuration.kinds[key.kind] else { return unknownKind(key.kind, completion) }
     // The id is sendable: what asks for a change was admitted (`Models.admit`, or the
     // replay of an intent, `FollowStore.replayIntents`).
-    if let failure = session.heldBeyondBudget(kind: key.kind) {
+    if let failure = session.heldBeyondBudget(kind: key.kind, mutation: true) {
       return session.loop.execute { completion(.failure(failure)) }
     }
     if !following && !kind.unfollowNeeds.isEmpty { return unfollowWithCaptures(key, kind, completion) }

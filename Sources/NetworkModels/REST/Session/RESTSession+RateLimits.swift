@@ -83,14 +83,21 @@ extension RESTSession {
   /// A mutation, or a read a caller waits for, that would wait for a rate limit longer
   /// than its kind's retry policy allows (`retry.maxWaitMs`; a list's: the top-level
   /// one, `kind` nil) fails at once, saying how long is left, rather than hold its
-  /// caller that long; a shorter wait is spent in the queue.
-  func heldBeyondBudget(kind: String?) -> FollowFailure? {
+  /// caller that long; a shorter wait is spent in the queue. A mutation whose policy
+  /// allows no retry fails too: sent, it would get the 429 and be rolled back, so a
+  /// hold learned first (from a read) answers the same, not an hour later.
+  func heldBeyondBudget(kind: String?, mutation: Bool = false) -> FollowFailure? {
     guard let left = http.holdRemaining else { return nil }
     let policy = kind.flatMap { configuration.kinds[$0]?.retry } ?? configuration.retry
-    guard left > .milliseconds(policy.maxWaitMs) else { return nil }
     let seconds = (left / .milliseconds(1)).rounded(.up) / 1000
+    if left > .milliseconds(policy.maxWaitMs) {
+      return FollowFailure(
+        .unavailable, "rate limited by the API for another \(seconds) s: not sent (longer than retry.maxWaitMs)",
+        retryAfter: left)
+    }
+    guard mutation, policy.maxRetries == 0, policy.whenExhausted == .rollBack else { return nil }
     return FollowFailure(
-      .unavailable, "rate limited by the API for another \(seconds) s: not sent (longer than retry.maxWaitMs)",
+      .unavailable, "rate limited by the API for another \(seconds) s: not sent (retry.maxRetries is 0)",
       retryAfter: left)
   }
 }
