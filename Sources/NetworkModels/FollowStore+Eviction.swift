@@ -90,10 +90,8 @@ extension FollowStore {
 
   private func evict(_ keys: [EntityKey]) {
     guard !keys.isEmpty else { return }
-    var floor = versionFloor
     for key in keys {
-      guard let record = records.removeValue(forKey: key) else { continue }
-      floor = max(floor, record.version &+ 1)
+      guard records.removeValue(forKey: key) != nil else { continue }
       if !errors.isEmpty { errors[key] = nil }
       if !readErrors.isEmpty { readErrors.remove(key) }
       if !attributes.isEmpty, let old = attributes.removeValue(forKey: key) {
@@ -102,8 +100,7 @@ extension FollowStore {
       // A read refused for want of credentials is not work: seen again, it is read again.
       if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
     }
-    versionFloor = floor
-    versions.ensure(UInt64(floor))
+    versionFloor = versions.next()
     counters.evicted += keys.count
     nextCountCheck = min(nextCountCheck, records.count + max(eviction.maxCount, records.count) / 8)
     shrink()
