@@ -8,6 +8,10 @@ import Posix
 /// fetches it again, and its versions continue above every version it had
 /// (`versionFloor`).
 extension FollowStore {
+  /// The version the last eviction took (the base when none was made): a client that
+  /// saw every change up to a lower one may hold states this store no longer does.
+  public var lastEvictionVersion: UInt64 { versions.base &+ versionFloor }
+
   func isEvictable(_ key: EntityKey) -> Bool {
     activities[key] == nil && !waitingForCredentials.contains(key) && isHeld?(key) != true
   }

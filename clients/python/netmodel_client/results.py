@@ -178,6 +178,8 @@ SubscribeResult = TypedDict(
         "subscription": str,
         "snapshot": List[Union[EntityState, ListState]],
         "instance": str,
+        "version": int,
+        "reset": bool,
     },
 )
 
@@ -188,6 +190,7 @@ StateChangedParams = TypedDict(
         "subscription": str,
         "seq": int,
         "state": Union[EntityState, ListState],
+        "through": NotRequired[int],
     },
 )
 
