@@ -52,12 +52,14 @@ mkdir -p "$DIR"
 COMMAND="RUNS=$RUNS START_RUNS=$START_RUNS HELD_RUNS=$HELD_RUNS bash bench/all.sh"
 log "all.sh: results in $DIR (load $(cut -d' ' -f1-3 /proc/loadavg))"
 
-# Each script's report on stdout is kept in $DIR too; its progress goes to stderr.
+# The shell scripts write their reports into $DIR themselves (RESULTS); the Python ones'
+# output is kept there as NAME.txt. Progress goes to stderr.
 step() { # name, then the command
-    local name=$1
+    local name=$1 out=/dev/null
     shift
+    [[ $1 == "$PYTHON" ]] && out=$DIR/$name.txt
     log "== $name"
-    "$@" >"$DIR/$name.txt" || log "WARNING: $name exited with status $?; its rows may be missing"
+    "$@" >"$out" || log "WARNING: $name exited with status $?; its rows may be missing"
 }
 export RESULTS=$DIR NETMODEL
 step start env RUNS="$START_RUNS" bash bench/start.sh
