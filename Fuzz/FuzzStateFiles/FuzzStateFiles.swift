@@ -1,7 +1,7 @@
 // Replay of the state files from arbitrary bytes (what a crash, a full disk or a hand
 // edit can leave): the lines of the outbox and of the local backend (the journal's,
 // and those of `outbox.log` and `local-follows.log` of earlier versions), the earlier
-// snapshot (`local-follows.json`) and the `versions` mark. Byte 0 picks the outbox's
+// snapshot (`local-follows.json`), the `versions` mark and the warm start's `states`. Byte 0 picks the outbox's
 // current environment; the rest is the file.
 //
 // Oracles: nothing traps; what a replay reads back survives being written again in the
@@ -70,6 +70,24 @@ func checkVersionMark(_ bytes: [UInt8]) {
   if mark > VersionBase.limit { fuzzFailure("versions: a mark of \(mark), above \(VersionBase.limit)") }
 }
 
+func checkWarmStates(_ bytes: [UInt8], environment: String) {
+  let now: UInt64 = 1_800_000_000_000
+  guard case .entries(let entries, _) = WarmStates.read(bytes, environment: environment, nowMs: now) else { return }
+  if let entry = entries.first(where: { EntityKey.problem(kind: $0.key.kind, id: $0.key.id) != nil }) {
+    fuzzFailure("states: read \(escaped(Array(entry.key.description.utf8))), which no request may name")
+  }
+  if let entry = entries.first(where: { $0.confirmedAtMs > now || ($0.requested && $0.following) }) {
+    fuzzFailure("states: read \(entry), which no run could have confirmed")
+  }
+  let (text, kept) = WarmStates.encode(entries, environment: environment, maxBytes: .max)
+  guard kept == entries.count,
+    case .entries(let again, skipped: 0) = WarmStates.read(text, environment: environment, nowMs: now),
+    again == entries
+  else {
+    fuzzFailure("states: its own text of what it read does not read back the same:\n\(escaped(text))")
+  }
+}
+
 @main
 struct FuzzStateFiles {
   static func main() {
@@ -83,6 +101,7 @@ struct FuzzStateFiles {
       checkJournal(bytes)
       checkSnapshot(bytes)
       checkVersionMark(bytes)
+      checkWarmStates(bytes, environment: environments[Int(selector) % environments.count] ?? "the local backend")
     }
   }
 }

@@ -15,4 +15,7 @@ public struct EntityState: Sendable, Equatable {
   /// it; nil otherwise.
   public var attributes: String? = nil
   public var version: UInt64
+  /// Set for a state a restart brought back from the state folder (`WarmStates`) and
+  /// no answer has confirmed since: how old what it says is, in milliseconds.
+  public var staleAgeMs: UInt64? = nil
 }

@@ -71,6 +71,9 @@ public final class FollowStore {
     static let confirmedValue: UInt8 = 8
     /// The backend holds a follow request awaiting approval (`confirmed` is false).
     static let requestedValue: UInt8 = 16
+    /// `confirmed` came from the state folder at start (`WarmStates`), not from an
+    /// answer of this run: shown, marked stale, never trusted to spare a call.
+    static let staleValue: UInt8 = 32
 
     var following: Bool? {
       get { bits & Record.followingKnown == 0 ? nil : bits & Record.followingValue != 0 }
@@ -87,10 +90,16 @@ public final class FollowStore {
       set { bits = newValue ? bits | Record.requestedValue : bits & ~Record.requestedValue }
     }
 
+    var isStale: Bool {
+      get { bits & Record.staleValue != 0 }
+      set { bits = newValue ? bits | Record.staleValue : bits & ~Record.staleValue }
+    }
+
     /// What the backend answered becomes what it is known to hold.
     mutating func confirm(_ answer: FollowAnswer) {
       confirmed = answer.following
       requested = answer == .requested
+      isStale = false
     }
 
     private mutating func set(_ value: Bool?, known: UInt8, value valueBit: UInt8) {
@@ -343,7 +352,7 @@ public final class FollowStore {
       key: key, following: record.following, confirmed: record.confirmed, pending: pending,
       requested: record.requested,
       error: errors.isEmpty ? nil : errors[key]?.failure, attributes: attributes.isEmpty ? nil : attributes[key],
-      version: versions.base &+ record.version)
+      version: versions.base &+ record.version, staleAgeMs: record.isStale ? staleAge(record) : nil)
   }
 
   public func isKnown(_ key: EntityKey) -> Bool { records[key]?.confirmed != nil }
@@ -608,6 +617,7 @@ public final class FollowStore {
       var record = records[key]!
       record.confirmed = nil
       record.requested = false
+      record.isStale = false
       record.following = activities[key]?.wanted
       record.confirmedAt = LoopInstant(nanoseconds: 0)
       records[key] = record
@@ -648,7 +658,7 @@ public final class FollowStore {
   /// side approves: following it again would only get the same answer, so it settles
   /// a follow (and only an unfollow, which withdraws it, changes it).
   private func backendHas(_ key: EntityKey, _ wanted: Bool) -> Bool {
-    guard let record = records[key], activities[key]?.uncertain != true else { return false }
+    guard let record = records[key], !record.isStale, activities[key]?.uncertain != true else { return false }
     return record.requested ? wanted : record.confirmed == wanted
   }
 
@@ -702,13 +712,17 @@ public final class FollowStore {
   /// The same, lent to `body`; false, and `body` not called, when it would ask the
   /// backend. For the cached read: an optional state returned was destroyed through the
   /// runtime's generic code.
-  public func withCachedState(_ key: EntityKey, maxAgeMs: UInt64, _ body: (borrowing EntityState) -> Void) -> Bool {
+  public func withCachedState(
+    _ key: EntityKey, maxAgeMs: UInt64, acceptsStale: Bool = false, _ body: (borrowing EntityState) -> Void
+  ) -> Bool {
     guard let record = records[key], record.confirmed != nil,
-      loop.clock.now.isWithin(milliseconds: maxAgeMs, of: record.confirmedAt),
+      loop.clock.now.isWithin(milliseconds: maxAgeMs, of: record.confirmedAt) || (acceptsStale && record.isStale),
       activities.isEmpty || activities[key]?.uncertain != true
     else { return false }
     counters.cacheHits += 1
     body(state(key, record))
+    // A state from the last run is answered at once, and asked of the backend again.
+    if record.isStale { fetch(key) }
     return true
   }
 
@@ -726,7 +740,8 @@ public final class FollowStore {
   /// Fetches `key` if nothing is known of it and no read is under way (as the follow
   /// button's model does when it is created); the result arrives through `onChange`.
   public func fetchIfUnknown(_ key: EntityKey) {
-    guard records[key]?.confirmed == nil else { return }
+    // A state from the last run counts as unknown: it is shown, and asked again.
+    if let record = records[key], record.confirmed != nil, !record.isStale { return }
     fetch(key)
   }
 

@@ -6,12 +6,14 @@ extension Models {
   /// `getFollowState`: a fresh cached state goes to `cached` at once (nothing is
   /// allocated for it); otherwise the state is read from the backend and answered
   /// through the completion `later` makes, made only then.
+  /// `acceptsStale`: a state the last run left (a warm start) is answered whatever
+  /// its age, and read again behind the answer (no `maxAgeMs` was asked).
   public func readState(
-    _ key: EntityKey, refresh: Bool, maxAgeMs: UInt64, cached: (borrowing EntityState) -> Void,
-    later: () -> FollowStore.Completion
+    _ key: EntityKey, refresh: Bool, maxAgeMs: UInt64, acceptsStale: Bool = false,
+    cached: (borrowing EntityState) -> Void, later: () -> FollowStore.Completion
   ) throws(AdmissionProblem) {
     try admit(key)
-    if !refresh, store.withCachedState(key, maxAgeMs: maxAgeMs, cached) { return }
+    if !refresh, store.withCachedState(key, maxAgeMs: maxAgeMs, acceptsStale: acceptsStale, cached) { return }
     store.readFromBackend(key, completion: later())
   }
 

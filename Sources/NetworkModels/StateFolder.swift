@@ -153,6 +153,27 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     try syncFolder()
   }
 
+  /// Replaces `name` with `bytes` atomically against a crash of the process (a
+  /// temporary file renamed over it), not durably: for a file that is a cache, whose
+  /// loss costs a read, not a user's intent.
+  public func replaceQuickly(_ name: String, with bytes: [UInt8]) throws(Errno) {
+    let temporaryName = StateFolder.temporaryName(for: name, pid: Process.id)
+    let fd = try open(temporaryName, .writeOnly, options: [.create, .truncate])
+    do throws(Errno) {
+      defer { fd.close() }
+      try write(bytes, to: fd, temporaryName)
+    } catch {
+      try? remove(temporaryName)
+      throw error
+    }
+    do {
+      try rename(temporaryName, to: name)
+    } catch {
+      try? remove(temporaryName)
+      throw error
+    }
+  }
+
   /// Renames `name` to `name.<suffix>-<n>` with the first n ≥ 1 that is free, and
   /// returns the new name. Used to keep a file that could not be read for a human
   /// to look at, instead of overwriting it.

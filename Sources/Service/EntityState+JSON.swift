@@ -46,7 +46,11 @@ extension EntityState {
   /// follow reply and notification). Each member's name goes out with the literal
   /// value that follows it: one append instead of two.
   public func encode(into buffer: inout [UInt8]) {
-    if !pending && !requested && error == nil && attributes == nil && encodeSettled(into: &buffer) { return }
+    if !pending && !requested && error == nil && attributes == nil && staleAgeMs == nil
+      && encodeSettled(into: &buffer)
+    {
+      return
+    }
     appendLiteral(#"{"kind":"#, to: &buffer)
     appendJSONString(key.kind, to: &buffer)
     appendLiteral(#","id":"#, to: &buffer)
@@ -59,6 +63,10 @@ extension EntityState {
       encodeUnsettledMembers(into: &buffer)
     }
     appendDecimal(Int64(version), to: &buffer)
+    if let staleAgeMs {
+      appendLiteral(#","stale":true,"ageMs":"#, to: &buffer)
+      appendDecimal(Int64(clamping: staleAgeMs), to: &buffer)
+    }
     buffer.append(UInt8(ascii: "}"))
   }
 
@@ -83,7 +91,9 @@ extension EntityState {
   /// the stack: with the reply's envelope, one append (see `StackText`). Anything
   /// else gives up, and is written by `encode(into:)`.
   public func encode(into text: inout StackText) {
-    guard !pending && !requested && error == nil && attributes == nil else { return text.giveUp() }
+    guard !pending && !requested && error == nil && attributes == nil && staleAgeMs == nil else {
+      return text.giveUp()
+    }
     text.put(#"{"kind":""#)
     text.putStringContent(key.kind)
     text.put(#"","id":""#)

@@ -55,6 +55,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     var backend: ModelBackend
     // Intents are kept per environment when the backend has environments.
     var environment: String?
+    // What the states a warm start shows are true of (`WarmStateSaver`).
+    var warmScope: () -> String = { "the local backend" }
     switch options.backend {
     case .local:
       backend = try LocalBackend(loop: loop, journal: journal)
@@ -97,6 +99,7 @@ func serve(_ options: ServeOptions) -> Int32 {
         return 2
       }
       environment = rest.session.environment
+      warmScope = { [unowned rest] in "rest " + rest.session.warmStatesScope }
       rest.session.http.maxRequestsPerSecond = options.maxAPICallsPerSecond
       policy = configuration.retry
       for (kind, endpoints) in configuration.kinds { if let retry = endpoints.retry { kindPolicies[kind] = retry } }
@@ -118,6 +121,11 @@ func serve(_ options: ServeOptions) -> Int32 {
     store.eviction = options.entityEviction
     store.heldBytes.limit = options.maxHeldBytes
     store.versions = try VersionBase(folder: folder)
+    // Before the outbox's intents: a state an intent is pending for shows the intent.
+    let warm =
+      options.maxWarmBytes > 0
+      ? WarmStateSaver(store: store, folder: folder, maxBytes: options.maxWarmBytes, scope: warmScope) : nil
+    warm?.start()
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     configuration.listEviction = options.listEviction
@@ -147,6 +155,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     try loop.run()
     server.shutDown(answeringPending: .shuttingDown)
     service.models.commitIntents()
+    warm?.stop()
     service.models.writeSummedLogLines()
     // A clean stop leaves a compact journal, so the next start reads the state only.
     if !journal.isCompact {

@@ -264,6 +264,16 @@ struct ServeOption: Sendable {
       options.maxHeldBytes = try count("max-held-bytes", text, minimum: 0)
     },
     ServeOption(
+      name: "max-warm-bytes", value: .count("N"),
+      help: """
+        bytes of the confirmed states kept in the state folder for
+        a warm start, shown stale after a restart until asked again
+        (default 4194304; 0: none kept nor read)
+        """, defaultText: String(WarmStates.defaultMaxBytes)
+    ) { (options, text) throws(ServeOptions.UsageError) in
+      options.maxWarmBytes = try count("max-warm-bytes", text, minimum: 0)
+    },
+    ServeOption(
       name: "max-api-calls-per-second", value: .count("N"),
       help: """
         rest backend: requests a second at most (default 200;

@@ -31,6 +31,7 @@ struct ServeOptions {
   var listEviction = EvictionPolicy.lists
   /// `--max-held-bytes`: the bound on entity details and list items (0: none).
   var maxHeldBytes = HeldBytes.defaultLimit
+  var maxWarmBytes = WarmStates.defaultMaxBytes
   /// The REST API's requests a second (0: no limit).
   var maxAPICallsPerSecond = 200
   /// `--print-config`: say what is in force instead of serving.

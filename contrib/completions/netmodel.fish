@@ -40,6 +40,7 @@ complete -c netmodel -n $serve -l entity-idle-ms -x
 complete -c netmodel -n $serve -l max-lists -x
 complete -c netmodel -n $serve -l list-idle-ms -x
 complete -c netmodel -n $serve -l max-held-bytes -x
+complete -c netmodel -n $serve -l max-warm-bytes -x
 complete -c netmodel -n $serve -l max-api-calls-per-second -x
 complete -c netmodel -n $serve -l config-file -r -F
 complete -c netmodel -n $serve -l print-config -d 'print the options in force'

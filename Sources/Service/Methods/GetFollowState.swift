@@ -41,6 +41,7 @@ enum GetFollowState: ServiceMethod {
       try service.models.readState(
         request.params.key, refresh: request.params.refresh,
         maxAgeMs: request.params.maxAgeMs ?? service.configuration.defaultMaxAgeMs,
+        acceptsStale: request.params.maxAgeMs == nil,
         cached: { state in request.reply.succeed(state) },
         later: {
           let reply = request.reply

@@ -102,6 +102,17 @@ export interface EntityState {
    * docs/operations.md, Outbox and state folder, Restarts).
    */
   version: number;
+  /**
+   * Present, true, on a state a restarted server brought back from its state folder (a warm start)
+   * that no answer has confirmed since: `following` and `confirmed` are what the backend last
+   * confirmed, `ageMs` ago, in the last run. It never spares a call (a follow equal to it is still
+   * sent); a `getFollowState` without `maxAgeMs` answers it at once and reads the entity again
+   * behind the answer, and a subscription to it reads it again. See docs/operations.md, A warm
+   * start.
+   */
+  stale?: true;
+  /** With `stale`: how old what the state says is, in milliseconds. */
+  ageMs?: number;
 }
 
 /**

@@ -67,6 +67,8 @@ EntityState = TypedDict(
         "error": Optional[EntityStateError],
         "attributes": Optional[Dict[str, Any]],
         "version": int,
+        "stale": NotRequired[Literal[True]],
+        "ageMs": NotRequired[int],
     },
 )
 

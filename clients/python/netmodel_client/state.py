@@ -51,6 +51,14 @@ class EntityState:
     attributes: Optional[Dict[str, Any]] = field(default=None, hash=False, compare=False)
     version: int = 0
     requested: bool = False
+    #: How old a state a restarted server brought back from its state folder is (ms),
+    #: until an answer confirms it; ``None`` for a state of this run (``stale`` false).
+    age_ms: Optional[int] = field(default=None, compare=False)
+
+    @property
+    def stale(self) -> bool:
+        """Brought back by a warm start, not yet confirmed again: show it as unverified."""
+        return self.age_ms is not None
 
     @property
     def key(self) -> Tuple[str, str]:
@@ -77,6 +85,7 @@ class EntityState:
             attributes=obj.get("attributes"),
             version=int(obj.get("version", 0)),
             requested=obj.get("requested") is True,
+            age_ms=int(obj["ageMs"]) if obj.get("stale") is True and isinstance(obj.get("ageMs"), int) else None,
         )
 
     def to_json(self) -> Dict[str, Any]:
@@ -92,6 +101,8 @@ class EntityState:
         }
         if self.requested:  # as the server writes it: only when true
             obj["requested"] = True
+        if self.age_ms is not None:
+            obj["stale"], obj["ageMs"] = True, self.age_ms
         return obj
 
 

@@ -82,6 +82,13 @@ public final class RESTSession: ConfigurableBackend {
 
   public var environmentNames: [String] { configuration.environments.map(\.name) }
 
+  /// What states are true of: the environment, its API and the values requests are
+  /// asked with (another account's `{me}`); a warm start in another uses none.
+  public var warmStatesScope: String {
+    let values = self.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    return ([environment, baseURL] + values.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
+  }
+
   public func selectEnvironment(_ name: String) -> Bool {
     guard configuration.baseURL(of: name) != nil else { return false }
     guard !name.utf8.elementsEqual(environment.utf8) else { return true }
