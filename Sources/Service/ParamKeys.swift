@@ -26,6 +26,7 @@ enum ParamKey {
   static let processId = Key(name: "processId", low: 0x4973_7365_636F_7270, high: 0x0064, count: 9)
   static let refresh = Key(name: "refresh", low: 0x0068_7365_7266_6572, count: 7)
   static let sections = Key(name: "sections", low: 0x736E_6F69_7463_6573, count: 8)
+  static let since = Key(name: "since", low: 0x0065_636E_6973, count: 5)
   static let state = Key(name: "state", low: 0x0065_7461_7473, count: 5)
   static let subscription = Key(name: "subscription", low: 0x7069_7263_7362_7573, high: 0x6E6F_6974, count: 12)
   static let timeoutMs = Key(name: "timeoutMs", low: 0x4D74_756F_656D_6974, high: 0x0073, count: 9)
@@ -52,6 +53,7 @@ enum ParamKey {
     processId,
     refresh,
     sections,
+    since,
     state,
     subscription,
     timeoutMs,
