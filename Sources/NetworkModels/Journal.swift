@@ -89,6 +89,8 @@ public final class Journal {
   /// append starts with a newline, so that fragment stays a line of its own.
   private var mayHaveTornTail = false
 
+  /// The file's length after the last successful write.
+  public var fileSize: Int { writtenSize }
   /// Complete lines in the file now (as far as this process knows).
   public private(set) var lineCount = 0
   /// Successful commits with an fsync (one that had to rewrite the file included).

@@ -33,11 +33,21 @@ extension MutationLedger: JournalPart {
     finishReplay()
   }
 
-  /// Writes this turn's lines (no fsync: see above). Called once per loop turn.
-  public func commit() { journal?.commit() }
+  /// Writes this turn's lines (no fsync: see above), and compacts the file once it
+  /// holds twice the byte bound: the journal counts lines only, and 1,000 lines of
+  /// long ids could be far more than the bound. Called once per loop turn.
+  public func commit() {
+    guard let journal else { return }
+    journal.commit()
+    if journal.fileSize > 2 * maxBytes { try? journal.compact() }
+  }
 
-  /// The file as its entries are now, one line each (a clean stop).
-  public func compact() throws(Errno) { try journal?.compact() }
+  /// The file as its entries are now, one line each, unless it is so already (a clean
+  /// stop: the next start reads the entries only).
+  public func compactIfNeeded() {
+    guard let journal, !journal.isCompact else { return }
+    do { try journal.compact() } catch { Log.warn("could not compact \(journal.folder.file(journal.name)): \(error)") }
+  }
 
   func write(_ entry: MutationEntry) {
     journal?.record(urgent: false) { MutationLedger.appendLine(entry, to: &$0) }

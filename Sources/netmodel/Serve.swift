@@ -162,6 +162,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     if !journal.isCompact {
       do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
     }
+    service.ledger.commit()
+    service.ledger.compactIfNeeded()
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")
