@@ -138,7 +138,8 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
   if text == "entity" { return topic }
   guard text.hasPrefix("entity:") else {
     throw RPCClient.Failure(
-      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME, stats, mutations or JSON")
+      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME, stats, mutations or JSON"
+    )
   }
   let rest = text.dropFirst("entity:".count)
   if let slash = rest.firstIndex(of: "/") {
