@@ -267,6 +267,9 @@ OTHER = {
         "outbox": b"\x01" + b'{"k":"artist","i":"1","e":"default","w":true}\n{"k":"gene","i":"2","w":null}\n{"k":"a","i":"3","w":false}\n{"k":',
         "journal": b"\x00" + b'{"k":"artist","i":"1","f":true}\n\n{"k":"gene","i":"x","f":false}\nbad\n{"k":"a","i":"b","f":true}',
         "snapshot": b"\x02" + b'{"version":1,"follows":{"artist":["1","2"],"gene":[]}}\n',
+        "ledger": b"\x00" + b'{"next":9}\n{"q":7,"k":"artist","i":"1","w":true,"c":"nvim","e":"prod","a":1,"o":"pending"}\n'
+        + b'{"q":7,"k":"artist","i":"1","w":true,"a":1,"o":"refused","t":2,"n":1,"x":"rejected","xs":422,"xm":"no"}\n'
+        + b'{"q":8,"k":"gene","i":"2","w":false,"a":3,"o":"waiting","x":"unauthorized","xs":401,"xm":"sign in"}\n{"q":',
     },
 }
 

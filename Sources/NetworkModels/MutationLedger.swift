@@ -223,7 +223,7 @@ public enum MutationOutcome: String, CaseIterable, Sendable {
 }
 
 /// One intent and what became of it.
-public struct MutationEntry: Sendable {
+public struct MutationEntry: Sendable, Equatable {
   public var seq: UInt64
   public var key: EntityKey
   /// Following wanted (true) or not.
