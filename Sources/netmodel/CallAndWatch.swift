@@ -12,8 +12,8 @@ let callUsage = """
   The socket defaults to the server's default path (see `netmodel --help`).
   --timeout=MS gives up after MS milliseconds without the answer (exit 1), telling
   the server to cancel the request. Default: 30000 for the methods that only read
-  (getFollowState, getEntity, fetchList, stats, inspect, rpc.discover, initialize);
-  the others (follow with await, …) wait as long as the server takes.
+  (getFollowState, getEntity, fetchList, stats, inspect, rpc.discover, initialize,
+  getMutations); the others (follow with await, …) wait as long as the server takes.
   Once a second has passed without the answer, one line on stderr says what the call
   waits for, as the server tells it (`inspect`), and again when that changes:
     waiting: https://api.github.com rate-limited until 15:04:05 (x-ratelimit-reset)
