@@ -49,8 +49,17 @@ extension MutationLedger: JournalPart {
     do { try journal.compact() } catch { Log.warn("could not compact \(journal.folder.file(journal.name)): \(error)") }
   }
 
-  func write(_ entry: MutationEntry) {
-    journal?.record(urgent: false) { MutationLedger.appendLine(entry, to: &$0) }
+  /// Buffers the entry's line for this turn's commit; returns its length (what the
+  /// byte bound counts), measured in the buffer rather than encoded twice.
+  func write(_ entry: MutationEntry) -> Int {
+    guard let journal else { return MutationLedger.lineBytes(entry) }
+    var size = 0
+    journal.record(urgent: false) { buffer in
+      let before = buffer.count
+      MutationLedger.appendLine(entry, to: &buffer)
+      size = buffer.count - before
+    }
+    return size
   }
 
   // MARK: JournalPart

@@ -83,11 +83,10 @@ public final class MutationLedger {
       var entry = MutationEntry(
         seq: nextSeq, key: key, intent: intent, client: client, environment: slot.environment, acceptedAtMs: now())
       nextSeq += 1
-      entry.bytes = MutationLedger.lineBytes(entry)
+      entry.bytes = write(entry)
       entries.append(entry)
       bytes += entry.bytes
       open[slot] = entry.seq
-      write(entry)
       keepBounded()
     case .sent:
       if let index { entries[index].attempts += 1 }
@@ -106,11 +105,10 @@ public final class MutationLedger {
       entry.settledAtMs = now()
       open[slot] = nil
     }
-    let size = MutationLedger.lineBytes(entry)
+    let size = write(entry)
     bytes += size - entry.bytes
     entry.bytes = size
     entries[index] = entry
-    write(entry)
     onOutcome?(entry)
     keepBounded()
   }

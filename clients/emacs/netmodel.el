@@ -189,13 +189,13 @@ The server sends it again once `configure' sets a token."
 What the server keeps per connection (`setInterfaceState') is sent again here.")
 
 (defcustom netmodel-tell-failures nil
-  "When non-nil, tell the intents the server's ledger says failed, on every connect.
+  "When non-nil, tell on every connect the intents the server says failed.
 On each new connection (the first one, and every reconnect) the client reads
 `getMutations' since the last seq seen and shows each refused or rolled-back
 intent in the echo area: \"netmodel: your follow of artist/kaws failed: ...\".
 A follow rolled back while Emacs was closed is not lost.  The seq seen is kept
-in `netmodel-seen-file', so each failure is told once.  \\[netmodel-failures]
-tells them now."
+in `netmodel-seen-file', so each failure is told once.
+\\[netmodel-failures] tells them now."
   :type 'boolean :group 'netmodel)
 
 (defcustom netmodel-seen-file (locate-user-emacs-file "netmodel-mutations-seen")
