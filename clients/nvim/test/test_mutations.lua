@@ -66,4 +66,25 @@ H.test('a follow refused while Neovim was away is told on connect, and on reconn
   H.eq(2, #failures(), 'the first one not told again')
 end)
 
+H.test('the mutations topic gives each outcome to on_state', function()
+  local dir = H.tmpdir()
+  local srv = H.start_server(dir, { '--simulate=latency=10,failure=1,status=422' })
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true })
+  H.eq({ type = 'mutations' }, nm.topic('mutations'), 'the shorthand')
+  local got = {}
+  local sub = nm.subscribe('mutations', function(entry)
+    table.insert(got, entry)
+  end)
+  H.wait(5000, function()
+    return sub.name ~= nil
+  end, 'subscribed')
+  nm.request('follow', { kind = 'artist', id = 'kaws' })
+  H.wait(5000, function()
+    return #got == 1
+  end, 'the outcome pushed')
+  H.eq('refused', got[1].outcome, 'outcome')
+  H.ok(nm.mutation_failed(got[1]), 'failed')
+  H.eq('your follow of artist/kaws failed: simulated HTTP 422 (follow artist/kaws)', nm.mutation_message(got[1]), 'message')
+end)
+
 H.finish()

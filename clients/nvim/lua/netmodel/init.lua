@@ -179,6 +179,12 @@ local function on_notification(method, params)
       sub.stats = params.stats
       safe(sub.on_state, params.stats)
     end
+  elseif method == 'mutationOutcome' and params then
+    -- Like statsChanged: written after the subscribe answer, never before.
+    local sub = by_name[params.subscription]
+    if sub and type(params.entry) == 'table' then
+      safe(sub.on_state, params.entry)
+    end
   elseif method == 'stateChanged' and params then
     local sub = by_name[params.subscription]
     if sub and params.state then
@@ -507,7 +513,8 @@ function M.toggle(kind, id, callback)
 end
 
 -- A topic table from a table, or from `netmodel watch`'s shorthand: "entity",
--- "entity:KIND", "entity:KIND/ID", or "list:NAME" (a list with no params).
+-- "entity:KIND", "entity:KIND/ID", "list:NAME" (a list with no params), "stats", or
+-- "mutations" (each intent's outcome, the ledger's entry given to on_state).
 function M.topic(spec)
   if type(spec) == 'table' then
     return spec
@@ -520,8 +527,8 @@ function M.topic(spec)
   if head == 'list' and rest ~= '' then
     return { type = 'list', list = rest, params = vim.empty_dict() }
   end
-  if spec == 'stats' then
-    return { type = 'stats' }
+  if spec == 'stats' or spec == 'mutations' then
+    return { type = spec }
   end
   if head ~= 'entity' then
     error(('netmodel: unknown topic %q (want %s)'):format(spec, protocol.topic_shorthands_text), 2)
