@@ -26,7 +26,8 @@ public protocol JournalPart: AnyObject {
 /// The state folder's one append-only file, `journal.log`, shared by the outbox and the
 /// local backend: one JSON object per line, each part reading back only its own
 /// (`JournalPart.replay`), so that all the records of one loop turn are made durable
-/// together, with one `write` and one `fsync` (group commit).
+/// together, with one `write` and one `fsync` (group commit). The mutations ledger
+/// keeps a journal of its own, `mutations.log` (`name`), by the same rules.
 ///
 /// A commit that fails is taken back: the file is cut back to its length before it,
 /// and the parts undo their records. When even the cut fails, the next commit
@@ -101,7 +102,7 @@ public final class Journal {
   public private(set) var bytesAppended = 0
   public private(set) var bytesCompacted = 0
 
-  /// Reads `journal.log` in `folder` (creating it empty, and durable, when missing);
+  /// Reads the file `name` in `folder` (creating it empty, and durable, when missing);
   /// parts attach with `attach(_:)`. Throws when the file cannot be read.
   public init(folder: StateFolder, name: String = Journal.fileName) throws(Errno) {
     self.folder = folder
