@@ -172,6 +172,16 @@ SEEDS = {
         ),
     ),
     "nd-stats": (0x2B, nd(req("stats"), req("stats", id=2, params={"x": 1}), req("stats", id=3, params=[]))),
+    "nd-mutations": (
+        0x3A,
+        nd(
+            req("subscribe", params={"topics": [{"type": "mutations"}]}),
+            req("follow", id=2, params={"kind": "artist", "id": "1"}),
+            req("unfollow", id=3, params={"kind": "artist", "id": "1"}),
+            req("getMutations", id=4, params={"since": 0, "limit": 1}),
+            req("getMutations", id=5, params={"id": "1"}),
+        ),
+    ),
     "nd-rpc-discover": (0x37, nd(req("rpc.discover"), req("rpc.discover", id=2, params={"a/b~c": 1}))),
     "nd-params": (
         0x3C,
