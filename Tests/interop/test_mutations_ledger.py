@@ -75,6 +75,7 @@ def test_a_confirmed_follow_is_in_the_ledger_with_its_client_times_and_attempts(
     assert c.result("follow", {"kind": "artist", "id": "banksy", "await": True})["confirmed"] is True
     [entry] = entries(c)
     ENTRY.validate(entry)
+    assert "environment" not in entry, "the local backend has no environments"
     assert entry["kind"] == "artist" and entry["id"] == "banksy" and entry["intent"] is True, entry
     assert entry["outcome"] == "confirmed" and entry["attempts"] == 1 and entry["client"] == "Neovim", entry
     assert RFC3339.match(entry["acceptedAt"]) and RFC3339.match(entry["settledAt"]), entry
@@ -139,6 +140,7 @@ def test_on_the_rest_backend_a_locked_account_is_requested_and_following_yoursel
     assert by_id["7"]["outcome"] == "requested", by_id
     assert by_id["1"]["outcome"] == "refused" and by_id["1"]["error"]["code"] == REJECTED, by_id
     assert by_id["3"]["outcome"] == "confirmed" and by_id["3"]["client"] == "emacs", by_id
+    assert {e["environment"] for e in by_id.values()} == {"local"}, "the environment each was made in"
     assert entries(c, kind="account", id="7") == [by_id["7"]]
 
 
