@@ -8,6 +8,10 @@ import Posix
 /// fetches it again, and its versions continue above every version it had
 /// (`versionFloor`).
 extension FollowStore {
+  /// The version the last eviction took (the base when none was made): a client that
+  /// saw every change up to a lower one may hold states this store no longer does.
+  public var lastEvictionVersion: UInt64 { versions.base &+ versionFloor }
+
   func isEvictable(_ key: EntityKey) -> Bool {
     activities[key] == nil && !waitingForCredentials.contains(key) && isHeld?(key) != true
   }
@@ -90,10 +94,8 @@ extension FollowStore {
 
   private func evict(_ keys: [EntityKey]) {
     guard !keys.isEmpty else { return }
-    var floor = versionFloor
     for key in keys {
-      guard let record = records.removeValue(forKey: key) else { continue }
-      floor = max(floor, record.version &+ 1)
+      guard records.removeValue(forKey: key) != nil else { continue }
       if !errors.isEmpty { errors[key] = nil }
       if !readErrors.isEmpty { readErrors.remove(key) }
       if !attributes.isEmpty, let old = attributes.removeValue(forKey: key) {
@@ -102,8 +104,7 @@ extension FollowStore {
       // A read refused for want of credentials is not work: seen again, it is read again.
       if !readsWaitingForCredentials.isEmpty { readsWaitingForCredentials.remove(key) }
     }
-    versionFloor = floor
-    versions.ensure(UInt64(floor))
+    versionFloor = versions.next()
     counters.evicted += keys.count
     nextCountCheck = min(nextCountCheck, records.count + max(eviction.maxCount, records.count) / 8)
     shrink()

@@ -60,11 +60,13 @@ public final class FollowStore {
 
   /// The compact part every entity has: 24 bytes beside its key.
   struct Record {
-    var bits: UInt8 = 0
-    var version: UInt32 = 0
+    /// The run's count (`VersionBase.next`) at its last change. Declared first and
+    /// `bits` last, so that the record packs into 24 bytes.
+    var version: UInt64 = 0
     var confirmedAt = LoopInstant(nanoseconds: 0)
     /// The eviction tick of its last use.
     var touched: UInt32 = 0
+    var bits: UInt8 = 0
 
     static let followingKnown: UInt8 = 1
     static let followingValue: UInt8 = 2
@@ -192,10 +194,11 @@ public final class FollowStore {
   var waitingForCredentials: Set<EntityKey> = []
   /// Entities whose last read was refused for want of credentials: read again then.
   var readsWaitingForCredentials: Set<EntityKey> = []
-  /// Every entity's count of changes starts here: above the last version of every
-  /// entity evicted so far, so one evicted and seen again never goes backwards, and
-  /// behaves exactly as one never seen (which starts here too).
-  var versionFloor: UInt32 = 0
+  /// Where an entity not held starts: a step taken at the last eviction, above every
+  /// version an evicted entity showed, so one evicted and seen again never goes
+  /// backwards, behaves exactly as one never seen (which starts here too), and shows
+  /// a version above what a client held before the eviction (`subscribe`'s `since`).
+  var versionFloor: UInt64 = 0
   /// How many entities stay in memory, and for how long one nobody uses stays.
   public var eviction = EvictionPolicy.entities {
     didSet { evictionClock.policy = eviction }
@@ -343,7 +346,7 @@ public final class FollowStore {
       key: key, following: record.following, confirmed: record.confirmed, pending: pending,
       requested: record.requested,
       error: errors.isEmpty ? nil : errors[key]?.failure, attributes: attributes.isEmpty ? nil : attributes[key],
-      version: versions.base &+ UInt64(record.version))
+      version: versions.base &+ record.version)
   }
 
   public func isKnown(_ key: EntityKey) -> Bool { records[key]?.confirmed != nil }
@@ -895,8 +898,7 @@ public final class FollowStore {
   /// `pending` is whether the entity's activity wants a value. Returns the state notified.
   @discardableResult
   private func changed(_ key: EntityKey, at index: [EntityKey: Record].Index, pending: Bool) -> EntityState {
-    records.values[index].version &+= 1
-    versions.ensure(UInt64(records.values[index].version))
+    records.values[index].version = versions.next()
     keepBounded()  // only queues an eviction: `index` still holds
     records.values[index].touched = tick
     let current = state(key, records.values[index], pending: pending)

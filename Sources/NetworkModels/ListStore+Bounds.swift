@@ -188,14 +188,13 @@ extension ListStore {
     for key in keys {
       guard let entry = entries.removeValue(forKey: key) else { continue }
       store.heldBytes.listChanged(by: -entry.itemBytes)
-      versionFloor = max(versionFloor, entry.version &+ 1)
       for item in entry.items {
         guard var lists = containing[item.key] else { continue }
         lists.remove(key)
         containing[item.key] = lists.isEmpty ? nil : lists
       }
     }
-    store.versions.ensure(versionFloor)
+    versionFloor = store.versions.next()
     counters.evicted += keys.count
     if containing.capacity > 1024, containing.count < containing.capacity / 4 {
       var copy = [EntityKey: Set<ListKey>](minimumCapacity: containing.count)

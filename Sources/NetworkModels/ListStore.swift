@@ -130,8 +130,9 @@ public final class ListStore {
   lazy var evictionClock = EvictionClock(loop: store.loop, policy: eviction) { [unowned self] in
     self.evictIdle()
   }
-  /// A list's count of changes starts here: above the last version of every list
-  /// evicted so far, so a list evicted and asked for again never goes backwards.
+  /// Where a list not held starts: a step taken at the last eviction, above every
+  /// version an evicted list showed, so a list evicted and asked for again never goes
+  /// backwards, and shows a version above what a client held before.
   var versionFloor: UInt64 = 0
   var countCheckQueued = false
   var byteCheckQueued = false
@@ -201,8 +202,7 @@ public final class ListStore {
     guard let lists = containing[key] else { return }
     for listKey in lists {
       guard let entry = entries[listKey] else { continue }
-      entry.version &+= 1
-      store.versions.ensure(entry.version)
+      entry.version = store.versions.next()
       onChange?(listKey)
     }
   }
@@ -254,8 +254,7 @@ public final class ListStore {
       entry.rewalked = false
       entry.shifted = nil
       entry.phase = .idle
-      entry.version &+= 1
-      store.versions.ensure(entry.version)
+      entry.version = store.versions.next()
       if reload {
         load(key, entry, as: .first, from: nil)
       } else {
@@ -308,8 +307,7 @@ public final class ListStore {
     }
     if entry.phase != .loading {
       entry.phase = .loading
-      entry.version &+= 1
-      store.versions.ensure(entry.version)
+      entry.version = store.versions.next()
       onChange?(key)
     }
     counters.pageCalls += 1
@@ -407,8 +405,7 @@ public final class ListStore {
   }
 
   private func finish(_ key: ListKey, _ entry: Entry) {
-    entry.version &+= 1
-    store.versions.ensure(entry.version)
+    entry.version = store.versions.next()
     onChange?(key)
     let current = snapshot(key, entry)
     let waiters = entry.waiters

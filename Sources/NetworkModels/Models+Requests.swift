@@ -61,6 +61,13 @@ extension Models {
   public enum SnapshotPart: Sendable {
     case entity(EntityState)
     case list(ListState)
+
+    public var version: UInt64 {
+      switch self {
+      case .entity(let state): state.version
+      case .list(let state): state.version
+      }
+    }
   }
 
   /// The states `topics` name now, given to `take` one at a time, in the topics'

@@ -16,6 +16,10 @@ public final class VersionBase {
   public let base: UInt64
   /// Counts below this are covered by the persisted reservation.
   public private(set) var headroom: UInt64
+  /// The count of the newest change of this run. Every change of an entity or a list
+  /// takes the next one, so one number orders every change of the run: what changed
+  /// after version V is what shows a version above it (`subscribe`'s `since`).
+  public private(set) var count: UInt64 = 0
   private let folder: StateFolder?
 
   static let fileName = "versions"
@@ -108,6 +112,17 @@ public final class VersionBase {
       case .beyondLimit: "above \(VersionBase.limit), the largest version JSON clients read exactly"
       }
     }
+  }
+
+  /// The version of the newest change of this run (the base while none was made).
+  public var newest: UInt64 { base &+ count }
+
+  /// The count for a new change, covered by the reservation before it is shown.
+  @inline(__always)
+  public func next() -> UInt64 {
+    count &+= 1
+    ensure(count)
+    return count
   }
 
   /// Makes sure `count` changes above the base are covered before they are shown.

@@ -91,6 +91,7 @@ public final class NetmodelService {
     // server may outlive this service (the fuzzer makes a new service on the same
     // server after `exit`): `deinit` takes the hooks back.
     subscriptions.listState = { [unowned self] key in self.models.listState(key) }
+    subscriptions.newestVersion = { [unowned self] in self.models.store.versions.newest }
     server.onConnectionClosed = { [unowned self] connection in
       self.subscriptions.connectionClosed(connection)
       self.models.hostGone(connection.id)

@@ -39,10 +39,16 @@ final class NotificationQueue {
   private(set) var queuedCount = 0
   private var seq: UInt64 = 0
   private let listState: (ListKey) -> ListState?
+  /// The version of the run's newest change (`VersionBase.newest`).
+  private let newestVersion: () -> UInt64
 
-  init(connection: Connection, listState: @escaping (ListKey) -> ListState?) {
+  init(
+    connection: Connection, listState: @escaping (ListKey) -> ListState?,
+    newestVersion: @escaping () -> UInt64
+  ) {
     self.connection = connection
     self.listState = listState
+    self.newestVersion = newestVersion
   }
 
   var hasQueued: Bool { queuedCount > 0 }
@@ -122,10 +128,18 @@ final class NotificationQueue {
         afterReplies.append((slot, pending))
         continue
       }
-      if write(slot, pending, aheadOfReplies: true) { written += 1 } else { stats += 1 }
+      if write(slot, pending, aheadOfReplies: true, last: !hasQueued && afterReplies.isEmpty) {
+        written += 1
+      } else {
+        stats += 1
+      }
     }
-    for (slot, pending) in afterReplies {
-      if write(slot, pending, aheadOfReplies: false) { written += 1 } else { stats += 1 }
+    for (index, (slot, pending)) in afterReplies.enumerated() {
+      if write(slot, pending, aheadOfReplies: false, last: !hasQueued && index == afterReplies.count - 1) {
+        written += 1
+      } else {
+        stats += 1
+      }
     }
     if head == order.count || head > 1024 {
       order.removeFirst(head)
@@ -135,15 +149,20 @@ final class NotificationQueue {
     return (written, stats)
   }
 
-  /// False when it wrote a `statsChanged` notification.
-  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool) -> Bool {
+  /// False when it wrote a `statsChanged` notification. `last`: nothing else waits
+  /// for the connection, so every change so far of what it subscribed to is on the
+  /// wire with this one, which says so (`through`, where a resumed `subscribe` goes on).
+  private func write(_ slot: Slot, _ pending: Pending, aheadOfReplies: Bool, last: Bool) -> Bool {
     seq += 1
     let notification: ChangeNotification
+    let through = last ? newestVersion() : nil
     switch pending {
     case .entity(let state):
-      notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .entity(state))
+      notification = ChangeNotification(
+        subscription: slot.subscription, seq: seq, change: .entity(state), through: through)
     case .list(let key):
-      notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .list(listState(key)))
+      notification = ChangeNotification(
+        subscription: slot.subscription, seq: seq, change: .list(listState(key)), through: through)
     case .stats(let text):
       notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .stats(text))
     case .mutation(let entry):
@@ -173,6 +192,8 @@ struct ChangeNotification {
   /// Follows the order on the connection's wire.
   let seq: UInt64
   let change: Change
+  /// Every change up to this version of the connection's subscriptions has been written.
+  var through: UInt64? = nil
 
   var isStats: Bool {
     if case .stats = change { true } else { false }
@@ -205,6 +226,10 @@ struct ChangeNotification {
         buffer.append(contentsOf: NotificationText.entry)
         entry.encode(into: &buffer)
       }
+      if let through {
+        buffer.append(contentsOf: NotificationText.through)
+        appendDecimal(Int64(through), to: &buffer)
+      }
       buffer.append(UInt8(ascii: "}"))
     }
   }
@@ -219,6 +244,7 @@ private enum NotificationText {
   static let statsField = Array(#","stats":"#.utf8)
   static let mutationOutcome = MessageEncoder.Notification(method: "mutationOutcome")
   static let entry = Array(#","entry":"#.utf8)
+  static let through = Array(#","through":"#.utf8)
 }
 
 /// One push of the `Stats` object, encoded once for the queues of every subscriber.

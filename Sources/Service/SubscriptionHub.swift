@@ -60,6 +60,9 @@ final class SubscriptionHub {
   /// A list's current ListState: a list's is taken when its notification is written,
   /// so a waiting one always carries the newest state.
   var listState: (ListKey) -> ListState? = { _ in nil }
+  /// The version of the run's newest change: what a notification that leaves nothing
+  /// queued says the connection has seen (`through`).
+  var newestVersion: () -> UInt64 = { 0 }
 
   var subscriptionCount: Int { queues.values.reduce(0) { $0 + $1.subscriptions.count } }
 
@@ -212,7 +215,9 @@ final class SubscriptionHub {
 
   private func queue(for connection: Connection) -> NotificationQueue {
     if let existing = queues[connection.id] { return existing }
-    let created = NotificationQueue(connection: connection) { [unowned self] key in self.listState(key) }
+    let created = NotificationQueue(
+      connection: connection, listState: { [unowned self] key in self.listState(key) },
+      newestVersion: { [unowned self] in self.newestVersion() })
     queues[connection.id] = created
     connection.onDrained = { [weak self, weak created] in
       guard let self, let created, created.hasQueued else { return }

@@ -31,6 +31,16 @@ def detail_calls(api):
     return sorted(calls, key=lambda call: call[1])
 
 
+def wait_on_wire(api, count):
+    """Until the API has `count` detail calls arrived (counted on arrival; the log has
+    them when answered): the first wave is out. A fixed sleep was too short on a loaded
+    machine, and a late call of the first wave counted as one that overtook."""
+    deadline = time.monotonic() + 10
+    while sum(n for route, n in api.stats()["calls"].items() if route.split(" ", 1)[-1].startswith(DETAIL)) < count:
+        assert time.monotonic() < deadline, f"fewer than {count} detail calls arrived: {api.stats()['calls']}"
+        time.sleep(0.005)
+
+
 def items(names):
     return [{"kind": "artist", "id": n} for n in names]
 
@@ -52,7 +62,7 @@ def test_none_cancels_detail_calls_waiting_for_a_connection(artsy, rest, max_in_
     slow_details(api, names)
     c = rest(api, maxInFlight=max_in_flight).conn
     c.result("setInterfaceState", {"items": items(names), "state": "preload"})
-    time.sleep(0.05)  # the first calls are on the wire
+    wait_on_wire(api, max_in_flight)
     left, kept = names[:35], names[35:]
     c.result("setInterfaceState", {"items": items(left), "state": "none"})
     acknowledged = time.monotonic()
@@ -74,7 +84,7 @@ def test_visible_items_and_a_follow_overtake_queued_preload_work(artsy, rest, ma
     slow_details(api, preload + visible)
     c = rest(api, maxInFlight=max_in_flight).conn
     c.result("setInterfaceState", {"items": items(preload), "state": "preload"})
-    time.sleep(0.05)  # the first preload calls are on the wire, the rest wait
+    wait_on_wire(api, max_in_flight)  # the first preload calls are on the wire, the rest wait
     c.result("follow", {"kind": "artist", "id": "banksy"})  # answered at once; the call waits
     c.result("setInterfaceState", {"items": items(visible), "state": "visible"})
     asked = time.monotonic()

@@ -90,13 +90,16 @@ export interface EntityState {
    */
   attributes: Record<string, unknown> | null;
   /**
-   * Grows by one on every change of this entity's state, and never goes backwards, not even across
-   * a restart of the server on the same state folder (each start begins above every version the
-   * last run could have shown). Clients drop a state whose version is lower than one they already
-   * hold. Within one loop turn the server writes state changes (`stateChanged`) before replies, so
-   * a reply may carry an older version than a notification that came just before it. Never above
-   * 2^53 − 1, the largest integer a JSON client reads exactly: a server whose state folder's mark
-   * has reached it refuses to start (see docs/operations.md, Outbox and state folder, Restarts).
+   * Grows on every change of this entity's state, and never goes backwards, not even across a
+   * restart of the server on the same state folder (each start begins above every version the last
+   * run could have shown). One count orders every change of the server, of any entity or list (so
+   * one entity's versions skip numbers): what changed after version V is what shows a version
+   * above V, which a resumed `subscribe` (`since`) answers. Clients drop a state whose version is
+   * lower than one they already hold. Within one loop turn the server writes state changes
+   * (`stateChanged`) before replies, so a reply may carry an older version than a notification
+   * that came just before it. Never above 2^53 − 1, the largest integer a JSON client reads
+   * exactly: a server whose state folder's mark has reached it refuses to start (see
+   * docs/operations.md, Outbox and state folder, Restarts).
    */
   version: number;
 }
@@ -154,7 +157,8 @@ export interface SubscribeResult {
   subscription: string;
   /**
    * Current states of what the topics name: the entities first (see the method's description),
-   * then one ListState per list topic.
+   * then one ListState per list topic. With a resumed `since`, only those whose `version` is above
+   * it.
    */
   snapshot: (EntityState | ListState)[];
   /**
@@ -163,6 +167,18 @@ export interface SubscribeResult {
    * backwards on the same state folder).
    */
   instance: string;
+  /**
+   * The version of the server's newest change when the snapshot was taken: the snapshot has every
+   * change of these topics up to it. Where a view of these topics stands (`since` of a later
+   * subscribe), until a `stateChanged` says a later `through`.
+   */
+  version: number;
+  /**
+   * True when the snapshot is whole (no `since`, or one this process cannot resume: see the
+   * `since` param): replace what is held for these topics. False when it holds only what changed
+   * after `since.version`: apply it over what is held.
+   */
+  reset: boolean;
 }
 
 /** The params of the `stateChanged` notification the server sends (see `x-notifications`). */
@@ -173,6 +189,14 @@ export interface StateChangedParams {
   seq: number;
   /** The whole new state: an EntityState for entity topics, a ListState for list topics. */
   state: EntityState | ListState;
+  /**
+   * Present when this notification left nothing queued for the connection: every change up to this
+   * version of what the connection subscribed to has been written, this one included. Where a view
+   * stands for a resumed `subscribe` (`since.version`); a `version` seen is no such mark, since
+   * coalescing writes a slow reader's waiting states in the order they were first queued, not by
+   * version.
+   */
+  through?: number;
 }
 
 export interface InitializeResultServerInfo {
@@ -494,7 +518,8 @@ export interface ListState {
   error: null | ListStateError;
   /**
    * Never goes backwards across a restart on the same state folder, and never above 2^53 − 1 (see
-   * EntityState's version).
+   * EntityState's version). It is of the same count as entities' versions (see EntityState's
+   * `version`).
    */
   version: number;
 }

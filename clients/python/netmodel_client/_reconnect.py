@@ -145,11 +145,15 @@ class _Reconnecting(_Subscriptions):
             def register(result: Any, sub: Subscription = sub) -> None:
                 # In the reader, before any later notification for the new id.
                 snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
-                sub._restart(result["subscription"], snapshot, self._saw_instance(result))
+                sub._restart(result["subscription"], snapshot, self._saw_instance(result), result.get("version"))
                 self._subs[sub.name] = sub
                 self._deliver_early(sub)
 
             try:
-                await self._request("subscribe", {"topics": sub.topics}, on_result=register, internal=True)
+                params: Dict[str, Any] = {"topics": sub.topics}
+                since = sub._since()
+                if since is not None:
+                    params["since"] = since  # only what changed while away, if it still knows
+                await self._request("subscribe", params, on_result=register, internal=True)
             except RPCError as e:  # the new server refuses the topics (another backend?)
                 sub._close(e)

@@ -50,6 +50,10 @@ class _Subscriptions(_Session):
                 if not isinstance(state, (EntityState, ListState)):
                     return
                 seq = int(params.get("seq") or 0)
+                if "through" in params:
+                    # Every change up to it of what this connection subscribed to is here.
+                    for each in list(self._subs.values()):
+                        each._saw_version(params["through"])
                 if sub is not None:
                     sub._deliver(state, seq)
                 elif isinstance(name, str) and any(m == "subscribe" for _, _, m in self._pending.values()):

@@ -89,6 +89,10 @@ class Subscription:
         self.stats: Optional[Stats] = None
         #: The server process's ``instance`` id when last subscribed (``None`` if not named).
         self.instance: Optional[str] = None
+        #: The version up to which this view has every change (the subscribe answer's
+        #: ``version``, then each ``through`` of the connection): a reconnect resumes
+        #: from it (``since``), getting only what changed while away.
+        self.resume_version: Optional[int] = None
         # The snapshot is the start of the stream, in every client (docs/clients.md, "the
         # subscribe snapshot"): iterators and callbacks get it first. Callbacks get it
         # once released, so one added right after `await subscribe()` misses nothing.
@@ -215,9 +219,21 @@ class Subscription:
         for state in held:
             self._call_back(state)
 
-    def _restart(self, name: str, snapshot: List[Any], instance: Optional[str] = None) -> None:
+    def _saw_version(self, version: Any) -> None:
+        if isinstance(version, int) and not isinstance(version, bool) and version >= (self.resume_version or 0):
+            self.resume_version = version
+
+    def _since(self) -> Optional[Dict[str, Any]]:
+        """Where a reconnect resumes this view: ``None`` before the server said both."""
+        if self.instance is None or self.resume_version is None:
+            return None
+        return {"instance": self.instance, "version": self.resume_version}
+
+    def _restart(self, name: str, snapshot: List[Any], instance: Optional[str] = None,
+                 version: Any = None) -> None:
         """Subscribed again after a reconnect. The same server process (same
-        ``instance``) goes on with its versions: the snapshot passes the version filter.
+        ``instance``) goes on with its versions: the snapshot passes the version filter,
+        whether whole or resumed (``reset`` false: only what changed while away).
         Another process (a restart, or a server that names no instance) may count
         differently, so the versions seen are forgotten and its snapshot delivered."""
         self.name = self._names[0] = name
@@ -226,7 +242,9 @@ class Subscription:
         if instance is None or instance != self.instance:
             self._latest = {}
             self._lists = {}
+            self.resume_version = None
         self.instance = instance
+        self._saw_version(version)
         for s in snapshot:
             if isinstance(s, (EntityState, ListState)):
                 self._deliver(s)

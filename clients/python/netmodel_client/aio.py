@@ -464,6 +464,7 @@ class AsyncClient(_Reconnecting):
             snapshot = [_parse_state(s) for s in result.get("snapshot", [])]
             sub = Subscription(self, result["subscription"], snapshot, params["topics"])
             sub.instance = self._saw_instance(result)  # held states: released by subscribe(), once its caller has run
+            sub._saw_version(result.get("version"))
             self._subs[sub.name] = sub
             weakref.finalize(sub, _unsubscribe_abandoned, weakref.ref(self), sub._names)
             self._deliver_early(sub)

@@ -190,6 +190,8 @@ SubscribeResult = TypedDict(
         "subscription": str,
         "snapshot": List[Union[EntityState, ListState]],
         "instance": str,
+        "version": int,
+        "reset": bool,
     },
 )
 
@@ -200,6 +202,7 @@ StateChangedParams = TypedDict(
         "subscription": str,
         "seq": int,
         "state": Union[EntityState, ListState],
+        "through": NotRequired[int],
     },
 )
 

@@ -429,6 +429,83 @@ def test_reconnect_snapshot_catches_up(server):
     run(main())
 
 
+class Relay:
+    """A Unix-socket relay in front of the server's socket, counting what the server
+    sends: cut, it drops every connection and stops listening; restored, it listens on
+    the same path again. The server process (its instance) stays."""
+
+    def __init__(self, target: str, path: str):
+        self.target, self.path = target, path
+        self.listener = None
+        self.writers = []
+        self.from_server = 0
+
+    async def start(self):
+        self.listener = await asyncio.start_unix_server(self._serve, path=self.path)
+
+    async def _serve(self, client_reader, client_writer):
+        server_reader, server_writer = await asyncio.open_unix_connection(self.target)
+        self.writers += [client_writer, server_writer]
+
+        async def pump(reader, writer, counted):
+            try:
+                while data := await reader.read(1 << 16):
+                    if counted:
+                        self.from_server += len(data)
+                    writer.write(data)
+                    await writer.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                writer.close()
+
+        await asyncio.gather(pump(client_reader, server_writer, False), pump(server_reader, client_writer, True))
+
+    async def cut(self):
+        self.listener.close()
+        await self.listener.wait_closed()
+        for writer in self.writers:
+            writer.close()
+        self.writers = []
+        os.unlink(self.path)
+
+
+def test_a_reconnect_to_the_same_server_resumes_with_only_what_changed(server):
+    """The connection drops, the server does not: the client subscribes again with
+    ``since`` and gets only the states that changed while it was away."""
+
+    async def main():
+        server.start()
+        relay = Relay(server.path, server.path + ".relay")
+        await relay.start()
+        first = await AsyncClient.connect(relay.path, timeout=T, reconnect=FAST)
+        try:
+            lost, back = watch_connection(first)
+            names = [f"resume-{n}" for n in range(200)]
+            sub = await first.subscribe([f"entity:artist/{n}" for n in names])
+            async with await AsyncClient.connect(server.path, timeout=T, reconnect=False) as second:
+                await second.call("sync", {})
+                await next_matching(sub, lambda s: s.id == names[-1] and s.confirmed is False)
+                while len([s for s in sub.states.values() if s.confirmed is False]) < len(names):
+                    await asyncio.sleep(0.02)
+                full = relay.from_server
+                await relay.cut()
+                await asyncio.wait_for(lost.wait(), T)
+                changed = [await second.follow("artist", n, await_=True) for n in names[:3]]
+            relay.from_server = 0
+            await relay.start()
+            await asyncio.wait_for(back.wait(), T)
+            assert sorted(s.id for s in sub.snapshot) == names[:3], "only what changed while away"
+            for want in changed:
+                assert sub.state("artist", want.id) == want
+            assert len(sub.states) == len(names) and sub.state("artist", names[-1]).confirmed is False
+            assert relay.from_server < full / 10, (relay.from_server, full)
+        finally:
+            await first.close()
+
+    run(main())
+
+
 def test_pending_request_at_drop_raises_connection_lost(server):
     async def main():
         server.start("--simulate", "latency=5000")
