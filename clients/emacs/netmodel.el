@@ -106,7 +106,11 @@ The server sends it again once `configure' sets a token."
   "A subscription made here; it survives reconnects."
   topics on-state on-error (held (make-hash-table :test #'equal)) name instance closed error
   ;; The newest figures of a `stats' topic, also given to on-state.
-  stats)
+  stats
+  ;; The version up to which it has every change (its subscribe answer's `version',
+  ;; then each `through' of the connection): a reconnect resumes from it.  `reset':
+  ;; the last answer's, nil when it was resumed (only what changed while away).
+  resume-version reset)
 
 (defvar netmodel--subs nil "Subscriptions made here.")
 (defvar netmodel--by-name (make-hash-table :test #'equal) "Server's name -> sub, this connection.")
@@ -120,13 +124,28 @@ The server sends it again once `configure' sets a token."
     (netmodel--remember state)
     (netmodel--call (netmodel-sub-on-state sub) state)))
 
+(defun netmodel--saw-version (sub version)
+  "SUB has every change up to VERSION."
+  (when (and (integerp version) (>= version (or (netmodel-sub-resume-version sub) 0)))
+    (setf (netmodel-sub-resume-version sub) version)))
+
+(defun netmodel--subscribe-params (sub)
+  "SUB's topics, and where it resumes.
+Only what changed while away, when the same server process still knows;
+not after an error was shown (a state delivered again clears it)."
+  (let ((params (list :topics (vconcat (netmodel-sub-topics sub)))))
+    (if (and (netmodel-sub-instance sub) (netmodel-sub-resume-version sub) (not (netmodel-sub-error sub)))
+        (append params (list :since (list :instance (netmodel-sub-instance sub)
+                                          :version (netmodel-sub-resume-version sub))))
+      params)))
+
 (defun netmodel--send-subscribe (sub)
   "Ask the server for SUB's topics."
   (setf (netmodel-sub-name sub) nil)
   (cl-incf netmodel--subscribing)
   (let ((gen netmodel--generation))
     (netmodel-request
-     "subscribe" (list :topics (vconcat (netmodel-sub-topics sub)))
+     "subscribe" (netmodel--subscribe-params sub)
      (lambda (err res)
        (when (= gen netmodel--generation) ; else the new connection subscribes it
          (cl-decf netmodel--subscribing)
@@ -145,8 +164,12 @@ The server sends it again once `configure' sets a token."
                                  (not (memql (plist-get err :code)
                                              (list netmodel-connection-lost netmodel-not-connected))))
                         (netmodel--call (netmodel-sub-on-error sub) err)))
-                 (t (setf (netmodel-sub-name sub) name (netmodel-sub-error sub) nil
-                          (netmodel-sub-instance sub) (plist-get res :instance))
+                 (t (unless (equal (netmodel-sub-instance sub) (plist-get res :instance))
+                      (setf (netmodel-sub-resume-version sub) nil))
+                    (setf (netmodel-sub-name sub) name (netmodel-sub-error sub) nil
+                          (netmodel-sub-instance sub) (plist-get res :instance)
+                          (netmodel-sub-reset sub) (netmodel--true-p (plist-get res :reset)))
+                    (netmodel--saw-version sub (plist-get res :version))
                     (puthash name sub netmodel--by-name)
                     (mapc (lambda (s) (netmodel--deliver sub s)) (plist-get res :snapshot))
                     (when early (maphash (lambda (_k s) (netmodel--deliver sub s)) early))))))))))
@@ -169,6 +192,10 @@ The server sends it again once `configure' sets a token."
              (entry (plist-get params :entry)))
          (when (and sub entry)
            (netmodel--call (netmodel-sub-on-state sub) entry))))
+     (when (and (eq method 'stateChanged) (plist-get params :through))
+       ;; Every change up to it of what this connection subscribed to is here.
+       (maphash (lambda (_name sub) (netmodel--saw-version sub (plist-get params :through)))
+                netmodel--by-name))
      (when (eq method 'stateChanged)
        (let* ((name (plist-get params :subscription))
               (state (plist-get params :state))

@@ -411,6 +411,8 @@ export declare class Subscription<S extends AnyState = AnyState> extends EventEm
   readonly lastSeq: number;
   /** The server process's `instance` id when last subscribed. */
   readonly instance: string | undefined;
+  /** The version up to which this view has every change; a reconnect resumes from it (`since`). */
+  readonly resumeVersion: number | undefined;
   readonly closed: boolean;
   /** The newest figures of a stats topic (null before the first). */
   readonly stats: Stats | null;

@@ -53,5 +53,28 @@
     (nmt-wait 10 (lambda () (memq netmodel-connection-lost ended)) "the subscription's end")
     (should (eq 'idle (plist-get (netmodel-info) :status)))))
 
+(ert-deftest netmodel-resumes-on-the-same-server ()
+  ;; The connection drops, the server lives on: subscribed again with `since', the
+  ;; answer is resumed (only what changed while away: nothing here).
+  (let ((srv (nmt-start-server (nmt-tmpdir))) (seen (make-hash-table :test #'equal)))
+    (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil 'netmodel-quiet t)
+    (let ((sub (netmodel-subscribe
+                (cl-loop for n from 1 to 20 collect (format "entity:artist/resume-%d" n))
+                (lambda (s) (puthash (plist-get s :id) (1+ (gethash (plist-get s :id) seen 0)) seen)))))
+      (nmt-wait 5 (lambda () (and (= 20 (hash-table-count seen)) (netmodel-sub-resume-version sub)))
+                "every state fetched")
+      (let ((before (copy-hash-table seen)))
+        (delete-process netmodel--process)
+        (nmt-wait 10 (lambda () (and (eq 'connected (plist-get (netmodel-info) :status))
+                                     (netmodel-sub-name sub)))
+                  "reconnect and subscribe")
+        (should-not (netmodel-sub-reset sub))
+        (sleep-for 0.2)
+        (should (equal (hash-table-count before) (hash-table-count seen)))
+        (maphash (lambda (id n) (should (= n (gethash id seen)))) before))
+      (netmodel-request-sync "follow" '(:kind "artist" :id "resume-7" :await t))
+      (nmt-wait 5 (lambda () (netmodel--true-p (plist-get (netmodel-state "artist" "resume-7") :confirmed)))
+                "a change after the resume still arrives"))))
+
 (provide 'netmodel-reconnect-test)
 ;;; netmodel-reconnect-test.el ends here

@@ -324,6 +324,7 @@ export class NetmodelClient extends EventEmitter {
       // of the new subscription can arrive before it is known.
       onResult: (result) => {
         const sub = new Subscription(this, result.subscription, list, result.snapshot ?? [], this.#sawInstance(result));
+        sub._sawVersion(result.version);
         this.#subs.set(sub.id, sub);
         this.#live.add(sub);
         this._hold();
@@ -546,8 +547,10 @@ export class NetmodelClient extends EventEmitter {
         const sub = this.#subs.get(subscription);
         if (sub && entry && typeof entry === 'object' && sub._deliverMutation(entry, seq)) this.emit('mutationOutcome', entry, sub, seq);
       } else if (msg.method === 'stateChanged') {
-        const { subscription, seq, state } = msg.params ?? {};
+        const { subscription, seq, state, through } = msg.params ?? {};
         withHelpers(state);
+        // Every change up to `through` of what this connection subscribed to is here.
+        if (through !== undefined) for (const each of this.#subs.values()) each._sawVersion(through);
         const sub = this.#subs.get(subscription);
         if (sub) {
           if (sub._deliver(state, seq)) this.emit('stateChanged', state, sub, seq);
@@ -705,11 +708,12 @@ export class NetmodelClient extends EventEmitter {
     }
     for (const sub of [...this.#live]) {
       try {
-        await this.#request('subscribe', { topics: sub.topics }, {
+        const since = sub._since(); // only what changed while away, if the server still knows
+        await this.#request('subscribe', since ? { topics: sub.topics, since } : { topics: sub.topics }, {
           onResult: (result) => {
             this.#subs.set(result.subscription, sub);
             const instance = this.#sawInstance(result);
-            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [], instance)) {
+            for (const s of sub._resubscribed(result.subscription, result.snapshot ?? [], instance, result.version)) {
               this.emit('stateChanged', s, sub, 0);
             }
             this.#deliverEarly(sub);

@@ -35,6 +35,12 @@ export class Subscription extends EventEmitter {
     this.instance = instance;
     /** The newest figures of a `stats` topic (null before the first). */
     this.stats = null;
+    /**
+     * The version up to which this view has every change (the subscribe answer's
+     * `version`, then each `through` of the connection): a reconnect resumes from it
+     * (`since`), getting only what changed while away. Undefined until the server says.
+     */
+    this.resumeVersion = undefined;
     // The snapshot starts the stream, in every client (README, "the subscribe snapshot"):
     // iterators and 'change' listeners get it first (listeners once held ones are let go).
     for (const s of snapshot) this._deliver(s);
@@ -149,13 +155,27 @@ export class Subscription extends EventEmitter {
    * server naming no instance), which may count lower, they are forgotten and the
    * snapshot is delivered as the current truth.
    */
-  _resubscribed(id, snapshot, instance) {
+  _resubscribed(id, snapshot, instance, version) {
     this.id = id;
     this.snapshot = snapshot;
     this.lastSeq = 0;
-    if (instance === undefined || instance !== this.instance) this.#store.clear();
+    if (instance === undefined || instance !== this.instance) {
+      this.#store.clear();
+      this.resumeVersion = undefined;
+    }
     this.instance = instance;
+    this._sawVersion(version);
     return snapshot.filter((s) => this._deliver(s));
+  }
+
+  _sawVersion(version) {
+    if (Number.isSafeInteger(version) && version >= (this.resumeVersion ?? 0)) this.resumeVersion = version;
+  }
+
+  /** Where a reconnect resumes this view (`subscribe`'s `since`); undefined before the server said both. */
+  _since() {
+    if (this.instance === undefined || this.resumeVersion === undefined) return undefined;
+    return { instance: this.instance, version: this.resumeVersion };
   }
 
   _close(error = null) {

@@ -183,3 +183,64 @@ test('a drop and a reconnect print nothing', { skip: needsBinary, timeout: 60_00
   assert.equal(r.stdout, '');
   assert.equal(r.stderr, '');
 });
+
+// A relay in front of the server's socket: cut, it drops every connection and stops
+// listening; the server process (its instance) stays. Counts what the server sends.
+function relay(target, at) {
+  const sockets = new Set();
+  const r = { fromServer: 0, server: null };
+  r.start = () =>
+    new Promise((resolve) => {
+      r.server = net.createServer((client) => {
+        const upstream = net.connect(target);
+        sockets.add(client).add(upstream);
+        upstream.on('data', (data) => {
+          r.fromServer += data.length;
+          client.write(data);
+        });
+        client.on('data', (data) => upstream.write(data));
+        for (const [a, b] of [[client, upstream], [upstream, client]]) {
+          a.on('close', () => b.destroy());
+          a.on('error', () => b.destroy());
+        }
+      });
+      r.server.listen(at, resolve);
+    });
+  r.cut = () =>
+    new Promise((resolve) => {
+      r.server.close(resolve);
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    });
+  return r;
+}
+
+test('a reconnect to the same server resumes with only what changed while away', { skip: needsBinary, timeout: 60_000 }, async (t) => {
+  const box = sandbox(t);
+  const server = box.startServer();
+  t.after(() => server.kill('SIGTERM'));
+  const other = await connectWhenReady({ path: box.socket, reconnect: false });
+  t.after(() => other.close());
+  const front = relay(box.socket, `${box.socket}.relay`);
+  await front.start();
+  t.after(() => front.cut());
+  const c = await connectWhenReady({ path: `${box.socket}.relay`, reconnect: { initialDelayMs: 20, maxDelayMs: 200 } });
+  t.after(() => c.close());
+  const names = Array.from({ length: 200 }, (_, n) => `resume-${n}`);
+  const sub = await c.subscribe(names.map((n) => `entity:artist/${n}`));
+  await waitFor(() => sub.states.filter((s) => s.confirmed === false).length === names.length, 'every state fetched');
+  const full = front.fromServer;
+  const disconnected = new Promise((resolve) => c.once('disconnect', resolve));
+  const reconnected = new Promise((resolve) => c.once('reconnect', resolve));
+  await front.cut();
+  await disconnected;
+  const changed = [];
+  for (const n of names.slice(0, 3)) changed.push(await other.follow('artist', n, { await: true }));
+  front.fromServer = 0;
+  await front.start();
+  await reconnected;
+  assert.deepEqual(sub.snapshot.map((s) => s.id).sort(), names.slice(0, 3), 'only what changed while away');
+  for (const want of changed) assert.equal(sub.state('artist', want.id).version, want.version);
+  assert.equal(sub.states.length, names.length);
+  assert.ok(front.fromServer < full / 10, `${front.fromServer} bytes to resume against ${full} for the whole`);
+});

@@ -74,4 +74,35 @@ H.test('a reconnect to the same server process keeps the versions held', functio
   end
 end)
 
+H.test('a reconnect to the same server process resumes: only what changed is sent', function()
+  local srv = H.start_server(H.tmpdir())
+  nm.setup({ socket = srv.socket, spawn = false })
+  local seen = {}
+  local topics = {}
+  for n = 1, 20 do
+    topics[n] = { type = 'entity', kind = 'artist', id = 'resume-' .. n }
+  end
+  local sub = nm.subscribe(topics, function(state)
+    seen[state.id] = (seen[state.id] or 0) + 1
+  end)
+  H.wait(5000, function()
+    return vim.tbl_count(seen) == 20 and sub.resume_version ~= nil
+  end, 'every state fetched')
+  local before = vim.deepcopy(seen)
+  local conn = nm._connection()
+  conn:_lost(conn.gen, 'dropped by the test', 'eof') -- this side drops; the server lives on
+  H.wait(5000, function()
+    return nm.info().status == 'connected' and sub.name ~= nil
+  end, 'reconnect')
+  H.eq(false, sub.reset, 'resumed, not a whole snapshot')
+  vim.wait(200)
+  H.eq(before, seen, 'nothing changed while away: no state delivered again')
+  local _, err = nm.request_sync('follow', { kind = 'artist', id = 'resume-7', await = true })
+  H.eq(nil, err, 'follow error')
+  H.wait(5000, function()
+    local s = nm.state('artist', 'resume-7')
+    return s and s.confirmed == true
+  end, 'a change after the resume still arrives')
+end)
+
 H.finish()

@@ -132,11 +132,25 @@ local function merge_configured(params)
   configured = merged
 end
 
+-- The version up to which a subscription has every change: its subscribe answer's
+-- `version`, then each `through` of the connection. A reconnect resumes from it.
+local function saw_version(sub, version)
+  if type(version) == 'number' and version >= (sub.resume_version or 0) then
+    sub.resume_version = version
+  end
+end
+
 local function send_subscribe(sub)
   sub.name = nil
   local c = conn
   subscribing = subscribing + 1
-  conn:request('subscribe', { topics = sub.topics }, function(err, res)
+  local params = { topics = sub.topics }
+  -- Only what changed while away, when the same server still knows; not after an
+  -- error was shown (a state delivered again clears it).
+  if sub.instance and sub.resume_version and not sub.error then
+    params.since = { instance = sub.instance, version = sub.resume_version }
+  end
+  conn:request('subscribe', params, function(err, res)
     if c ~= conn then
       return -- an old connection's answer (setup() replaced it): the new one subscribes
     end
@@ -159,7 +173,11 @@ local function send_subscribe(sub)
     else
       sub.name, sub.error = res.subscription, nil
       by_name[res.subscription] = sub
-      sub.instance = res.instance
+      if sub.instance ~= res.instance then
+        sub.resume_version = nil
+      end
+      sub.instance, sub.reset = res.instance, res.reset
+      saw_version(sub, res.version)
       for _, state in ipairs(res.snapshot or {}) do
         deliver(sub, state)
       end
@@ -186,6 +204,11 @@ local function on_notification(method, params)
       safe(sub.on_state, params.entry)
     end
   elseif method == 'stateChanged' and params then
+    if params.through then -- every change up to it of this connection's subscriptions is here
+      for _, each in pairs(by_name) do
+        saw_version(each, params.through)
+      end
+    end
     local sub = by_name[params.subscription]
     if sub and params.state then
       deliver(sub, params.state)
