@@ -83,9 +83,7 @@ extension MutationLedger: JournalPart {
   }
 
   public func appendState(to bytes: inout [UInt8]) {
-    bytes.append(contentsOf: #"{"next":"#.utf8)
-    appendDecimal(Int64(nextSeq), to: &bytes)
-    bytes.append(contentsOf: "}\n".utf8)
+    appendDecimal(Int64(nextSeq), between: #"{"next":"#, and: "}\n", to: &bytes)
     for entry in entries[head...] { MutationLedger.appendLine(entry, to: &bytes) }
   }
 
@@ -125,54 +123,39 @@ extension MutationLedger: JournalPart {
     return line.count
   }
 
+  /// Literals and decimals only (`appendLiteral`, `appendDecimal`): two lines an
+  /// intent, on the request path.
   static func appendLine(_ entry: MutationEntry, to buffer: inout [UInt8]) {
-    buffer.append(contentsOf: #"{"q":"#.utf8)
-    appendDecimal(Int64(entry.seq), to: &buffer)
-    buffer.append(contentsOf: #","k":"#.utf8)
+    appendDecimal(Int64(entry.seq), between: #"{"q":"#, and: #","k":"#, to: &buffer)
     appendJSONString(entry.key.kind, to: &buffer)
-    buffer.append(contentsOf: #","i":"#.utf8)
+    appendLiteral(#","i":"#, to: &buffer)
     appendJSONString(entry.key.id, to: &buffer)
-    buffer.append(contentsOf: entry.intent ? #","w":true"#.utf8 : #","w":false"#.utf8)
+    appendLiteral(entry.intent ? #","w":true"# : #","w":false"#, to: &buffer)
     if let client = entry.client {
-      buffer.append(contentsOf: #","c":"#.utf8)
+      appendLiteral(#","c":"#, to: &buffer)
       appendJSONString(client, to: &buffer)
     }
     if let environment = entry.environment {
-      buffer.append(contentsOf: #","e":"#.utf8)
+      appendLiteral(#","e":"#, to: &buffer)
       appendJSONString(environment, to: &buffer)
     }
-    buffer.append(contentsOf: #","a":"#.utf8)
-    appendDecimal(entry.acceptedAtMs, to: &buffer)
-    buffer.append(contentsOf: #","o":""#.utf8)
-    buffer.append(contentsOf: entry.outcome.rawValue.utf8)
+    appendDecimal(entry.acceptedAtMs, between: #","a":"#, and: #","o":""#, to: &buffer)
+    appendLiteral(entry.outcome.literal, to: &buffer)
     buffer.append(UInt8(ascii: "\""))
-    if let settled = entry.settledAtMs {
-      buffer.append(contentsOf: #","t":"#.utf8)
-      appendDecimal(settled, to: &buffer)
-    }
-    if entry.attempts > 0 {
-      buffer.append(contentsOf: #","n":"#.utf8)
-      appendDecimal(Int64(entry.attempts), to: &buffer)
-    }
+    if let settled = entry.settledAtMs { appendDecimal(settled, between: #","t":"#, and: "", to: &buffer) }
+    if entry.attempts > 0 { appendDecimal(Int64(entry.attempts), between: #","n":"#, and: "", to: &buffer) }
     if let failure = entry.failure {
-      let (kind, status): (String, Int?) =
-        switch failure.kind {
-        case .unavailable: ("unavailable", nil)
-        case .rejected(let status): ("rejected", status)
-        case .unauthorized(let status): ("unauthorized", status)
-        case .unknownKind: ("unknownKind", nil)
-        }
-      buffer.append(contentsOf: #","x":""#.utf8)
-      buffer.append(contentsOf: kind.utf8)
-      buffer.append(UInt8(ascii: "\""))
-      if let status {
-        buffer.append(contentsOf: #","xs":"#.utf8)
-        appendDecimal(Int64(status), to: &buffer)
+      switch failure.kind {
+      case .unavailable: appendLiteral(#","x":"unavailable""#, to: &buffer)
+      case .rejected(let status): appendDecimal(Int64(status), between: #","x":"rejected","xs":"#, and: "", to: &buffer)
+      case .unauthorized(let status):
+        appendDecimal(Int64(status), between: #","x":"unauthorized","xs":"#, and: "", to: &buffer)
+      case .unknownKind: appendLiteral(#","x":"unknownKind""#, to: &buffer)
       }
-      buffer.append(contentsOf: #","xm":"#.utf8)
+      appendLiteral(#","xm":"#, to: &buffer)
       appendJSONString(failure.message, to: &buffer)
     }
-    buffer.append(contentsOf: "}\n".utf8)
+    appendLiteral("}\n", to: &buffer)
   }
 
   /// Times a line may carry: from 1970 to the end of year 9999, in milliseconds.

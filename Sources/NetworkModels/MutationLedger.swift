@@ -216,6 +216,19 @@ public enum MutationOutcome: String, CaseIterable, Sendable {
   case superseded
 
   public var isFinal: Bool { self != .pending && self != .waiting }
+
+  /// `rawValue` as a literal, for the encoders: no `String` made.
+  public var literal: StaticString {
+    switch self {
+    case .pending: "pending"
+    case .waiting: "waiting"
+    case .confirmed: "confirmed"
+    case .requested: "requested"
+    case .refused: "refused"
+    case .rolledBack: "rolledBack"
+    case .superseded: "superseded"
+    }
+  }
   /// An outcome a user who asked for the intent should hear of.
   public var isFailure: Bool { self == .refused || self == .rolledBack }
 }

@@ -25,7 +25,7 @@ extension MutationEntry: EncodableResult {
     appendJSONString(key.id, to: &buffer)
     appendLiteral(intent ? #","intent":true"# : #","intent":false"#, to: &buffer)
     appendLiteral(#","outcome":""#, to: &buffer)
-    buffer.append(contentsOf: outcome.rawValue.utf8)
+    appendLiteral(outcome.literal, to: &buffer)
     appendLiteral(#"","acceptedAt":""#, to: &buffer)
     buffer.append(contentsOf: RFC3339.milliseconds(since1970: acceptedAtMs).utf8)
     buffer.append(UInt8(ascii: "\""))

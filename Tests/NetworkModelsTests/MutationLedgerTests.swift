@@ -132,6 +132,10 @@ private final class LedgerFixture {
     #expect(try MutationLedger(folder: temp.folder).nextSeq == 3)
   }
 
+  @Test func eachOutcomesLiteralIsItsName() {
+    for outcome in MutationOutcome.allCases { #expect(outcome.literal.description == outcome.rawValue) }
+  }
+
   @Test func hostileLinesAreNotRead() throws {
     let temp = try LocalBackendTestFolder()
     let lines = [
