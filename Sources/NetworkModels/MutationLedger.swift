@@ -142,6 +142,23 @@ public final class MutationLedger {
     }
   }
 
+  /// At start, once the outbox is read: an entry still open whose intent the outbox no
+  /// longer holds settled in a run that stopped before writing how (a power loss, or a
+  /// kill between the outbox's commit and the ledger's). It would show pending for
+  /// ever: it becomes `unknown`.
+  public func settleLost(_ outbox: Outbox) {
+    let lost = open.filter { !outbox.holdsIntent(environment: $0.key.environment, key: $0.key.key) }
+    for (slot, seq) in lost.sorted(by: { $0.value < $1.value }) {
+      guard let index = index(of: seq) else { continue }
+      finish(index, slot, .unknown, nil)
+    }
+    if !lost.isEmpty {
+      Log.warn(
+        "\(lost.count) intent(s) of the mutations ledger settled in a run that stopped before saying how; "
+          + "their outcome is unknown")
+    }
+  }
+
   // MARK: Reading
 
   /// A page of `getMutations`: entries after `since` (of `kind`, of `id` when given),
@@ -214,6 +231,9 @@ public enum MutationOutcome: String, CaseIterable, Sendable {
   case rolledBack
   /// A newer intent for the entity replaced it before it settled.
   case superseded
+  /// It settled, but the run stopped before its outcome was written (a power loss): the
+  /// entity's state says where it stands.
+  case unknown
 
   public var isFinal: Bool { self != .pending && self != .waiting }
 
@@ -227,6 +247,7 @@ public enum MutationOutcome: String, CaseIterable, Sendable {
     case .refused: "refused"
     case .rolledBack: "rolledBack"
     case .superseded: "superseded"
+    case .unknown: "unknown"
     }
   }
   /// An outcome a user who asked for the intent should hear of.

@@ -133,6 +133,7 @@ func serve(_ options: ServeOptions) -> Int32 {
     let service = NetmodelService(
       server: server, store: store, outbox: outbox, ledger: ledger, configuration: configuration)
     store.replayIntents()
+    ledger.settleLost(outbox)
 
     _ = try loop.register(signals.fd, events: .readable) { _ in
       while let signal = signals.next() {

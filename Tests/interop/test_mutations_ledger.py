@@ -312,6 +312,22 @@ def test_a_torn_and_hostile_ledger_is_read_with_a_log_line_and_the_server_starts
     assert list(folder.glob("mutations.log.invalid-*")), "the refused lines are kept for a human"
 
 
+def test_an_entry_left_open_whose_intent_settled_becomes_unknown_and_one_still_owed_goes_on(spawn, runtime):
+    folder = runtime.root / "ledger-state"
+    folder.mkdir(mode=0o700)
+    # The last run settled "gone" (the outbox forgot it) but stopped before the ledger
+    # said how; "owed" is still in the outbox.
+    (folder / "mutations.log").write_text(
+        '{"q":1,"k":"artist","i":"gone","w":true,"a":1764690000000,"o":"pending"}\n'
+        '{"q":2,"k":"artist","i":"owed","w":true,"c":"nvim","a":1764690000001,"o":"pending"}\n')
+    (folder / "journal.log").write_text('{"k":"artist","i":"owed","w":true}\n')
+    server = serve(spawn, runtime, "--simulate", "latency=5,failure=0")
+    gone, owed = settled(server.conn, 2)
+    assert gone["outcome"] == "unknown" and RFC3339.match(gone["settledAt"]), gone
+    assert (owed["seq"], owed["outcome"], owed["client"]) == (2, "confirmed", "nvim"), owed
+    assert "1 intent(s) of the mutations ledger settled in a run that stopped before saying how" in server.stderr()
+
+
 def test_a_ledger_that_is_not_a_file_leaves_it_in_memory_and_the_server_serves(spawn, runtime):
     folder = runtime.root / "ledger-state"
     (folder / "mutations.log").mkdir(parents=True)

@@ -829,8 +829,12 @@ export interface SyncResult {
   waiting: SyncResultWaitingItem[];
 }
 
-/** What became of an intent: `pending` and `waiting` may still change; the others are final. */
-export type MutationOutcome = "pending" | "waiting" | "confirmed" | "requested" | "refused" | "rolledBack" | "superseded";
+/**
+ * What became of an intent: `pending` and `waiting` may still change; the others are final.
+ * `unknown`: it settled in a run that stopped before writing how (a power loss); the entity's
+ * state says where it stands.
+ */
+export type MutationOutcome = "pending" | "waiting" | "confirmed" | "requested" | "refused" | "rolledBack" | "superseded" | "unknown";
 
 /** Why it failed or waits, as the entity's state `error` showed it. */
 export interface MutationEntryError {

@@ -625,8 +625,9 @@ SyncResult = TypedDict(
 )
 
 # What became of an intent: `pending` and `waiting` may still change; the others are
-# final.
-MutationOutcome = Literal["pending", "waiting", "confirmed", "requested", "refused", "rolledBack", "superseded"]
+# final. `unknown`: it settled in a run that stopped before writing how (a power loss);
+# the entity's state says where it stands.
+MutationOutcome = Literal["pending", "waiting", "confirmed", "requested", "refused", "rolledBack", "superseded", "unknown"]
 
 # Why it failed or waits, as the entity's state `error` showed it.
 MutationEntryError = TypedDict(
