@@ -134,7 +134,9 @@ public final class Outbox: IntentLog, JournalPart {
   }
 
   /// Whether an intent for `key` made in `environment` is still unsettled.
-  func holdsIntent(environment: String?, key: EntityKey) -> Bool { live[Slot(environment: environment, key: key)] != nil }
+  func holdsIntent(environment: String?, key: EntityKey) -> Bool {
+    live[Slot(environment: environment, key: key)] != nil
+  }
 
   public func isDurable(_ key: EntityKey) -> Bool {
     onDisk.isEmpty || onDisk.index(forKey: Slot(environment: environment, key: key)) == nil
