@@ -38,7 +38,8 @@ log() { printf '%s\n' "$*" >&2; }
 # ---- build ---------------------------------------------------------------------
 # bench/bin is where run.sh and models.sh put their binaries too; it is in .gitignore.
 BUILD=bench/bin
-mkdir -p "$BUILD" bench/results
+RESULTS=${RESULTS:-bench/results}
+mkdir -p "$BUILD" "$RESULTS"
 log "building httpserver and curlmulti (gcc -O2)"
 gcc -O2 -Wall -Wextra -o "$BUILD/httpserver" bench/httpserver.c
 if ! gcc -O2 -Wall -Wextra -o "$BUILD/curlmulti" bench/curlmulti.c -lcurl; then
@@ -109,8 +110,8 @@ field() { # json name -> the number after "name":
 }
 
 DATE=$(date +%Y-%m-%d)
-OUT=bench/results/http-$DATE.md
-RAW=bench/results/http-$DATE.raw.txt
+OUT=$RESULTS/http-$DATE.md
+RAW=$RESULTS/http-$DATE.raw.txt
 
 # ---- measurements ------------------------------------------------------------------
 # One curlmulti run; appends "label in_flight rc <curlmulti JSON> <server delta>"

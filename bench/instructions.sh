@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per request, counted by callgrind (issue 13, part 6): the cached
-# `getFollowState`, the unknown method, and the REST round trip through netmodel,
-# and the bare libcurl-multi loop's round trip (the floor).
+# `getFollowState` (newline-delimited, and with Content-Length framing: gfs-lsp), the
+# unknown method, and the REST round trip through netmodel, and the bare libcurl-multi
+# loop's round trip (the floor).
 #
 #   bash bench/instructions.sh BIN [TAG]
 #
@@ -32,14 +33,16 @@ out = sys.argv[1]
 for n in (1, 10001):
     for name, method, params in (("gfs", "getFollowState", {"kind": "artist", "id": "banksy"}),
                                  ("ping", "netmodel/ping", None)):
-        with open(f"{out}/{name}{n}.ndjson", "w") as f:
+        with open(f"{out}/{name}{n}.ndjson", "w") as f, open(f"{out}/{name}-lsp{n}.ndjson", "w") as lsp:
             for i in range(n):
                 m = {"jsonrpc": "2.0", "id": i + 1, "method": method}
                 if params: m["params"] = params
-                f.write(json.dumps(m, separators=(",", ":")) + "\n")
+                text = json.dumps(m, separators=(",", ":"))
+                f.write(text + "\n")
+                lsp.write(f"Content-Length: {len(text)}\r\n\r\n{text}")
 PY
 
-for name in gfs ping; do
+for name in gfs gfs-lsp ping; do
   [ -n "${REST_ONLY:-}" ] && break
   for n in 1 10001; do
     state=$(mktemp -d)

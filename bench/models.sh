@@ -68,7 +68,8 @@ wanted() { [[ " $PARTS " == *" $1 "* ]]; }
 
 # ---- build -------------------------------------------------------------------
 BUILD=bench/bin
-mkdir -p "$BUILD" bench/results
+RESULTS=${RESULTS:-bench/results}
+mkdir -p "$BUILD" "$RESULTS"
 log "building nullserver, loadgen, fanout, entities (gcc -O2)"
 for tool in nullserver loadgen fanout entities; do
     gcc -O2 -Wall -Wextra -o "$BUILD/$tool" "bench/$tool.c"
@@ -100,8 +101,8 @@ cleanup() {
 trap cleanup EXIT
 
 DATE=$(date +%Y-%m-%d)
-OUT=bench/results/models-$DATE.md
-RAW=bench/results/models-$DATE.raw.txt
+OUT=$RESULTS/models-$DATE.md
+RAW=$RESULTS/models-$DATE.raw.txt
 
 # A fresh state folder under $1 for each server.
 fresh_state() { mktemp -d "$1/state.XXXXXX"; }

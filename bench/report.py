@@ -16,7 +16,7 @@ PIPELINED_MIN_RATIO = 0.70
 P50_MAX_RATIO = 1.25
 STARTUP_MAX_MS = 5.0
 
-SERVER_ORDER = {"null": 0, "netmodel": 1, "clangd": 2}
+SERVER_ORDER = {"null": 0, "netmodel": 1, "go": 2, "clangd": 3}
 
 
 def parse(path):
@@ -110,7 +110,7 @@ def main(path):
         return None if a is None or b is None or b == 0 else a / b
 
     for server in sorted({r[0] for r in rows} - {"null"}, key=lambda s: SERVER_ORDER.get(s, 9)):
-        targets = server == "netmodel"  # clangd's ratios are context, not goals
+        targets = server == "netmodel"  # the peers' ratios are context, not goals
 
         def judged(value, ok):
             text = fmt(value, ".2f")

@@ -8,7 +8,9 @@
 # bench/results/foundation-<date>.md (raw loadgen lines next to it, .raw.txt).
 # Progress goes to stderr.  Environment knobs (defaults in brackets):
 #   RUNS [5]                 repetitions of every measurement; the median is reported
-#   SERVERS ["null netmodel clangd"]
+#   SERVERS ["null netmodel clangd"]   also `go`: the Go peer (bench/goserver.go, stdio)
+#   MODES ["pingpong pipelined startup"]  which measurements of each cell
+#   RESULTS [bench/results]  where the report and the raw lines go
 #   PINGPONG_COUNT [20000]   requests per ping-pong measurement
 #   PIPELINED_COUNT [500000] requests per pipelined measurement (clangd: 1/10)
 #   INFLIGHT [256]           pipelined window
@@ -21,6 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 SERVERS=${SERVERS:-"null netmodel clangd"}
+MODES=${MODES:-"pingpong pipelined startup"}
 PINGPONG_COUNT=${PINGPONG_COUNT:-20000}
 PIPELINED_COUNT=${PIPELINED_COUNT:-500000}
 INFLIGHT=${INFLIGHT:-256}
@@ -34,11 +37,20 @@ log() { printf '%s\n' "$*" >&2; }
 
 # ---- build -------------------------------------------------------------------
 BUILD=bench/bin
-mkdir -p "$BUILD" bench/results
+RESULTS=${RESULTS:-bench/results}
+mkdir -p "$BUILD" "$RESULTS"
 log "building nullserver and loadgen (gcc -O2)"
 gcc -O2 -Wall -Wextra -o "$BUILD/nullserver" bench/nullserver.c
 gcc -O2 -Wall -Wextra -o "$BUILD/loadgen" bench/loadgen.c
 
+if [[ " $SERVERS " == *" go "* ]]; then
+    log "building goserver (go build)"
+    if ! command -v go >/dev/null ||
+        ! GOCACHE=${GOCACHE:-$PWD/$BUILD/gocache} go build -o "$BUILD/goserver" bench/goserver.go >&2; then
+        log "WARNING: go build failed (apt-get install golang-go); skipping the Go peer"
+        SERVERS=${SERVERS//go/}
+    fi
+fi
 if [[ " $SERVERS " == *" netmodel "* ]]; then
     if [[ -z "${SKIP_SWIFT_BUILD:-}" && -f Package.swift ]]; then
         log "building netmodel (swift build -c release)"
@@ -65,8 +77,8 @@ SERVER_LOG=$TMP/server.log
 trap 'rm -rf "$TMP"' EXIT
 
 DATE=$(date +%Y-%m-%d)
-OUT=bench/results/foundation-$DATE.md
-RAW=bench/results/foundation-$DATE.raw.txt
+OUT=$RESULTS/foundation-$DATE.md
+RAW=$RESULTS/foundation-$DATE.raw.txt
 
 # ---- the matrix ----------------------------------------------------------------
 # Prints the command that starts server $1 on transport $2, or nothing when the
@@ -78,6 +90,7 @@ server_cmd() {
     netmodel/stdio) echo "$NETMODEL serve" ;;
     netmodel/socket) echo "$NETMODEL serve --no-stdio --socket=$SOCK" ;;
     clangd/stdio) echo "$CLANGD" ;;
+    go/stdio) echo "$BUILD/goserver" ;;
     esac
 }
 
@@ -154,7 +167,7 @@ for ((rep = 1; rep <= RUNS; rep++)); do
             [[ -z $(server_cmd "$server" "$transport") ]] && continue
             for framing in $(server_framings "$server"); do
                 for method in $(server_methods "$server"); do
-                    for mode in pingpong pipelined startup; do
+                    for mode in $MODES; do
                         measure "$server" "$transport" "$framing" "$method" "$mode"
                     done
                 done

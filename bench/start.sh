@@ -35,7 +35,8 @@ DISK_DIR=${DISK_DIR:-bench/bin}
 log() { printf '%s\n' "$*" >&2; }
 
 BUILD=bench/bin
-mkdir -p "$BUILD" bench/results
+RESULTS=${RESULTS:-bench/results}
+mkdir -p "$BUILD" "$RESULTS"
 scripts/install-deps --bench >&2
 log "building nullserver, loadgen, spawntime (gcc -O2) and goserver (go build)"
 gcc -O2 -Wall -Wextra -o "$BUILD/nullserver" bench/nullserver.c
@@ -61,8 +62,8 @@ export XDG_STATE_HOME=$TMP/xdg-state XDG_RUNTIME_DIR=$TMP/run
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
 DATE=$(date +%Y-%m-%d)
-OUT=bench/results/start-$DATE.md
-RAW=bench/results/start-$DATE.raw.txt
+OUT=$RESULTS/start-$DATE.md
+RAW=$RESULTS/start-$DATE.raw.txt
 REQUEST=$TMP/request.ndjson
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"getFollowState","params":{"kind":"artist","id":"banksy"}}' >"$REQUEST"
 

@@ -161,7 +161,6 @@ public struct FrameSplitter {
   }
 
   private mutating func nextContentLengthFrame() -> Frame?? {
-    let tooLong = Frame.badHeader("headers longer than \(FrameSplitter.maxHeaderBytes) bytes")
     guard let headerEnd = findHeaderEnd() else {
       if buffer.count - start > FrameSplitter.maxHeaderBytes {
         // Whatever way the bytes arrive, the same frames must come out: read the
@@ -170,7 +169,7 @@ public struct FrameSplitter {
         let length = FrameSplitter.contentLength(in: buffer[start..<lastNewline])
         start = buffer.count
         skip = .restOfHeaders(bodyLength: length)
-        return .some(tooLong)
+        return .some(FrameSplitter.headersTooLong)
       }
       return nil
     }
@@ -180,7 +179,7 @@ public struct FrameSplitter {
     if headers.count > FrameSplitter.maxHeaderBytes {
       start = bodyStart
       skip = .bytes(length ?? 0)
-      return .some(tooLong)
+      return .some(FrameSplitter.headersTooLong)
     }
     guard let length else {
       start = bodyStart
@@ -196,25 +195,49 @@ public struct FrameSplitter {
     return .some(.message(buffer[bodyStart..<bodyStart + length]))
   }
 
+  /// Made only when headers are too long: interpolated for every frame, it was most of
+  /// a Content-Length frame's split.
+  private static var headersTooLong: Frame {
+    .badHeader("headers longer than \(FrameSplitter.maxHeaderBytes) bytes")
+  }
+
   /// Finds the blank line after the headers; accepts CRLF CRLF and, leniently, LF LF.
+  /// Goes from newline to newline with memchr, as `nextLine` does.
   private func findHeaderEnd() -> (headers: Int, body: Int)? {
-    var i = start
-    while i < buffer.count {
-      if buffer[i] == 0x0A {
-        if i + 1 < buffer.count && buffer[i + 1] == 0x0A { return (i, i + 2) }
-        if i + 2 < buffer.count && buffer[i + 1] == 0x0D && buffer[i + 2] == 0x0A { return (i, i + 3) }
+    buffer.withUnsafeBytes { bytes in
+      var from = start
+      while from < bytes.count,
+        let found = Memory.firstOffset(of: 0x0A, in: UnsafeRawBufferPointer(rebasing: bytes[from...]))
+      {
+        let newline = from + found
+        if newline + 1 < bytes.count && bytes[newline + 1] == 0x0A { return (newline, newline + 2) }
+        if newline + 2 < bytes.count && bytes[newline + 1] == 0x0D && bytes[newline + 2] == 0x0A {
+          return (newline, newline + 3)
+        }
+        from = newline + 1
       }
-      i += 1
+      return nil
     }
-    return nil
   }
 
   static func contentLength(in headers: ArraySlice<UInt8>) -> Int? {
+    headers.withUnsafeBytes { contentLength(inHeaderBytes: $0) }
+  }
+
+  /// The value of the last `Content-Length` line; nil when there is none or one is not
+  /// a number. Reads the bytes where they are: splitting the lines into an array and
+  /// lowercasing each name as a `String` cost more than the rest of the frame.
+  private static func contentLength(inHeaderBytes headers: UnsafeRawBufferPointer) -> Int? {
     var result: Int?
-    for line in headers.split(separator: 0x0A) {
-      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-      let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
-      guard name.lowercased() == "content-length" else { continue }
+    var lineStart = 0
+    while lineStart < headers.count {
+      let rest = UnsafeRawBufferPointer(rebasing: headers[lineStart...])
+      let lineEnd = Memory.firstOffset(of: 0x0A, in: rest).map { lineStart + $0 } ?? headers.count
+      let line = UnsafeRawBufferPointer(rebasing: headers[lineStart..<lineEnd])
+      lineStart = lineEnd + 1
+      guard let colon = Memory.firstOffset(of: UInt8(ascii: ":"), in: line),
+        isContentLengthName(UnsafeRawBufferPointer(rebasing: line[..<colon]))
+      else { continue }
       var value = 0
       var digits = 0
       var ended = false
@@ -233,6 +256,22 @@ public struct FrameSplitter {
       result = value
     }
     return result
+  }
+
+  /// Whether a header's name is `Content-Length` in any case. ASCII case folding is
+  /// enough: no other character lowercases into this name's letters.
+  private static func isContentLengthName(_ name: UnsafeRawBufferPointer) -> Bool {
+    let expected: StaticString = "content-length"
+    guard name.count == expected.utf8CodeUnitCount else { return false }
+    // As clients write it, in one comparison; folded byte by byte only otherwise.
+    let usual: StaticString = "Content-Length"
+    if Memory.equal(name.baseAddress!, usual.utf8Start, count: name.count) { return true }
+    for index in 0..<name.count {
+      var byte = name[index]
+      if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+      if byte != expected.utf8Start[index] { return false }
+    }
+    return true
   }
 
   /// At end of input: a last newline-delimited message without its newline is still

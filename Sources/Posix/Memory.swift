@@ -17,4 +17,10 @@ public enum Memory {
     }
     return base.distance(to: UnsafeRawPointer(found))
   }
+
+  /// Whether the `count` bytes at `first` and at `second` are the same: memcmp.
+  @inlinable
+  public static func equal(_ first: UnsafeRawPointer, _ second: UnsafeRawPointer, count: Int) -> Bool {
+    memcmp(first, second, count) == 0
+  }
 }

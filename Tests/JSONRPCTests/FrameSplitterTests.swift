@@ -127,6 +127,24 @@ func lsp(_ body: String, extraHeaders: String = "") -> String {
     }
   }
 
+  @Test func theLengthHeaderIsFoundInAnyCaseAndOnlyUnderItsName() {
+    // The name is compared without a String: any ASCII case is the header, and a byte
+    // that case folding would turn into one of its letters is not.
+    let bodies = ["{}", "[]", "{\"a\":1}"]
+    let cased = ["content-length", "CONTENT-LENGTH", "Content-length"].enumerated().map { index, name in
+      "\(name): \(bodies[index].utf8.count)\r\n\r\n\(bodies[index])"
+    }
+    let input = Array(cased.joined().utf8)
+    #expect(split(input, chunks: [input.count]) == bodies.map(Piece.message))
+    #expect(split(input, chunks: [1]) == bodies.map(Piece.message))
+    // "\r" | 0x20 is "-": a name with a control byte there is another header.
+    let lookalike = Array(("Content\rLength: 2\r\n\r\n" + lsp("{}")).utf8)
+    #expect(split(lookalike, chunks: [lookalike.count]).first == .badHeader)
+    // With several, the last one counts; other headers around it are ignored.
+    let twice = Array("Content-Length: 99\r\nX-A: 1\r\ncontent-length: 2\r\nX-B: b:c\r\n\r\n{}".utf8)
+    #expect(split(twice, chunks: [twice.count]) == [.message("{}")])
+  }
+
   @Test func spacesInsideTheLengthAreNotALength() {
     let input = Array(
       "Content-Length: 1 2\r\n\r\n".utf8 + Array(repeating: UInt8(ascii: "x"), count: 12) + Array(lsp("{}").utf8))
