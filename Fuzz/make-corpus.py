@@ -172,6 +172,18 @@ SEEDS = {
         ),
     ),
     "nd-stats": (0x2B, nd(req("stats"), req("stats", id=2, params={"x": 1}), req("stats", id=3, params=[]))),
+    # No mutation: its outcome depends on how the input is cut (the backend answers
+    # between chunks), which the whole-and-split oracle cannot allow.
+    "nd-mutations": (
+        0x3A,
+        nd(
+            req("subscribe", params={"topics": [{"type": "mutations"}]}),
+            req("subscribe", id=2, params={"topics": [{"type": "mutations", "kind": "a"}]}),
+            req("getMutations", id=3, params={"since": 0, "limit": 1}),
+            req("getMutations", id=4, params={"id": "1"}),
+            req("getMutations", id=5, params={"limit": 1001, "since": -1}),
+        ),
+    ),
     "nd-rpc-discover": (0x37, nd(req("rpc.discover"), req("rpc.discover", id=2, params={"a/b~c": 1}))),
     "nd-params": (
         0x3C,
@@ -267,6 +279,9 @@ OTHER = {
         "outbox": b"\x01" + b'{"k":"artist","i":"1","e":"default","w":true}\n{"k":"gene","i":"2","w":null}\n{"k":"a","i":"3","w":false}\n{"k":',
         "journal": b"\x00" + b'{"k":"artist","i":"1","f":true}\n\n{"k":"gene","i":"x","f":false}\nbad\n{"k":"a","i":"b","f":true}',
         "snapshot": b"\x02" + b'{"version":1,"follows":{"artist":["1","2"],"gene":[]}}\n',
+        "ledger": b"\x00" + b'{"next":9}\n{"q":7,"k":"artist","i":"1","w":true,"c":"nvim","e":"prod","a":1,"o":"pending"}\n'
+        + b'{"q":7,"k":"artist","i":"1","w":true,"a":1,"o":"refused","t":2,"n":1,"x":"rejected","xs":422,"xm":"no"}\n'
+        + b'{"q":8,"k":"gene","i":"2","w":false,"a":3,"o":"waiting","x":"unauthorized","xs":401,"xm":"sign in"}\n{"q":',
     },
 }
 

@@ -77,6 +77,8 @@ final class Harness {
     // whose pages were new to ASan's allocator (page faults).
     let server = RPCServer(loop: loop, maxMessageBytes: maxMessageBytes, readBufferBytes: maxMessageBytes)
     let service = NetmodelService(server: server, instance: instance)
+    // The ledger's times are the wall clock's: fixed, as `instance` is.
+    service.ledger.now = { 0 }
     defer { withExtendedLifetime(service) {} }
     let peer = MemoryPeer()
     let connection = server.attach(peer)

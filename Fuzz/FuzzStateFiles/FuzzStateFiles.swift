@@ -1,7 +1,8 @@
 // Replay of the state files from arbitrary bytes (what a crash, a full disk or a hand
 // edit can leave): the lines of the outbox and of the local backend (the journal's,
 // and those of `outbox.log` and `local-follows.log` of earlier versions), the earlier
-// snapshot (`local-follows.json`), the `versions` mark and the warm start's `states`. Byte 0 picks the outbox's
+// snapshot (`local-follows.json`), the mutations ledger's lines (`mutations.log`), the
+// `versions` mark and the warm start's `states`. Byte 0 picks the outbox's
 // current environment; the rest is the file.
 //
 // Oracles: nothing traps; what a replay reads back survives being written again in the
@@ -57,6 +58,28 @@ func checkJournal(_ bytes: [UInt8]) {
   }
 }
 
+func checkLedger(_ bytes: [UInt8]) {
+  var read: [MutationEntry] = []
+  _ = JournalLines(bytes) { line, _ in
+    guard let object = line.withUnsafeBytes({ try? JSONScanner.scanObjectMembers($0) }) else { return false }
+    if case .success(let entry) = MutationLedger.parseRecord(object) { read.append(entry) }
+    return true
+  }
+  for entry in read {
+    if EntityKey.problem(kind: entry.key.kind, id: entry.key.id) != nil {
+      fuzzFailure("ledger: read \(escaped(Array(entry.key.description.utf8))), which no request may name")
+    }
+    var line: [UInt8] = []
+    MutationLedger.appendLine(entry, to: &line)
+    let again = line.dropLast().withUnsafeBytes { bytes in
+      (try? JSONScanner.scanObjectMembers(bytes)).flatMap { $0 }.map(MutationLedger.parseRecord)
+    }
+    guard case .success(let second)? = again, second == entry else {
+      fuzzFailure("ledger: its own line of what it read does not read back the same:\n\(escaped(line))")
+    }
+  }
+}
+
 func checkSnapshot(_ bytes: [UInt8]) {
   guard case .success(let follows) = LocalBackend.decode(bytes) else { return }
   let encoded = LocalBackend.encode(follows)
@@ -100,6 +123,7 @@ struct FuzzStateFiles {
       checkOutbox(bytes, environment: environments[Int(selector) % environments.count])
       checkJournal(bytes)
       checkSnapshot(bytes)
+      checkLedger(bytes)
       checkVersionMark(bytes)
       checkWarmStates(bytes, environment: environments[Int(selector) % environments.count] ?? "the local backend")
     }

@@ -51,6 +51,9 @@ public final class FollowStore {
   public var onChange: ((EntityState) -> Void)?
   /// Called when the backend confirmed a follow or unfollow (not a read).
   public var onConfirmed: ((EntityKey) -> Void)?
+  /// Told of each intent accepted, each call made for it and each outcome it meets
+  /// (`MutationLedger`).
+  public var onMutation: ((EntityKey, MutationEvent) -> Void)?
   public internal(set) var counters = Counters()
   /// Where versions start in this run (lists use it too).
   public var versions = VersionBase()
@@ -398,6 +401,7 @@ public final class FollowStore {
     work.mutationSerial = mutationSerial
     if work.wanted == nil { work.pendingSince = loop.clock.now }
     work.wanted = wanted
+    onMutation?(key, .accepted(wanted))
     if let settled { work.settleWaiters.append(settled) }
     intentLog?.record(key, wanted: wanted)
     record.following = wanted
@@ -407,6 +411,7 @@ public final class FollowStore {
       // Without credentials a call would only be refused again: the new intent waits
       // in place of the old one, unless the backend already has what it asks for;
       // a caller awaiting it is answered now, as the first one was.
+      if !backendHas(key, wanted) { onMutation?(key, .outcome(.waiting, credentialsFailure(key))) }
       if backendHas(key, wanted) {
         settle(key, work)
       } else if settled != nil {
@@ -441,6 +446,7 @@ public final class FollowStore {
     }
     work.inFlight = wanted
     work.callsSent &+= 1
+    onMutation?(key, .sent)
     counters.backendCalls += 1
     counters.backendMutations += 1
     let epoch = environmentEpoch
@@ -517,6 +523,7 @@ public final class FollowStore {
     if let wanted = work.wanted, backendHas(key, wanted) { return settle(key, work) }
     startsWaitingForCredentials(key, failure, read: false)
     waitingForCredentials.insert(key)
+    onMutation?(key, .outcome(.waiting, failure))
     showAndAnswer(key, work, failure: failure)
   }
 
@@ -554,8 +561,11 @@ public final class FollowStore {
   /// showing `failure`, and callers awaiting the unsaved intent are answered with it.
   public func intentNotSaved(_ key: EntityKey, durable: Bool?, failure: FollowFailure) {
     guard let work = activities[key], work.wanted != nil else { return }
+    // Never accepted: refused, whatever the failure (the intent on disk, if any, is owed again).
+    onMutation?(key, .outcome(.refused, failure))
     guard let durable else { return finishMutation(key, work, failure: failure) }
     work.wanted = durable
+    onMutation?(key, .accepted(durable))
     records[key, default: Record()].following = durable
     showAndAnswer(key, work, failure: failure)
     guard work.inFlight == nil, work.retryTimer == nil, !waitingForCredentials.contains(key) else { return }
@@ -665,6 +675,7 @@ public final class FollowStore {
   /// Ends the entity's pending mutation either way: the shown state becomes the
   /// confirmed one, the outbox forgets the intent, and awaiting callers are answered.
   private func finishMutation(_ key: EntityKey, _ work: Activity, failure: FollowFailure?) {
+    if work.wanted != nil { reportFinished(key, failure: failure) }
     work.wanted = nil
     work.attempt = 0
     if !waitingForCredentials.isEmpty { waitingForCredentials.remove(key) }

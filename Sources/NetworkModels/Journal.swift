@@ -26,7 +26,8 @@ public protocol JournalPart: AnyObject {
 /// The state folder's one append-only file, `journal.log`, shared by the outbox and the
 /// local backend: one JSON object per line, each part reading back only its own
 /// (`JournalPart.replay`), so that all the records of one loop turn are made durable
-/// together, with one `write` and one `fsync` (group commit).
+/// together, with one `write` and one `fsync` (group commit). The mutations ledger
+/// keeps a journal of its own, `mutations.log` (`name`), by the same rules.
 ///
 /// A commit that fails is taken back: the file is cut back to its length before it,
 /// and the parts undo their records. When even the cut fails, the next commit
@@ -47,6 +48,8 @@ public protocol JournalPart: AnyObject {
 /// All methods must be called on the loop's thread.
 public final class Journal {
   public static let fileName = "journal.log"
+  /// The file's name in the folder (`fileName` unless another journal's).
+  public let name: String
   /// Compaction starts once the journal has more lines than
   /// max(`compactionMinimumLines`, `compactionFactor` × the parts' state lines).
   public static let compactionMinimumLines = 1000
@@ -87,6 +90,8 @@ public final class Journal {
   /// append starts with a newline, so that fragment stays a line of its own.
   private var mayHaveTornTail = false
 
+  /// The file's length after the last successful write.
+  public var fileSize: Int { writtenSize }
   /// Complete lines in the file now (as far as this process knows).
   public private(set) var lineCount = 0
   /// Successful commits with an fsync (one that had to rewrite the file included).
@@ -97,20 +102,21 @@ public final class Journal {
   public private(set) var bytesAppended = 0
   public private(set) var bytesCompacted = 0
 
-  /// Reads `journal.log` in `folder` (creating it empty, and durable, when missing);
+  /// Reads the file `name` in `folder` (creating it empty, and durable, when missing);
   /// parts attach with `attach(_:)`. Throws when the file cannot be read.
-  public init(folder: StateFolder) throws(Errno) {
+  public init(folder: StateFolder, name: String = Journal.fileName) throws(Errno) {
     self.folder = folder
+    self.name = name
     folder.removeStaleTemporaries()
-    guard let bytes = try folder.read(Journal.fileName) else {
+    guard let bytes = try folder.read(name) else {
       // An empty journal, made durable by syncing the folder that names it, so that
       // commits need one fsync only. When that fails, the first commit writes it anew.
       do {
-        try folder.open(Journal.fileName, .writeOnly, options: [.create, .append]).close()
+        try folder.open(name, .writeOnly, options: [.create, .append]).close()
         try folder.syncFolder()
         fileIsCompact = true
       } catch {
-        Log.warn("\(folder.file(Journal.fileName)) could not be created: \(error)")
+        Log.warn("\(folder.file(name)) could not be created: \(error)")
         rewriteNeeded = true
       }
       return
@@ -125,7 +131,7 @@ public final class Journal {
   /// compact, no earlier version's files to remove.
   public var isCompact: Bool {
     fileIsCompact && bufferedLines == 0 && legacyFiles.isEmpty && !rewriteNeeded && !mayHaveTornTail
-      && folder.exists(Journal.fileName)
+      && folder.exists(name)
   }
 
   private func read(_ bytes: [UInt8]) {
@@ -137,9 +143,9 @@ public final class Journal {
     lineCount += read.lines
     let skipped = read.skipped
     let tornTail = read.tornTail
-    if skipped > 0 { Log.warn("\(folder.file(Journal.fileName)): skipped \(skipped) unreadable line(s)") }
+    if skipped > 0 { Log.warn("\(folder.file(name)): skipped \(skipped) unreadable line(s)") }
     if tornTail {
-      Log.info("\(folder.file(Journal.fileName)): ignored an incomplete last line (the last run stopped mid-write)")
+      Log.info("\(folder.file(name)): ignored an incomplete last line (the last run stopped mid-write)")
     }
     // A torn tail must not glue itself to the next append: the first commit rewrites.
     rewriteNeeded = tornTail || skipped > 0
@@ -167,10 +173,10 @@ public final class Journal {
     }
     if !invalid.isEmpty {
       // One file for all the parts' lines: each part that attaches adds its own.
-      let aside = invalidAside ?? folder.nameForInvalidLines(of: Journal.fileName)
+      let aside = invalidAside ?? folder.nameForInvalidLines(of: name)
       invalidAside = aside
       keptAside += invalid
-      if folder.setAside(keptAside, of: Journal.fileName, as: aside, announcing: keptAside.suffix(invalid.count)) {
+      if folder.setAside(keptAside, of: name, as: aside, announcing: keptAside.suffix(invalid.count)) {
         // Kept aside: the next commit writes the journal without them.
         rewriteNeeded = true
       } else {
@@ -216,7 +222,7 @@ public final class Journal {
     if rewriteNeeded { return commitByRewriting() }
     let fd: FileDescriptor
     do {
-      fd = try folder.open(Journal.fileName, .writeOnly, options: [.append])
+      fd = try folder.open(name, .writeOnly, options: [.append])
     } catch  where error.code == Errno.noEntry {
       // Write everything to a new file instead; without a folder that fails.
       return commitByRewriting()
@@ -230,11 +236,11 @@ public final class Journal {
     bytes += buffer
     do throws(Errno) {
       mayHaveTornTail = true
-      try folder.write(bytes, to: fd, Journal.fileName)
-      if syncing { try folder.sync(fd, Journal.fileName) }
+      try folder.write(bytes, to: fd, name)
+      if syncing { try folder.sync(fd, name) }
       mayHaveTornTail = false
     } catch {
-      fail(Errno(error.code, call: "\(error.call) \(folder.file(Journal.fileName))"), fd: fd)
+      fail(Errno(error.code, call: "\(error.call) \(folder.file(name))"), fd: fd)
       return false
     }
     writtenSize += bytes.count
@@ -260,11 +266,11 @@ public final class Journal {
   }
 
   private func fail(_ error: Errno, fd: FileDescriptor?) {
-    Log.error("could not save \(bufferedLines) record(s) to \(folder.file(Journal.fileName)): \(error)")
+    Log.error("could not save \(bufferedLines) record(s) to \(folder.file(name)): \(error)")
     // A partial write may have left whole lines nobody was told about: shrinking
     // needs no space, so cut them off. If even that fails, the next commit rewrites.
-    if let fd, (try? folder.truncate(fd, Journal.fileName, toSize: writtenSize)) != nil,
-      (try? folder.sync(fd, Journal.fileName)) != nil
+    if let fd, (try? folder.truncate(fd, name, toSize: writtenSize)) != nil,
+      (try? folder.sync(fd, name)) != nil
     {
       mayHaveTornTail = false
     } else {
@@ -309,7 +315,7 @@ public final class Journal {
       bytes.append(UInt8(ascii: "\n"))
     }
     do throws(Errno) {
-      try folder.replace(Journal.fileName, with: bytes)
+      try folder.replace(name, with: bytes)
       // Only once the new file is durable: until then a start reads the old ones.
       if !legacyFiles.isEmpty {
         for name in legacyFiles where folder.exists(name) { try folder.remove(name) }
@@ -317,7 +323,7 @@ public final class Journal {
         legacyFiles.removeAll()
       }
     } catch {
-      Log.error("could not compact \(folder.file(Journal.fileName)): \(error)")
+      Log.error("could not compact \(folder.file(name)): \(error)")
       // The old file is still in place, as it was: nothing of the buffer is in it.
       clearBuffer()
       for part in parts { part.recordsFailed(error) }

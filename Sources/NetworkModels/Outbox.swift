@@ -133,6 +133,11 @@ public final class Outbox: IntentLog, JournalPart {
     return (oldest.offered, oldest.kept.map { ($0.slot.environment, $0.slot.key, $0.wanted) })
   }
 
+  /// Whether an intent for `key` made in `environment` is still unsettled.
+  func holdsIntent(environment: String?, key: EntityKey) -> Bool {
+    live[Slot(environment: environment, key: key)] != nil
+  }
+
   public func isDurable(_ key: EntityKey) -> Bool {
     onDisk.isEmpty || onDisk.index(forKey: Slot(environment: environment, key: key)) == nil
   }

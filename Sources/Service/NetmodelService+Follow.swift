@@ -22,10 +22,13 @@ extension ParamsReader {
 extension EntityState: EncodableResult {}
 
 extension NetmodelService {
-  /// A follow, unfollow or setFollowState, answered through `responder`.
-  func mutate(_ key: EntityKey, to following: Bool, await awaitSettle: Bool, _ responder: Responder)
-    throws(ResponseError)
-  {
+  /// A follow, unfollow or setFollowState, answered through `responder`; `client`: the
+  /// connection's name from `initialize`, for the ledger.
+  func mutate(
+    _ key: EntityKey, to following: Bool, await awaitSettle: Bool, client: String?, _ responder: Responder
+  ) throws(ResponseError) {
+    ledger.client = client
+    defer { ledger.client = nil }
     try admitted { () throws(AdmissionProblem) in
       try models.setFollowing(key, following, awaitSettle: awaitSettle) { responder.answer($0) }
     }

@@ -21,6 +21,9 @@ extension NetmodelService {
     case "stats":
       guard value.count == 1 else { throw .invalidParams("a stats topic has only a type", path: path) }
       return .stats
+    case "mutations":
+      guard value.count == 1 else { throw .invalidParams("a mutations topic has only a type", path: path) }
+      return .mutations
     case nil: throw .invalidParams("type is required", path: path + "/type")
     case let other?: throw .invalidParams("unknown topic type \(other)", path: path + "/type")
     }
@@ -33,7 +36,7 @@ extension SubscriptionHub.Topic {
     switch self {
     case .entity(let kind, let id): .entity(kind: kind, id: id)
     case .list(let key, let params): .list(key, params: params)
-    case .stats: nil
+    case .stats, .mutations: nil
     }
   }
 }

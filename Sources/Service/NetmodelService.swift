@@ -33,6 +33,8 @@ public final class NetmodelService {
   public var lists: ListStore { models.lists }
   public var preloader: Preloader { models.preloader }
   public var outbox: Outbox? { models.outbox }
+  /// What became of each intent (`getMutations`, the `mutations` topic).
+  public let ledger: MutationLedger
   public var configuration: Configuration
   let subscriptions = SubscriptionHub()
   var statsPush = StatsPush()
@@ -65,14 +67,15 @@ public final class NetmodelService {
   }()
 
   /// Shows the models of `store` and `outbox`; without a store, follows live in memory
-  /// only (tests, fuzzing). `instance` is random unless given (the fuzzer compares two
-  /// runs byte for byte).
+  /// only (tests, fuzzing), and so does the ledger without one. `instance` is random
+  /// unless given (the fuzzer compares two runs byte for byte).
   public init(
-    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil,
+    server: RPCServer, store: FollowStore? = nil, outbox: Outbox? = nil, ledger: MutationLedger? = nil,
     configuration: Configuration = Configuration(), instance: String = NetmodelService.newInstanceID()
   ) {
     self.server = server
     self.instance = instance
+    self.ledger = ledger ?? MutationLedger()
     self.models = Models(
       store: store ?? FollowStore(loop: server.loop, backend: MemoryBackend(loop: server.loop)), outbox: outbox,
       observer: subscriptions)
@@ -82,6 +85,7 @@ public final class NetmodelService {
       self.configuration.environment = environment
     }
     registerMethods()
+    connectLedger()
     // Unowned, never weak: one weak reference gives an object a side table, and then
     // every retain and release of it, several a request, costs ~10 times as much. The
     // server may outlive this service (the fuzzer makes a new service on the same
@@ -97,6 +101,7 @@ public final class NetmodelService {
     }
     server.preFlushHook = { [unowned self] in
       self.models.commitIntents()
+      self.ledger.commit()
       self.subscriptions.drainAll()
     }
   }
@@ -104,6 +109,7 @@ public final class NetmodelService {
   deinit {
     server.onConnectionClosed = nil
     server.preFlushHook = nil
+    store.onMutation = nil
     if let timer = statsPush.timer { loop.cancel(timer) }
   }
 

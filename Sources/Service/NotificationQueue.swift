@@ -9,6 +9,8 @@ final class NotificationQueue {
     case entity(EntityKey)
     case list(ListKey)
     case stats
+    /// A ledger entry, by its `seq`.
+    case mutation(UInt64)
   }
 
   struct Slot: Hashable {
@@ -22,6 +24,7 @@ final class NotificationQueue {
     case list(ListKey)
     /// The server's figures, encoded once per push for every subscriber.
     case stats(StatsText)
+    case mutation(MutationEntry)
   }
 
   /// Notifications are written while the connection has less than this unsent.
@@ -80,6 +83,11 @@ final class NotificationQueue {
   /// reader gets the latest only).
   func put(stats: StatsText, for subscription: String) -> Bool {
     put(.stats(stats), as: Slot(subscription: subscription, subject: .stats))
+  }
+
+  /// Queues a ledger entry's outcome; true when an older outcome of it still waited.
+  func put(mutation entry: MutationEntry, for subscription: String) -> Bool {
+    put(.mutation(entry), as: Slot(subscription: subscription, subject: .mutation(entry.seq)))
   }
 
   /// Forgets what `subscription` has queued; its places in `order` are skipped later.
@@ -157,6 +165,8 @@ final class NotificationQueue {
         subscription: slot.subscription, seq: seq, change: .list(listState(key)), through: through)
     case .stats(let text):
       notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .stats(text))
+    case .mutation(let entry):
+      notification = ChangeNotification(subscription: slot.subscription, seq: seq, change: .mutation(entry))
     }
     if aheadOfReplies {
       connection.sendNotification(encodeBody: notification.encode)
@@ -167,7 +177,7 @@ final class NotificationQueue {
   }
 }
 
-/// The params of a `stateChanged` or `statsChanged` notification, as
+/// The params of a `stateChanged`, `statsChanged` or `mutationOutcome` notification, as
 /// schema/openrpc.json gives them, and the notification they make.
 struct ChangeNotification {
   enum Change {
@@ -175,6 +185,7 @@ struct ChangeNotification {
     /// nil: the list is no longer in memory.
     case list(ListState?)
     case stats(StatsText)
+    case mutation(MutationEntry)
   }
 
   let subscription: String
@@ -190,7 +201,13 @@ struct ChangeNotification {
 
   /// The whole notification, its envelope with these params.
   func encode(into buffer: inout [UInt8]) {
-    (isStats ? NotificationText.stats : NotificationText.stateChanged).encode(into: &buffer) { buffer in
+    let text: MessageEncoder.Notification
+    switch change {
+    case .stats: text = NotificationText.stats
+    case .mutation: text = NotificationText.mutationOutcome
+    case .entity, .list: text = NotificationText.stateChanged
+    }
+    text.encode(into: &buffer) { buffer in
       buffer.append(contentsOf: NotificationText.subscription)
       appendJSONString(subscription, to: &buffer)
       buffer.append(contentsOf: NotificationText.seq)
@@ -205,6 +222,9 @@ struct ChangeNotification {
       case .stats(let text):
         buffer.append(contentsOf: NotificationText.statsField)
         buffer.append(contentsOf: text.bytes)
+      case .mutation(let entry):
+        buffer.append(contentsOf: NotificationText.entry)
+        entry.encode(into: &buffer)
       }
       if let through {
         buffer.append(contentsOf: NotificationText.through)
@@ -222,6 +242,8 @@ private enum NotificationText {
   static let state = Array(#","state":"#.utf8)
   static let stats = MessageEncoder.Notification(method: "statsChanged")
   static let statsField = Array(#","stats":"#.utf8)
+  static let mutationOutcome = MessageEncoder.Notification(method: "mutationOutcome")
+  static let entry = Array(#","entry":"#.utf8)
   static let through = Array(#","through":"#.utf8)
 }
 

@@ -12,6 +12,7 @@ extension SubscriptionHub.Topic {
     case .entity(let kind?, let id?): SubscriptionHub.TopicIdentity.entity(kind: kind, id: id)
     case .list(let key, _): SubscriptionHub.TopicIdentity(tag: 3, key.name, key.paramsText)
     case .stats: SubscriptionHub.TopicIdentity(tag: 4)
+    case .mutations: SubscriptionHub.TopicIdentity(tag: 5)
     }
   }
 
@@ -49,7 +50,7 @@ extension SubscriptionHub {
 
 extension SubscriptionHub.Topic {
   /// As `netmodel watch` takes it: `entity`, `entity:KIND`, `entity:KIND/ID`,
-  /// `list:NAME` (with its params after a space when it has any), `stats`.
+  /// `list:NAME` (with its params after a space when it has any), `stats`, `mutations`.
   var shorthand: String {
     switch self {
     case .entity(nil, _): "entity"
@@ -57,6 +58,7 @@ extension SubscriptionHub.Topic {
     case .entity(let kind?, let id?): "entity:\(kind)/\(id)"
     case .list(let key, _): key.paramsText == "{}" ? "list:\(key.name)" : "list:\(key.name) \(key.paramsText)"
     case .stats: "stats"
+    case .mutations: "mutations"
     }
   }
 }

@@ -17,6 +17,8 @@ final class SubscriptionHub {
     case list(ListKey, params: [String: String])
     /// The server's own figures (`stats`), pushed at most once a second.
     case stats
+    /// The ledger's outcomes (`mutationOutcome`), one notification each.
+    case mutations
   }
 
   final class Subscription {
@@ -52,6 +54,7 @@ final class SubscriptionHub {
   private var everything = Subscribers()
   private var lists: [ListKey: Subscribers] = [:]
   private var statsSubscribers = Subscribers()
+  private var mutationSubscribers = Subscribers()
   private var queues: [Int: NotificationQueue] = [:]
   private var fresh: [Subscription] = []
   /// A list's current ListState: a list's is taken when its notification is written,
@@ -78,6 +81,7 @@ final class SubscriptionHub {
       case .entity(nil, _): everything.insert(subscription)
       case .list(let key, _): lists[key, default: Subscribers()].insert(subscription)
       case .stats: statsSubscribers.insert(subscription)
+      case .mutations: mutationSubscribers.insert(subscription)
       }
     }
     return subscription
@@ -124,6 +128,14 @@ final class SubscriptionHub {
     trimmed = byKind.shrinkIfMostlyEmpty() || trimmed
     trimmed = lists.shrinkIfMostlyEmpty() || trimmed
     if trimmed { Memory.trim() }
+  }
+
+  /// Tells every `mutations` subscription of an entry's new outcome. Queued by entry:
+  /// two outcomes of one entry in one turn (waiting, then confirmed) send the later.
+  func publish(mutation entry: MutationEntry) {
+    mutationSubscribers.forEach { subscription in
+      if subscription.queue.put(mutation: entry, for: subscription.id) { counters.coalesced += 1 }
+    }
   }
 
   /// Tells every matching subscription, once each, about `state`.
@@ -229,6 +241,7 @@ final class SubscriptionHub {
       case .entity(nil, _): everything.remove(subscription)
       case .list(let key, _): remove(from: &lists, key)
       case .stats: statsSubscribers.remove(subscription)
+      case .mutations: mutationSubscribers.remove(subscription)
       }
     }
   }

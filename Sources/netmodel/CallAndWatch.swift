@@ -12,8 +12,8 @@ let callUsage = """
   The socket defaults to the server's default path (see `netmodel --help`).
   --timeout=MS gives up after MS milliseconds without the answer (exit 1), telling
   the server to cancel the request. Default: 30000 for the methods that only read
-  (getFollowState, getEntity, fetchList, stats, inspect, rpc.discover, initialize);
-  the others (follow with await, …) wait as long as the server takes.
+  (getFollowState, getEntity, fetchList, stats, inspect, rpc.discover, initialize,
+  getMutations); the others (follow with await, …) wait as long as the server takes.
   Once a second has passed without the answer, one line on stderr says what the call
   waits for, as the server tells it (`inspect`), and again when that changes:
     waiting: https://api.github.com rate-limited until 15:04:05 (x-ratelimit-reset)
@@ -81,7 +81,7 @@ func failWithErrorReply(_ error: JSON) -> Int32 { fail(errorText(error), code: 1
 /// rate limit can wait minutes, and a script should hear of it (docs/operations.md, "From the shell").
 let defaultReadTimeoutMs = 30_000
 let readMethods = [
-  "getFollowState", "getEntity", "fetchList", "stats", "inspect", "rpc.discover", "initialize",
+  "getFollowState", "getEntity", "fetchList", "stats", "inspect", "rpc.discover", "initialize", "getMutations",
 ]
 
 func runCall(_ arguments: ArraySlice<String>) -> Int32 {
@@ -120,7 +120,7 @@ func runCall(_ arguments: ArraySlice<String>) -> Int32 {
 }
 
 /// A topic from the command line: `entity`, `entity:KIND`, `entity:KIND/ID`,
-/// `list:NAME` or JSON.
+/// `list:NAME`, `stats`, `mutations` or JSON.
 func topic(from text: String) throws(RPCClient.Failure) -> JSON {
   if text.hasPrefix("{") {
     do {
@@ -133,12 +133,13 @@ func topic(from text: String) throws(RPCClient.Failure) -> JSON {
     return JSON.object().set("type", .string("list")).set("list", .string(String(text.dropFirst(5))))
       .set("params", .object())
   }
-  if text == "stats" { return JSON.object().set("type", .string("stats")) }
+  if text == "stats" || text == "mutations" { return JSON.object().set("type", .string(text)) }
   let topic = JSON.object().set("type", .string("entity"))
   if text == "entity" { return topic }
   guard text.hasPrefix("entity:") else {
     throw RPCClient.Failure(
-      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME, stats or JSON")
+      description: "unknown topic \(text): use entity, entity:KIND, entity:KIND/ID, list:NAME, stats, mutations or JSON"
+    )
   }
   let rest = text.dropFirst("entity:".count)
   if let slash = rest.firstIndex(of: "/") {
@@ -182,7 +183,8 @@ func runWatch(_ arguments: ArraySlice<String>) -> Int32 {
     var changes = 0
     while let message = try client.receive() {
       if RPCClient.isUnmatchedError(message), let error = message["error"] { return failWithErrorReply(error) }
-      guard let method = message["method"]?.string, method == "stateChanged" || method == "statsChanged",
+      guard let method = message["method"]?.string,
+        method == "stateChanged" || method == "statsChanged" || method == "mutationOutcome",
         let params = message["params"]
       else { continue }
       guard printed.print(params) else { continue }

@@ -129,8 +129,19 @@ func serve(_ options: ServeOptions) -> Int32 {
     var configuration = NetmodelService.Configuration()
     configuration.defaultMaxAgeMs = options.maxAgeMs
     configuration.listEviction = options.listEviction
-    let service = NetmodelService(server: server, store: store, outbox: outbox, configuration: configuration)
+    let ledger: MutationLedger
+    do {
+      ledger = try MutationLedger(
+        folder: folder, maxEntries: options.maxLedgerEntries, maxBytes: options.maxLedgerBytes)
+    } catch {
+      // What only informs must not keep the follows from being served.
+      Log.error("\(folder.file(MutationLedger.fileName)): \(error); the mutations ledger is kept in memory only")
+      ledger = MutationLedger(maxEntries: options.maxLedgerEntries, maxBytes: options.maxLedgerBytes)
+    }
+    let service = NetmodelService(
+      server: server, store: store, outbox: outbox, ledger: ledger, configuration: configuration)
     store.replayIntents()
+    ledger.settleLost(outbox)
 
     _ = try loop.register(signals.fd, events: .readable) { _ in
       while let signal = signals.next() {
@@ -161,6 +172,8 @@ func serve(_ options: ServeOptions) -> Int32 {
     if !journal.isCompact {
       do { try journal.compact() } catch { Log.warn("could not compact the journal: \(error)") }
     }
+    service.ledger.commit()
+    service.ledger.compactIfNeeded()
     return service.exitCode ?? 0
   } catch {
     Log.error("\(error)")

@@ -274,6 +274,24 @@ struct ServeOption: Sendable {
       options.maxWarmBytes = try count("max-warm-bytes", text, minimum: 0)
     },
     ServeOption(
+      name: "max-ledger-entries", value: .count("N"),
+      help: """
+        intents kept in the mutations ledger (getMutations), the
+        oldest dropped first (default 10000)
+        """, defaultText: String(MutationLedger.defaultMaxEntries)
+    ) { (options, text) throws(ServeOptions.UsageError) in
+      options.maxLedgerEntries = try count("max-ledger-entries", text, minimum: 1)
+    },
+    ServeOption(
+      name: "max-ledger-bytes", value: .count("N"),
+      help: """
+        bytes of the mutations ledger's entries, as its file
+        writes them, the oldest dropped first (default 4194304)
+        """, defaultText: String(MutationLedger.defaultMaxBytes)
+    ) { (options, text) throws(ServeOptions.UsageError) in
+      options.maxLedgerBytes = try count("max-ledger-bytes", text, minimum: 1024)
+    },
+    ServeOption(
       name: "max-api-calls-per-second", value: .count("N"),
       help: """
         rest backend: requests a second at most (default 200;

@@ -32,6 +32,9 @@ struct ServeOptions {
   /// `--max-held-bytes`: the bound on entity details and list items (0: none).
   var maxHeldBytes = HeldBytes.defaultLimit
   var maxWarmBytes = WarmStates.defaultMaxBytes
+  /// `--max-ledger-entries`, `--max-ledger-bytes`: the bounds of the mutations ledger.
+  var maxLedgerEntries = MutationLedger.defaultMaxEntries
+  var maxLedgerBytes = MutationLedger.defaultMaxBytes
   /// The REST API's requests a second (0: no limit).
   var maxAPICallsPerSecond = 200
   /// `--print-config`: say what is in force instead of serving.

@@ -58,6 +58,8 @@ EXPECTED_METHODS = {
     "setInterfaceState": "request",
     # Waiting for intents to settle.
     "sync": "request",
+    # The ledger of outcomes.
+    "getMutations": "request",
 }
 
 # Notifications the server sends to clients. OpenRPC describes only client-to-server
@@ -68,6 +70,7 @@ EXPECTED_SERVER_NOTIFICATIONS = {
     "stateChanged": "#/components/schemas/StateChangedParams",
     "statsChanged": "#/components/schemas/StatsParams",
     "configurationChanged": "#/components/schemas/ConfigurationChangedParams",
+    "mutationOutcome": "#/components/schemas/MutationOutcomeParams",
 }
 
 EXPECTED_ERRORS = {

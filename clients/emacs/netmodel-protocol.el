@@ -36,9 +36,9 @@
 (defconst netmodel-protocol-socket-fallback "/tmp/netmodel-{uid}/netmodel.sock")
 
 (defconst netmodel-protocol-topic-shorthands
-  '("entity" "entity:KIND" "entity:KIND/ID" "list:NAME" "stats")
+  '("entity" "entity:KIND" "entity:KIND/ID" "list:NAME" "stats" "mutations")
   "Topic shorthands (x-netmodel-protocol.topicShorthands).")
-(defconst netmodel-protocol-topic-shorthands-text "entity, entity:KIND, entity:KIND/ID, list:NAME or stats")
+(defconst netmodel-protocol-topic-shorthands-text "entity, entity:KIND, entity:KIND/ID, list:NAME, stats or mutations")
 
 (defconst netmodel-protocol-list-params-drop-null t
   "Whether null members of list params are dropped from the list's key.")

@@ -20,6 +20,7 @@
 
 (require 'cl-lib)
 (require 'subr-x)
+(require 'seq)
 (require 'netmodel-protocol)
 (require 'netmodel-rpc)
 
@@ -185,6 +186,12 @@ not after an error was shown (a state delivered again clears it)."
          (when (and sub stats)
            (setf (netmodel-sub-stats sub) stats)
            (netmodel--call (netmodel-sub-on-state sub) stats))))
+     (when (eq method 'mutationOutcome)
+       ;; Like statsChanged: written after the subscribe answer, never before.
+       (let ((sub (gethash (plist-get params :subscription) netmodel--by-name))
+             (entry (plist-get params :entry)))
+         (when (and sub entry)
+           (netmodel--call (netmodel-sub-on-state sub) entry))))
      (when (and (eq method 'stateChanged) (plist-get params :through))
        ;; Every change up to it of what this connection subscribed to is here.
        (maphash (lambda (_name sub) (netmodel--saw-version sub (plist-get params :through)))
@@ -208,6 +215,68 @@ not after an error was shown (a state delivered again clears it)."
   "Functions run on every new connection, after the subscriptions are sent again.
 What the server keeps per connection (`setInterfaceState') is sent again here.")
 
+(defcustom netmodel-tell-failures nil
+  "When non-nil, tell on every connect the intents the server says failed.
+On each new connection (the first one, and every reconnect) the client reads
+`getMutations' since the last seq seen and shows each refused or rolled-back
+intent in the echo area: \"netmodel: your follow of artist/kaws failed: ...\".
+A follow rolled back while Emacs was closed is not lost.  The seq seen is kept
+in `netmodel-seen-file', so each failure is told once.
+\\[netmodel-failures] tells them now."
+  :type 'boolean :group 'netmodel)
+
+(defcustom netmodel-seen-file (locate-user-emacs-file "netmodel-mutations-seen")
+  "Where `netmodel-tell-failures' keeps the last ledger seq seen."
+  :type 'file :group 'netmodel)
+
+(defun netmodel--read-seen ()
+  "The last ledger seq seen, 0 when none."
+  (or (ignore-errors
+        (with-temp-buffer
+          (insert-file-contents netmodel-seen-file)
+          (let ((n (string-to-number (buffer-string)))) (and (natnump n) n))))
+      0))
+
+(defun netmodel--write-seen (seq)
+  "Keep SEQ as the last ledger seq seen."
+  (ignore-errors
+    (make-directory (file-name-directory netmodel-seen-file) t)
+    (with-temp-file netmodel-seen-file (insert (format "%d\n" seq)))))
+
+(defun netmodel-mutation-failed-p (entry)
+  "Whether ledger ENTRY was refused or rolled back."
+  (member (plist-get entry :outcome) '("refused" "rolledBack")))
+
+(defun netmodel-mutation-message (entry)
+  "\"your follow of KIND/ID failed: MESSAGE\" for ledger ENTRY."
+  (format "your %s of %s/%s failed: %s"
+          (if (netmodel--true-p (plist-get entry :intent)) "follow" "unfollow")
+          (plist-get entry :kind) (plist-get entry :id)
+          (or (plist-get (plist-get entry :error) :message) (plist-get entry :outcome))))
+
+(defun netmodel--tell-failures (since)
+  "Show each failed intent of the server's ledger after SINCE, page by page."
+  (let ((gen netmodel--generation))
+    (netmodel-request
+     "getMutations" (list :since since :limit 1000)
+     (lambda (err res)
+       ;; A server without the ledger, or a connection gone: nothing to tell.
+       (when (and (not err) res (= gen netmodel--generation))
+         (if (< (plist-get res :last) since)
+             (netmodel--tell-failures 0) ; another state folder's ledger: all of it is new
+           (seq-doseq (entry (plist-get res :entries))
+             (when (netmodel-mutation-failed-p entry)
+               (message "netmodel: %s" (netmodel-mutation-message entry))))
+           (netmodel--write-seen (plist-get res :next))
+           (when (netmodel--true-p (plist-get res :more))
+             (netmodel--tell-failures (plist-get res :next)))))))))
+
+;;;###autoload
+(defun netmodel-failures ()
+  "Show the intents the server's ledger says failed since the last seq seen."
+  (interactive)
+  (netmodel--tell-failures (netmodel--read-seen)))
+
 (defun netmodel--on-connect ()
   "A new connection: the configuration again, then every subscription."
   (clrhash netmodel--by-name)
@@ -218,6 +287,7 @@ What the server keeps per connection (`setInterfaceState') is sent again here.")
     (netmodel-request "configure" netmodel--configured
                       (lambda (err _) (when err (netmodel-report err)))))
   (dolist (sub netmodel--subs) (netmodel--send-subscribe sub))
+  (when netmodel-tell-failures (netmodel--tell-failures (netmodel--read-seen)))
   (run-hooks 'netmodel-connect-hook))
 
 (defun netmodel-configure (params &optional callback)
@@ -255,10 +325,11 @@ They stay, to be subscribed again on the next connection."
 (defun netmodel-topic (spec)
   "A topic plist from SPEC, a plist or `netmodel watch''s shorthand.
 Shorthands: entity, entity:KIND, entity:KIND/ID, list:NAME (a list with no
-params), stats (the server's figures, at most once a second)."
+params), stats (the server's figures, at most once a second), mutations (each
+intent's outcome, given to ON-STATE as the ledger's entry)."
   (cond ((consp spec) spec)
         ((not (stringp spec)) (error "netmodel: a topic is a plist or a string, not %S" spec))
-        ((equal spec "stats") (list :type "stats"))
+        ((member spec '("stats" "mutations")) (list :type spec))
         ((string-match "\\`list:\\(.+\\)\\'" spec)
          (list :type "list" :list (match-string 1 spec) :params (make-hash-table)))
         ((string-match "\\`entity\\(?::\\([^/]*\\)\\(?:/\\(.*\\)\\)?\\)?\\'" spec)

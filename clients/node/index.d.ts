@@ -215,6 +215,25 @@ export interface GetEntityOptions extends RequestOptions {
   refresh?: boolean;
 }
 
+/** An intent of the server's ledger and what became of it. */
+export type MutationEntry = Results.MutationEntry;
+
+/** The params of `getMutations`, all optional. */
+export interface GetMutationsParams {
+  /** Only entries with a seq above this. */
+  since?: number;
+  /** At most this many, 1…1000 (server default 100). */
+  limit?: number;
+  kind?: EntityKind;
+  /** With `kind`: only this entity's entries. */
+  id?: EntityID;
+}
+
+/** Refused or rolled back: what a user who asked for it should hear of. */
+export declare function mutationFailed(entry: MutationEntry): boolean;
+/** "your follow of artist/kaws failed: <the error's message>". */
+export declare function mutationMessage(entry: MutationEntry): string;
+
 /** The params of `inspect`, all optional. */
 export interface SyncParams {
   /** How long the server waits for intents to settle, 0…600000 ms (default 10000). */
@@ -289,6 +308,8 @@ export interface NetmodelClientEvents {
   stateChanged: [state: AnyState, subscription: Subscription, seq: number];
   /** A `statsChanged` push to a subscription with the stats topic. */
   statsChanged: [stats: Stats, subscription: Subscription, seq: number];
+  /** A `mutationOutcome` push to a subscription with the mutations topic. */
+  mutationOutcome: [entry: MutationEntry, subscription: Subscription, seq: number];
   disconnect: [error: Error | null];
   reconnect: [info: { attempt: number }];
   close: [];
@@ -349,6 +370,10 @@ export declare class NetmodelClient extends EventEmitter {
   inspect(params?: InspectParams, options?: RequestOptions): Promise<MethodResults['inspect']>;
   /** Resolves once every intent accepted before it has settled, or waits on what `timeoutMs` does not cover. */
   sync(params?: SyncParams, options?: RequestOptions): Promise<MethodResults['sync']>;
+  /** The ledger of intents and their outcomes after `since`, oldest first. */
+  getMutations(params?: GetMutationsParams, options?: RequestOptions): Promise<MethodResults['getMutations']>;
+  /** Every refused or rolled-back intent after `since` (default 0), and the seq to pass next time. */
+  failedMutations(since?: number, options?: RequestOptions): Promise<{ failed: MutationEntry[]; next: number }>;
   configure(params?: ConfigureParams, options?: RequestOptions): Promise<MethodResults['configure']>;
   /** Entity topics only: a Subscription of EntityStates (list topics only: of ListStates). */
   subscribe(topics: EntityTopicSpec | EntityTopicSpec[], options?: RequestOptions): Promise<Subscription<EntityState>>;
@@ -371,6 +396,8 @@ export interface SubscriptionEvents<S extends AnyState = AnyState> {
   change: [state: S, seq: number];
   /** A `statsChanged` push (a subscription with the stats topic): one right after subscribing, then at most one a second while the figures change. */
   stats: [stats: Stats, seq: number];
+  /** A `mutationOutcome` push (a subscription with the mutations topic): one per outcome. */
+  mutation: [entry: MutationEntry, seq: number];
   end: [error: Error | null];
 }
 

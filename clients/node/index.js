@@ -2,7 +2,7 @@
 export { NetmodelClient, TimeoutError } from './lib/client.js';
 export { Subscription } from './lib/subscription.js';
 export { UntrustedSocketError } from './lib/trust.js';
-export { StateStore, defaultSocketPath, stateKey, topic } from './lib/state.js';
+export { StateStore, defaultSocketPath, mutationFailed, mutationMessage, stateKey, topic } from './lib/state.js';
 export {
   BackendRejected,
   BackendUnavailable,

@@ -7,9 +7,9 @@ _netmodel() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local commands="serve call watch stop top check-config --version --help"
-  local serve_options="--socket --no-stdio --log-level --log-format --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-held-bytes --max-warm-bytes --max-api-calls-per-second --config-file --print-config"
-  local methods="initialize shutdown exit rpc.discover stats inspect follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState sync configure \$/cancelRequest"
-  local topics="entity entity: list: stats"
+  local serve_options="--socket --no-stdio --log-level --log-format --max-message-bytes --max-unread-bytes --max-batch-elements --max-pending-requests --shutdown-timeout-ms --state-dir --max-age-ms --when-exhausted --simulate --seed --backend --config --environment --max-entities --entity-idle-ms --max-lists --list-idle-ms --max-held-bytes --max-warm-bytes --max-ledger-entries --max-ledger-bytes --max-api-calls-per-second --config-file --print-config"
+  local methods="initialize shutdown exit rpc.discover stats inspect follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState sync getMutations configure \$/cancelRequest"
+  local topics="entity entity: list: stats mutations"
 
   if ((COMP_CWORD == 1)); then
     if [[ $cur == -* ]]; then

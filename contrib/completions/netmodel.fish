@@ -4,8 +4,8 @@
 
 set -l commands serve call watch stop top check-config
 # -a expands what it is given when completing: the $ of $/cancelRequest is escaped for that.
-set -l methods 'initialize shutdown exit rpc.discover stats inspect follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState sync configure \\$/cancelRequest'
-set -l topics entity entity: list: stats
+set -l methods 'initialize shutdown exit rpc.discover stats inspect follow unfollow setFollowState getFollowState subscribe unsubscribe fetchList getEntity setInterfaceState sync getMutations configure \\$/cancelRequest'
+set -l topics entity entity: list: stats mutations
 
 complete -c netmodel -f
 complete -c netmodel -n "not __fish_seen_subcommand_from $commands" -a serve -d 'serve on stdin/stdout (and a socket)'
@@ -41,6 +41,8 @@ complete -c netmodel -n $serve -l max-lists -x
 complete -c netmodel -n $serve -l list-idle-ms -x
 complete -c netmodel -n $serve -l max-held-bytes -x
 complete -c netmodel -n $serve -l max-warm-bytes -x
+complete -c netmodel -n $serve -l max-ledger-entries -x
+complete -c netmodel -n $serve -l max-ledger-bytes -x
 complete -c netmodel -n $serve -l max-api-calls-per-second -x
 complete -c netmodel -n $serve -l config-file -r -F
 complete -c netmodel -n $serve -l print-config -d 'print the options in force'

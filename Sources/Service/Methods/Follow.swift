@@ -28,6 +28,8 @@ enum Follow: ServiceMethod {
 
   static func handle(_ request: Request<Follow>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
-    try service.mutate(params.key, to: true, await: params.await, request.reply.responder)
+    try service.mutate(
+      params.key, to: true, await: params.await, client: request.connection.clientName,
+      request.reply.responder)
   }
 }

@@ -25,6 +25,7 @@ extension NetmodelService {
     register(GetEntity.self)
     register(SetInterfaceState.self)
     register(Sync.self)
+    register(GetMutations.self)
     server.dispatcher.register(Exit.self) { [unowned self] _, connection in self.exit(from: connection) }
   }
 

@@ -33,6 +33,8 @@ enum SetFollowState: ServiceMethod {
 
   static func handle(_ request: Request<SetFollowState>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
-    try service.mutate(params.key, to: params.following, await: params.await, request.reply.responder)
+    try service.mutate(
+      params.key, to: params.following, await: params.await, client: request.connection.clientName,
+      request.reply.responder)
   }
 }

@@ -10,6 +10,8 @@ enum Unfollow: ServiceMethod {
 
   static func handle(_ request: Request<Unfollow>, by service: NetmodelService) throws(ResponseError) {
     let params = request.params
-    try service.mutate(params.key, to: false, await: params.await, request.reply.responder)
+    try service.mutate(
+      params.key, to: false, await: params.await, client: request.connection.clientName,
+      request.reply.responder)
   }
 }

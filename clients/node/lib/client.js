@@ -7,7 +7,7 @@ import net from 'node:net';
 import { ClientErrorCodes, ConnectionLostError, ErrorCodes, RPCError } from './errors.js';
 import { emitSafely } from './events.js';
 import { LineSplitter } from './lines.js';
-import { defaultSocketPath, stateKey, topic, withHelpers } from './state.js';
+import { defaultSocketPath, mutationFailed, stateKey, topic, withHelpers } from './state.js';
 import { Subscription } from './subscription.js';
 import { checkSocketFolder } from './trust.js';
 
@@ -282,6 +282,30 @@ export class NetmodelClient extends EventEmitter {
     return this.call('sync', params, { ...options, timeout });
   }
 
+  /**
+   * The server's ledger of intents and their outcomes (`getMutations`): `params` is
+   * `{since, limit, kind, id}`, all optional; resolves with `{entries, next, last, more,
+   * truncated}`. Pass `next` as the next `since`.
+   */
+  async getMutations(params = {}, options) {
+    return this.call('getMutations', params, options);
+  }
+
+  /**
+   * Every refused or rolled-back intent after `since`, page after page, and the seq to
+   * pass next time: `{failed, next}`. What a client that reconnects tells its user
+   * (`mutationMessage(entry)`: "your follow of artist/kaws failed: …").
+   */
+  async failedMutations(since = 0, options) {
+    const failed = [];
+    for (;;) {
+      const page = await this.getMutations({ since, limit: 1000 }, options);
+      failed.push(...page.entries.filter(mutationFailed));
+      since = page.next;
+      if (!page.more) return { failed, next: since };
+    }
+  }
+
   /** Set the backend environment and/or token (`authToken: null` forgets it). */
   async configure(params = {}, options) {
     const result = await this.call('configure', params, options);
@@ -517,6 +541,11 @@ export class NetmodelClient extends EventEmitter {
         const { subscription, seq, stats } = msg.params ?? {};
         const sub = this.#subs.get(subscription);
         if (sub && stats && typeof stats === 'object' && sub._deliverStats(stats, seq)) this.emit('statsChanged', stats, sub, seq);
+      } else if (msg.method === 'mutationOutcome') {
+        // Like statsChanged: written after the subscribe answer, never before.
+        const { subscription, seq, entry } = msg.params ?? {};
+        const sub = this.#subs.get(subscription);
+        if (sub && entry && typeof entry === 'object' && sub._deliverMutation(entry, seq)) this.emit('mutationOutcome', entry, sub, seq);
       } else if (msg.method === 'stateChanged') {
         const { subscription, seq, state, through } = msg.params ?? {};
         withHelpers(state);

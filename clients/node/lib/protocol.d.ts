@@ -28,7 +28,7 @@ export declare const DefaultSocket: Readonly<{
   fallback: "/tmp/netmodel-{uid}/netmodel.sock";
 }>;
 
-export declare const TopicShorthands: readonly ["entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats"];
-export declare const TopicShorthandsText: "entity, entity:KIND, entity:KIND/ID, list:NAME or stats";
+export declare const TopicShorthands: readonly ["entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats", "mutations"];
+export declare const TopicShorthandsText: "entity, entity:KIND, entity:KIND/ID, list:NAME, stats or mutations";
 export declare const ListParamsDropNull: true;
 export declare function newerVersion(version: number, held: number): boolean;

@@ -36,8 +36,8 @@ export const DefaultSocket = Object.freeze({
 });
 
 /** Topic shorthands (x-netmodel-protocol.topicShorthands). */
-export const TopicShorthands = Object.freeze(["entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats"]);
-export const TopicShorthandsText = "entity, entity:KIND, entity:KIND/ID, list:NAME or stats";
+export const TopicShorthands = Object.freeze(["entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats", "mutations"]);
+export const TopicShorthandsText = "entity, entity:KIND, entity:KIND/ID, list:NAME, stats or mutations";
 
 /** List params (x-netmodel-protocol.listParams): null members are dropped from the key. */
 export const ListParamsDropNull = true;

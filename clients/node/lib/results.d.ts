@@ -149,8 +149,19 @@ export interface StatsTopic {
   type: "stats";
 }
 
+/**
+ * {type: mutations}: each outcome the ledger records (see `getMutations`), pushed as a
+ * `mutationOutcome` notification: confirmed, requested, refused, rolledBack, superseded and
+ * waiting (not the acceptance: the reply says it). Two outcomes of one entry in one turn send the
+ * later. The snapshot has nothing for this topic: read what came before with `getMutations`. Takes
+ * no other member.
+ */
+export interface MutationsTopic {
+  type: "mutations";
+}
+
 /** What a subscription hears about. */
-export type Topic = EntityTopic | ListTopic | StatsTopic;
+export type Topic = EntityTopic | ListTopic | StatsTopic | MutationsTopic;
 
 export interface SubscribeResult {
   /** The subscription's name (unique in the process), used by `unsubscribe` and in `stateChanged`. */
@@ -829,6 +840,70 @@ export interface SyncResult {
   waiting: SyncResultWaitingItem[];
 }
 
+/**
+ * What became of an intent: `pending` and `waiting` may still change; the others are final.
+ * `unknown`: it settled in a run that stopped before writing how (a power loss); the entity's
+ * state says where it stands.
+ */
+export type MutationOutcome = "pending" | "waiting" | "confirmed" | "requested" | "refused" | "rolledBack" | "superseded" | "unknown";
+
+/** Why it failed or waits, as the entity's state `error` showed it. */
+export interface MutationEntryError {
+  /** -32001 backend unavailable, -32002 backend rejected, -32003 unauthorized, -32004 unknown kind. */
+  code: number;
+  message: string;
+  retryable: boolean;
+}
+
+/** One intent in the ledger (`getMutations`, `mutationOutcome`). */
+export interface MutationEntry {
+  /** Its number in the state folder's ledger: rising by one per intent, never reused. */
+  seq: number;
+  kind: EntityKind;
+  id: EntityID;
+  /** true: a follow; false: an unfollow. */
+  intent: boolean;
+  outcome: MutationOutcome;
+  /** When the server accepted it (RFC 3339, UTC, milliseconds). */
+  acceptedAt: string;
+  /** When it reached a final outcome; absent while pending or waiting. */
+  settledAt?: string;
+  /**
+   * Calls to the backend made for it (counted in memory: calls of a run that stopped before its
+   * next line are not).
+   */
+  attempts: number;
+  /** The `clientInfo.name` of the connection that asked, when it gave one in `initialize`. */
+  client?: string;
+  /** The environment it was made in (the REST backend). */
+  environment?: string;
+  /** Why it failed or waits, as the entity's state `error` showed it. */
+  error?: MutationEntryError;
+}
+
+/** A page of the ledger. */
+export interface GetMutationsResult {
+  /** Entries after `since` (of `kind` and `id` when given), oldest first. */
+  entries: MutationEntry[];
+  /** What to pass as `since` for the rest: the last entry's seq when `more`, else `last`. */
+  next: number;
+  /** The highest seq the ledger gave (0: none yet). */
+  last: number;
+  /** `limit` cut the page: ask again with `since: next`. */
+  more: boolean;
+  /** Entries after `since` were dropped by the bounds before they could be read. */
+  truncated: boolean;
+}
+
+/** The params of the `mutationOutcome` notification (see `x-notifications`). */
+export interface MutationOutcomeParams {
+  /** The subscription with the mutations topic. */
+  subscription: string;
+  /** As in `stateChanged`: one count per connection over every notification. */
+  seq: number;
+  entry: MutationEntry;
+}
+
 export interface UnsubscribeResult {
   ok: true;
 }
@@ -859,5 +934,6 @@ export interface MethodResults {
   getEntity: EntityState;
   setInterfaceState: SetInterfaceStateResult;
   sync: SyncResult;
+  getMutations: GetMutationsResult;
   configure: ConfigureResult;
 }

@@ -16,8 +16,9 @@ export function defaultSocketPath(env = process.env) {
 
 /**
  * A topic object from an object or from `netmodel watch`'s shorthand: "entity",
- * "entity:KIND", "entity:KIND/ID", "list:NAME" (a list with no params), or "stats"
- * (the server's figures, as 'stats' events).
+ * "entity:KIND", "entity:KIND/ID", "list:NAME" (a list with no params), "stats"
+ * (the server's figures, as 'stats' events) or "mutations" (each intent's outcome, as
+ * 'mutation' events).
  */
 export function topic(spec) {
   if (spec && typeof spec === 'object') return spec;
@@ -25,7 +26,7 @@ export function topic(spec) {
   const colon = spec.indexOf(':');
   const head = colon < 0 ? spec : spec.slice(0, colon);
   const rest = colon < 0 ? '' : spec.slice(colon + 1);
-  if (spec === 'stats') return { type: 'stats' };
+  if (spec === 'stats' || spec === 'mutations') return { type: spec };
   if (head === 'list' && rest) return { type: 'list', list: rest, params: {} };
   if (head !== 'entity') {
     throw new TypeError(`unknown topic ${JSON.stringify(spec)} (want ${TopicShorthandsText})`);
@@ -142,4 +143,15 @@ export class StateStore {
   get size() {
     return this.#latest.size;
   }
+}
+
+/** Refused or rolled back (a ledger entry of `getMutations` or a 'mutation' event): what a user who asked for it should hear of. */
+export function mutationFailed(entry) {
+  return entry?.outcome === 'refused' || entry?.outcome === 'rolledBack';
+}
+
+/** "your follow of artist/kaws failed: <the error's message>". */
+export function mutationMessage(entry) {
+  const what = entry.intent ? 'follow' : 'unfollow';
+  return `your ${what} of ${entry.kind}/${entry.id} failed: ${entry.error?.message ?? entry.outcome}`;
 }

@@ -18,6 +18,7 @@ export class Subscription extends EventEmitter {
   // come with its reply are read in the same I/O callback, before any listener exists.
   #held = [];
   #heldStats = null;
+  #heldMutations = [];
 
   constructor(client, id, topics, snapshot, instance) {
     super();
@@ -54,6 +55,9 @@ export class Subscription extends EventEmitter {
       const stats = this.#heldStats;
       this.#heldStats = null;
       if (stats) this.emit('stats', ...stats);
+      const mutations = this.#heldMutations;
+      this.#heldMutations = null;
+      for (const [entry, seq] of mutations) this.emit('mutation', entry, seq);
     });
   }
 
@@ -65,7 +69,10 @@ export class Subscription extends EventEmitter {
   _waitedOn() {
     return (
       !this.#closed &&
-      (this.#waiters.length > 0 || this.listenerCount('change') > 0 || this.listenerCount('stats') > 0)
+      (this.#waiters.length > 0 ||
+        this.listenerCount('change') > 0 ||
+        this.listenerCount('stats') > 0 ||
+        this.listenerCount('mutation') > 0)
     );
   }
 
@@ -118,6 +125,15 @@ export class Subscription extends EventEmitter {
     this.stats = stats;
     if (this.#held) this.#heldStats = [stats, seq];
     else this.emit('stats', stats, seq);
+    return true;
+  }
+
+  /** A `mutationOutcome` push: an entry of the ledger with its new outcome, each one an event. */
+  _deliverMutation(entry, seq = 0) {
+    if (this.#closed) return false;
+    if (seq) this.lastSeq = seq;
+    if (this.#heldMutations) this.#heldMutations.push([entry, seq]);
+    else this.emit('mutation', entry, seq);
     return true;
   }
 

@@ -62,7 +62,7 @@ async function everyMethod(server, kind, id, list) {
   await server.call('initialize', { clientInfo: { name: 'result-types-test' } });
   await server.call('rpc.discover');
   await server.call('configure', {});
-  const sub = await server.call('subscribe', { topics: [{ type: 'entity', kind }, { type: 'list', list }, { type: 'stats' }] });
+  const sub = await server.call('subscribe', { topics: [{ type: 'entity', kind }, { type: 'list', list }, { type: 'stats' }, { type: 'mutations' }] });
   await server.call('follow', { kind, id, await: true });
   await server.call('getFollowState', { kind, id, refresh: true });
   await server.call('setFollowState', { kind, id, following: false, await: true });
@@ -75,6 +75,8 @@ async function everyMethod(server, kind, id, list) {
   await server.call('setInterfaceState', { items: items.length ? items : [{ kind, id }], state: 'visible' });
   await server.waitFor('stateChanged');
   await server.waitFor('statsChanged');
+  await server.waitFor('mutationOutcome');
+  await server.call('getMutations', { since: 0 });
   await server.call('stats');
   await server.call('inspect');
   await server.call('unsubscribe', { subscription: sub.subscription });
@@ -96,7 +98,11 @@ async function demoApi(dir) {
   return { api, config: path.join(dir, 'artsy.json') };
 }
 
-const NOTIFICATION_TYPES = { stateChanged: 'StateChangedParams', statsChanged: 'Results.StatsParams' };
+const NOTIFICATION_TYPES = {
+  stateChanged: 'StateChangedParams',
+  statsChanged: 'Results.StatsParams',
+  mutationOutcome: 'Results.MutationOutcomeParams',
+};
 
 test('real replies and notifications are the generated types (tsc --strict)', { skip, timeout: 120_000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nm-types-'));

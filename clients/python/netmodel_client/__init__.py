@@ -47,7 +47,19 @@ from .errors import (
     UnknownKindOrList,
     UntrustedSocket,
 )
-from .state import EntityState, ListItem, ListSection, ListState, LoadState, State, StateError, Stats, params_key, parse_state
+from .state import (
+    EntityState,
+    ListItem,
+    ListSection,
+    ListState,
+    LoadState,
+    Mutation,
+    State,
+    StateError,
+    Stats,
+    params_key,
+    parse_state,
+)
 from .sync import Client, SyncSubscription
 
 __version__ = "0.1.0"
@@ -66,6 +78,7 @@ __all__ = [
     "LoadState",
     "State",
     "Stats",
+    "Mutation",
     "StateError",
     "EntityRefLike",
     "Page",

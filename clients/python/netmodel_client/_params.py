@@ -22,15 +22,16 @@ InterfaceState = Literal["none", "preload", "display", "visible"]
 def topic(spec: Topic) -> Dict[str, Any]:
     """A topic object from a dict, or from a shorthand: ``"entity"``, ``"entity:KIND"``,
     ``"entity:KIND/ID"`` (as ``netmodel watch`` takes them), ``"stats"`` (the server's
-    figures, delivered as :class:`Stats`) or ``"list:NAME"`` (a list
+    figures, delivered as :class:`Stats`), ``"mutations"`` (each intent's outcome,
+    delivered as :class:`Mutation`) or ``"list:NAME"`` (a list
     without params, e.g. ``"list:following/artist"``; with params, use
     ``{"type": "list", "list": NAME, "params": {…}}`` or :func:`list_topic`)."""
     if isinstance(spec, dict):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"topic must be a dict or a string, not {type(spec).__name__}")
-    if spec == "stats":
-        return {"type": "stats"}
+    if spec in ("stats", "mutations"):
+        return {"type": spec}
     head, colon, rest = spec.partition(":")
     if head == "list" and colon and rest:
         return {"type": "list", "list": rest, "params": {}}  # as every client sends it

@@ -50,8 +50,8 @@ SOCKET_UNDER_ENV = "netmodel/netmodel.sock"
 SOCKET_FALLBACK = "/tmp/netmodel-{uid}/netmodel.sock"
 
 # Topic shorthands (x-netmodel-protocol.topicShorthands).
-TOPIC_SHORTHANDS: Tuple[str, ...] = ("entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats")
-TOPIC_SHORTHANDS_TEXT = "entity, entity:KIND, entity:KIND/ID, list:NAME or stats"
+TOPIC_SHORTHANDS: Tuple[str, ...] = ("entity", "entity:KIND", "entity:KIND/ID", "list:NAME", "stats", "mutations")
+TOPIC_SHORTHANDS_TEXT = "entity, entity:KIND, entity:KIND/ID, list:NAME, stats or mutations"
 
 # List params (x-netmodel-protocol.listParams): null members are dropped from the key.
 LIST_PARAMS_DROP_NULL = True

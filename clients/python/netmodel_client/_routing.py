@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 from ._session import _Session
 from ._subscription import Subscription, _parse_state, _queue_key
 from .errors import METHOD_NOT_FOUND
-from .state import EntityState, ListState, Stats
+from .state import EntityState, ListState, Mutation, Stats
 
 
 class _Subscriptions(_Session):
@@ -35,6 +35,13 @@ class _Subscriptions(_Session):
                 if sub is not None and isinstance(params.get("stats"), dict):
                     # Written after the subscribe answer, never before: nothing to hold early.
                     sub._deliver_stats(Stats(params["stats"]), int(params.get("seq") or 0))
+            elif method == "mutationOutcome":
+                params = msg.get("params") or {}
+                name = params.get("subscription")
+                sub = self._subs.get(name) if isinstance(name, str) else None
+                if sub is not None and isinstance(params.get("entry"), dict):
+                    # Like statsChanged: written after the subscribe answer, never before.
+                    sub._deliver_mutation(Mutation(params["entry"]), int(params.get("seq") or 0))
             elif method == "stateChanged":
                 params = msg.get("params") or {}
                 name = params.get("subscription")

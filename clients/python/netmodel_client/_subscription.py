@@ -11,7 +11,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _protocol
-from .state import EntityState, ListState, State, Stats, params_key
+from .state import EntityState, ListState, Mutation, State, Stats, params_key
 
 if TYPE_CHECKING:
     from .aio import AsyncClient
@@ -38,6 +38,8 @@ def _queue_key(state: State) -> Tuple[str, ...]:
     # Entities, lists and stats in one queue: tagged, so no entity key can equal a list key.
     if isinstance(state, Stats):
         return ("stats",)
+    if isinstance(state, Mutation):
+        return ("mutation", str(state.seq))
     return ("list", *state.key) if isinstance(state, ListState) else ("entity", *state.key)
 
 
@@ -160,6 +162,19 @@ class Subscription:
             self._held.append(stats)
         else:
             self._call_back(stats)
+
+    def _deliver_mutation(self, entry: Mutation, seq: int = 0) -> None:
+        # Each outcome is its own item; one entry's later outcome replaces a waiting one.
+        if self._closed:
+            return
+        if seq:
+            self.last_seq = seq
+        self._queue[_queue_key(entry)] = entry
+        self._wakeup.set()
+        if self._held is not None:
+            self._held.append(entry)
+        else:
+            self._call_back(entry)
 
     def _deliver(self, state: Union[EntityState, ListState], seq: int = 0) -> None:
         if self._closed:

@@ -31,7 +31,7 @@ from ._session import LINE_LIMIT, _reap
 from ._subscription import Callback, Subscription, _parse_state, _unsubscribe_abandoned
 from ._trust import open_checked
 from .errors import ConnectionLost
-from .state import EntityState, ListState
+from .state import EntityState, ListState, Mutation
 
 __all__ = [
     "LINE_LIMIT",
@@ -358,6 +358,45 @@ class AsyncClient(_Reconnecting):
             timeout = (10_000 if timeout_ms is None else timeout_ms) / 1000 + 10
         result: results.SyncResult = await self.call("sync", params, timeout=timeout)
         return result
+
+    async def get_mutations(
+        self,
+        since: Optional[int] = None,
+        *,
+        limit: Optional[int] = None,
+        kind: Optional[str] = None,
+        id: Optional[str] = None,
+        timeout: Any = _UNSET,
+    ) -> results.GetMutationsResult:
+        """The server's ledger of intents and their outcomes (``getMutations``): the
+        entries after ``since`` (a ``seq``; default: the oldest kept), of ``kind`` and
+        ``id`` when given, oldest first, at most ``limit`` (server default 100). Pass
+        ``next`` as the next ``since``; ``truncated`` says entries after ``since`` were
+        dropped before they were read. Wrap an entry in :class:`Mutation` for its
+        helpers (``failed``, ``message``)."""
+        params: Dict[str, Any] = {}
+        if since is not None:
+            params["since"] = since
+        if limit is not None:
+            params["limit"] = limit
+        if kind is not None:
+            params["kind"] = kind
+        if id is not None:
+            params["id"] = id
+        result: results.GetMutationsResult = await self.call("getMutations", params, timeout=timeout)
+        return result
+
+    async def failed_mutations(self, since: int = 0, *, timeout: Any = _UNSET) -> Tuple[List[Mutation], int]:
+        """Every refused or rolled-back intent after ``since``, page after page, and the
+        ``seq`` to pass next time: what a client that reconnects tells its user
+        ("your follow of X failed: …", :attr:`Mutation.message`)."""
+        failed: List[Mutation] = []
+        while True:
+            page = await self.get_mutations(since, limit=1000, timeout=timeout)
+            failed += [m for m in map(Mutation, page["entries"]) if m.failed]
+            since = page["next"]
+            if not page["more"]:
+                return failed, since
 
     async def inspect(
         self,

@@ -113,8 +113,20 @@ StatsTopic = TypedDict(
     },
 )
 
+# {type: mutations}: each outcome the ledger records (see `getMutations`), pushed as a
+# `mutationOutcome` notification: confirmed, requested, refused, rolledBack, superseded
+# and waiting (not the acceptance: the reply says it). Two outcomes of one entry in one
+# turn send the later. The snapshot has nothing for this topic: read what came before with
+# `getMutations`. Takes no other member.
+MutationsTopic = TypedDict(
+    "MutationsTopic",
+    {
+        "type": Literal["mutations"],
+    },
+)
+
 # What a subscription hears about.
-Topic = Union[EntityTopic, ListTopic, StatsTopic]
+Topic = Union[EntityTopic, ListTopic, StatsTopic, MutationsTopic]
 
 # An item of a list, joined with the entity store: `following` is the entity's shown state
 # now (it moves with every follow, in every list holding the entity), else what the list's
@@ -614,6 +626,61 @@ SyncResult = TypedDict(
     },
 )
 
+# What became of an intent: `pending` and `waiting` may still change; the others are
+# final. `unknown`: it settled in a run that stopped before writing how (a power loss);
+# the entity's state says where it stands.
+MutationOutcome = Literal["pending", "waiting", "confirmed", "requested", "refused", "rolledBack", "superseded", "unknown"]
+
+# Why it failed or waits, as the entity's state `error` showed it.
+MutationEntryError = TypedDict(
+    "MutationEntryError",
+    {
+        "code": int,
+        "message": str,
+        "retryable": bool,
+    },
+)
+
+# One intent in the ledger (`getMutations`, `mutationOutcome`).
+MutationEntry = TypedDict(
+    "MutationEntry",
+    {
+        "seq": int,
+        "kind": EntityKind,
+        "id": EntityID,
+        "intent": bool,
+        "outcome": MutationOutcome,
+        "acceptedAt": str,
+        "settledAt": NotRequired[str],
+        "attempts": int,
+        "client": NotRequired[str],
+        "environment": NotRequired[str],
+        "error": NotRequired[MutationEntryError],
+    },
+)
+
+# A page of the ledger.
+GetMutationsResult = TypedDict(
+    "GetMutationsResult",
+    {
+        "entries": List[MutationEntry],
+        "next": int,
+        "last": int,
+        "more": bool,
+        "truncated": bool,
+    },
+)
+
+# The params of the `mutationOutcome` notification (see `x-notifications`).
+MutationOutcomeParams = TypedDict(
+    "MutationOutcomeParams",
+    {
+        "subscription": str,
+        "seq": int,
+        "entry": MutationEntry,
+    },
+)
+
 UnsubscribeResult = TypedDict(
     "UnsubscribeResult",
     {
@@ -653,5 +720,6 @@ METHOD_RESULTS: Dict[str, Any] = {
     "getEntity": EntityState,
     "setInterfaceState": SetInterfaceStateResult,
     "sync": SyncResult,
+    "getMutations": GetMutationsResult,
     "configure": ConfigureResult,
 }

@@ -248,8 +248,48 @@ class Stats(Dict[str, Any]):
         return int(self.get("uptimeMs", 0))
 
 
+class Mutation(Dict[str, Any]):
+    """One intent of the server's ledger and what became of it (schema/openrpc.json
+    ``MutationEntry``), as :meth:`AsyncClient.get_mutations` answers it and as a
+    subscription with the ``mutations`` topic delivers each new outcome."""
+
+    @property
+    def seq(self) -> int:
+        return int(self.get("seq", 0))
+
+    @property
+    def kind(self) -> str:
+        return str(self.get("kind", ""))
+
+    @property
+    def id(self) -> str:
+        return str(self.get("id", ""))
+
+    @property
+    def intent(self) -> bool:
+        return bool(self.get("intent"))
+
+    @property
+    def outcome(self) -> str:
+        """``pending``, ``waiting``, ``confirmed``, ``requested``, ``refused``,
+        ``rolledBack`` or ``superseded``."""
+        return str(self.get("outcome", ""))
+
+    @property
+    def failed(self) -> bool:
+        """Refused or rolled back: what a user who asked for it should hear of."""
+        return self.outcome in ("refused", "rolledBack")
+
+    @property
+    def message(self) -> str:
+        """``your follow of artist/kaws failed: …`` (for a failed entry)."""
+        what = "follow" if self.intent else "unfollow"
+        error = self.get("error") or {}
+        return f"your {what} of {self.kind}/{self.id} failed: {error.get('message', self.outcome)}"
+
+
 #: What a subscription delivers: tell them apart with ``isinstance``.
-State = Union[EntityState, ListState, Stats]
+State = Union[EntityState, ListState, Stats, Mutation]
 
 
 def parse_state(obj: Dict[str, Any]) -> State:

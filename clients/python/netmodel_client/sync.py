@@ -9,7 +9,7 @@ from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, List, Opt
 
 from . import results
 from .aio import _UNSET, AsyncClient, Callback, EntityRefLike, InterfaceState, Page, Reconnect, Subscription, Topic
-from .state import EntityState, ListState, State, Stats
+from .state import EntityState, ListState, Mutation, State, Stats
 
 T = TypeVar("T")
 
@@ -289,6 +289,22 @@ class Client:
         if timeout is _UNSET:
             timeout = (10_000 if timeout_ms is None else timeout_ms) / 1000 + 10
         return self._run(self._client.sync(timeout_ms, timeout=None), timeout)
+
+    def get_mutations(
+        self,
+        since: Optional[int] = None,
+        *,
+        limit: Optional[int] = None,
+        kind: Optional[str] = None,
+        id: Optional[str] = None,
+        timeout: Any = _UNSET,
+    ) -> results.GetMutationsResult:
+        """See :meth:`netmodel_client.aio.AsyncClient.get_mutations`."""
+        return self._run(self._client.get_mutations(since, limit=limit, kind=kind, id=id, timeout=None), timeout)
+
+    def failed_mutations(self, since: int = 0, *, timeout: Any = _UNSET) -> Tuple[List[Mutation], int]:
+        """See :meth:`netmodel_client.aio.AsyncClient.failed_mutations`."""
+        return self._run(self._client.failed_mutations(since, timeout=None), timeout)
 
     def inspect(
         self,

@@ -62,7 +62,11 @@ def problems(value: Any, tp: Any, path: str = "$") -> List[str]:
     raise AssertionError(f"problems(): no rule for {tp}")
 
 
-NOTIFICATIONS: Dict[str, Any] = {"stateChanged": results.StateChangedParams, "statsChanged": results.StatsParams}
+NOTIFICATIONS: Dict[str, Any] = {
+    "stateChanged": results.StateChangedParams,
+    "statsChanged": results.StatsParams,
+    "mutationOutcome": results.MutationOutcomeParams,
+}
 
 
 def test_the_checker_sees_what_is_wrong():

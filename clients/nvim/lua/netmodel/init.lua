@@ -197,6 +197,12 @@ local function on_notification(method, params)
       sub.stats = params.stats
       safe(sub.on_state, params.stats)
     end
+  elseif method == 'mutationOutcome' and params then
+    -- Like statsChanged: written after the subscribe answer, never before.
+    local sub = by_name[params.subscription]
+    if sub and type(params.entry) == 'table' then
+      safe(sub.on_state, params.entry)
+    end
   elseif method == 'stateChanged' and params then
     if params.through then -- every change up to it of this connection's subscriptions is here
       for _, each in pairs(by_name) do
@@ -218,6 +224,63 @@ end
 local down_reported = false -- subscriptions were told the server is unreachable
 local quiet = false -- setup({ quiet = true }): no notices about the connection
 
+-- setup({ tell_failures = true }): on each connect, the intents the server's ledger
+-- says failed (refused, rolled back) since the last seq seen are told with
+-- vim.notify, "your follow of artist/kaws failed: …": a follow rolled back while
+-- Neovim was closed is not lost. The seq seen is kept in `seen_file` (default
+-- stdpath('state')/netmodel-mutations-seen), so each failure is told once.
+local tell = nil -- { file = path } when on
+
+local function read_seen()
+  local f = tell and io.open(tell.file, 'r')
+  if not f then
+    return 0
+  end
+  local seq = tonumber(f:read('*l') or '') or 0
+  f:close()
+  return seq
+end
+
+local function write_seen(seq)
+  vim.fn.mkdir(vim.fn.fnamemodify(tell.file, ':h'), 'p')
+  local f = io.open(tell.file, 'w')
+  if f then
+    f:write(tostring(seq), '\n')
+    f:close()
+  end
+end
+
+-- "your follow of artist/kaws failed: <the error's message>"
+function M.mutation_message(entry)
+  local what = entry.intent and 'follow' or 'unfollow'
+  local err = type(entry.error) == 'table' and entry.error.message or entry.outcome
+  return ('your %s of %s/%s failed: %s'):format(what, entry.kind, entry.id, err)
+end
+
+function M.mutation_failed(entry)
+  return entry.outcome == 'refused' or entry.outcome == 'rolledBack'
+end
+
+local function tell_failures(c, since)
+  c:request('getMutations', { since = since, limit = 1000 }, function(err, res)
+    if err or c ~= conn or type(res) ~= 'table' then
+      return -- a server without the ledger, or a connection gone: nothing to tell
+    end
+    if res.last < since then
+      return tell_failures(c, 0) -- another state folder's ledger: all of it is new here
+    end
+    for _, entry in ipairs(res.entries or {}) do
+      if M.mutation_failed(entry) then
+        vim.notify('netmodel: ' .. M.mutation_message(entry), vim.log.levels.WARN)
+      end
+    end
+    write_seen(res.next)
+    if res.more then
+      tell_failures(c, res.next)
+    end
+  end)
+end
+
 local function on_connect()
   by_name, down_reported, early, subscribing, instance = {}, false, {}, 0, nil
   if configured and next(configured) ~= nil then
@@ -230,6 +293,9 @@ local function on_connect()
   end
   for sub in pairs(subs) do
     send_subscribe(sub)
+  end
+  if tell then
+    tell_failures(conn, read_seen())
   end
 end
 
@@ -279,13 +345,18 @@ end
 
 -- opts: cmd (the serve command), socket (path, false for none, default
 -- M.default_socket()), state_dir, spawn (default true), reconnect ({ max_attempts
--- = N }: give up after N tries; default for ever), quiet (no connection notices).
+-- = N }: give up after N tries; default for ever), quiet (no connection notices),
+-- tell_failures (tell the ledger's failed intents on each connect; seen_file: where
+-- the last seq seen is kept).
 function M.setup(opts)
   opts = opts or {}
   if conn then
     conn:stop()
   end
   quiet = opts.quiet == true
+  tell = opts.tell_failures
+      and { file = opts.seen_file or (vim.fn.stdpath('state') .. '/netmodel-mutations-seen') }
+    or nil
   local socket = opts.socket
   if socket == nil then
     socket = M.default_socket()
@@ -303,13 +374,15 @@ function M.setup(opts)
     on_spawn_failed = on_spawn_failed,
     max_attempts = type(opts.reconnect) == 'table' and opts.reconnect.max_attempts or nil,
     wanted = function()
-      return next(subs) ~= nil
+      return next(subs) ~= nil or tell ~= nil
     end,
   })
   known, known_versions, by_name, down_reported, configured = {}, {}, {}, false, nil
   early, subscribing, instance = {}, 0, nil
-  if next(subs) ~= nil then
-    conn:connect() -- buttons and subscriptions carry over: subscribe them on the new connection
+  if next(subs) ~= nil or tell then
+    -- Buttons and subscriptions carry over: subscribe them on the new connection. With
+    -- tell_failures, at once: what failed while Neovim was closed is told now.
+    conn:connect()
   end
   if not M._autocmd then
     M._autocmd = vim.api.nvim_create_autocmd('VimLeavePre', {
@@ -463,7 +536,8 @@ function M.toggle(kind, id, callback)
 end
 
 -- A topic table from a table, or from `netmodel watch`'s shorthand: "entity",
--- "entity:KIND", "entity:KIND/ID", or "list:NAME" (a list with no params).
+-- "entity:KIND", "entity:KIND/ID", "list:NAME" (a list with no params), "stats", or
+-- "mutations" (each intent's outcome, the ledger's entry given to on_state).
 function M.topic(spec)
   if type(spec) == 'table' then
     return spec
@@ -476,8 +550,8 @@ function M.topic(spec)
   if head == 'list' and rest ~= '' then
     return { type = 'list', list = rest, params = vim.empty_dict() }
   end
-  if spec == 'stats' then
-    return { type = 'stats' }
+  if spec == 'stats' or spec == 'mutations' then
+    return { type = spec }
   end
   if head ~= 'entity' then
     error(('netmodel: unknown topic %q (want %s)'):format(spec, protocol.topic_shorthands_text), 2)

@@ -35,8 +35,8 @@ M.socket = {
 }
 
 -- Topic shorthands (x-netmodel-protocol.topicShorthands).
-M.topic_shorthands = { 'entity', 'entity:KIND', 'entity:KIND/ID', 'list:NAME', 'stats' }
-M.topic_shorthands_text = 'entity, entity:KIND, entity:KIND/ID, list:NAME or stats'
+M.topic_shorthands = { 'entity', 'entity:KIND', 'entity:KIND/ID', 'list:NAME', 'stats', 'mutations' }
+M.topic_shorthands_text = 'entity, entity:KIND, entity:KIND/ID, list:NAME, stats or mutations'
 
 -- List params (x-netmodel-protocol.listParams): null members are dropped from the key.
 M.list_params_drop_null = true

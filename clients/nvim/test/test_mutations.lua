@@ -1,0 +1,90 @@
+-- setup({ tell_failures = true }): on connect and on every reconnect, the intents the
+-- server's ledger says failed since the last seq seen are told with vim.notify ("your
+-- follow of X failed: …"), each once, the seq seen kept in seen_file.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
+local nm = require('netmodel')
+
+local told = {}
+local print_notify = vim.notify
+vim.notify = function(msg, level)
+  table.insert(told, msg)
+  print_notify(msg, level)
+end
+
+local function failures()
+  local out = {}
+  for _, msg in ipairs(told) do
+    if msg:find('failed:', 1, true) then
+      table.insert(out, msg)
+    end
+  end
+  return out
+end
+
+H.test('a follow refused while Neovim was away is told on connect, and on reconnect, once', function()
+  local dir = H.tmpdir()
+  local refusing = { '--simulate=latency=10,failure=1,status=422' }
+  local srv = H.start_server(dir, refusing)
+  -- Another client follows while this one is not there; the API refuses it.
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true })
+  local _, err = nm.request_sync('follow', { kind = 'artist', id = 'kaws', await = true }, 5000)
+  H.eq(-32002, err and err.code, 'the follow refused')
+  nm.stop()
+  H.eq({}, failures(), 'nothing told without the option')
+
+  local seen = dir .. '/seen'
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  H.wait(5000, function()
+    return #failures() == 1
+  end, 'the failure told on connect')
+  H.eq('netmodel: your follow of artist/kaws failed: simulated HTTP 422 (follow artist/kaws)', failures()[1], 'message')
+  H.wait(2000, function()
+    return vim.fn.filereadable(seen) == 1 and vim.fn.readfile(seen)[1] == '1'
+  end, 'the seq seen kept')
+
+  -- While the plugin is away (its server stopped), another server on the same state
+  -- folder sees an unfollow refused; when the plugin's server is back, the reconnect
+  -- reads the ledger from the seq seen: only the new failure is told.
+  vim.loop.kill(srv.pid, 'sigkill')
+  H.wait(5000, function()
+    return nm.info().status ~= 'connected'
+  end, 'the plugin to see the server gone')
+  local other_dir = H.tmpdir()
+  local other = H.start_server(other_dir, vim.list_extend({ '--state-dir=' .. dir .. '/state' }, refusing))
+  local code, out, stderr = H.call(other.socket, 'unfollow', 'kind=artist', 'id=andy', 'await:=true')
+  H.eq(1, code, 'the unfollow refused: ' .. out .. stderr)
+  vim.loop.kill(other.pid, 'sigterm')
+  H.wait(5000, function()
+    return other.exit_code ~= nil
+  end, 'the other server to stop')
+  H.start_server(dir, refusing)
+  H.wait(10000, function()
+    return #failures() == 2
+  end, 'the new failure told on reconnect')
+  H.eq('netmodel: your unfollow of artist/andy failed: simulated HTTP 422 (unfollow artist/andy)', failures()[2], 'second')
+  vim.wait(300)
+  H.eq(2, #failures(), 'the first one not told again')
+end)
+
+H.test('the mutations topic gives each outcome to on_state', function()
+  local dir = H.tmpdir()
+  local srv = H.start_server(dir, { '--simulate=latency=10,failure=1,status=422' })
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true })
+  H.eq({ type = 'mutations' }, nm.topic('mutations'), 'the shorthand')
+  local got = {}
+  local sub = nm.subscribe('mutations', function(entry)
+    table.insert(got, entry)
+  end)
+  H.wait(5000, function()
+    return sub.name ~= nil
+  end, 'subscribed')
+  nm.request('follow', { kind = 'artist', id = 'kaws' })
+  H.wait(5000, function()
+    return #got == 1
+  end, 'the outcome pushed')
+  H.eq('refused', got[1].outcome, 'outcome')
+  H.ok(nm.mutation_failed(got[1]), 'failed')
+  H.eq('your follow of artist/kaws failed: simulated HTTP 422 (follow artist/kaws)', nm.mutation_message(got[1]), 'message')
+end)
+
+H.finish()
