@@ -65,6 +65,8 @@ func use(_ configuration: RESTConfiguration) {
       let answer = HTTPResponse(
         status: 200, headers: [("Link", "</next>; rel=\"next\"")], body: Array(#"[{"id":"1","name":"x"}]"#.utf8))
       _ = RESTLists.readPage(answer, list, nil, url: "http://h/p")
+      // A next page: an offset one with `overlap` reads its first element apart.
+      _ = RESTLists.readPage(answer, list, .offset(1), url: "http://h/p")
     }
   }
 }

@@ -17,16 +17,18 @@ extension ListStore {
   /// A page the user asked for (`page: "next"`) that did not advance: its next page
   /// is the one just fetched or one loaded before (a cursor, Link or endCursor that
   /// repeats), or it holds exactly the previous page's items (a server that ignores
-  /// the page number or offset).
+  /// the page number or offset). The same items again are also what a head that moved
+  /// by exactly one page shows: unless the list's total says it did not move, the list
+  /// is walked again first (`shiftDetected`), and only a walk again that meets it too
+  /// ends (`refillProblem`).
   func noProgress(_ key: ListKey, _ entry: Entry, _ page: ListPage, _ token: PageToken?) -> FollowFailure? {
     let reason: String
+    let mayHaveMoved = !entry.rewalked && (entry.total == nil || page.total == nil || entry.total != page.total)
     if let next = page.next, next == token {
       reason = "the page after \(Self.shown(next)) is \(Self.shown(next)) again"
     } else if let next = page.next, entry.tokens.contains(next) {
       reason = "the next page (\(Self.shown(next))) was loaded before"
-    } else if !page.items.isEmpty, page.items.count == entry.lastPage.count,
-      zip(page.items, entry.lastPage).allSatisfy({ $0.key == $1 })
-    {
+    } else if !mayHaveMoved, Self.repeatsPage(page, entry.lastPage) {
       reason = "\(token.map(Self.shown) ?? "the next page") holds the same items as the page before"
     } else {
       return nil
@@ -34,6 +36,10 @@ extension ListStore {
     counters.pagingFailures += 1
     Self.logStalled(key, "a list did not advance: it stopped paging", reason)
     return Self.pagingFailure("the list \(key) did not advance: \(reason)")
+  }
+
+  static func repeatsPage(_ page: ListPage, _ before: [EntityKey]) -> Bool {
+    !page.items.isEmpty && page.items.count == before.count && zip(page.items, before).allSatisfy { $0.key == $1 }
   }
 
   static func shown(_ token: PageToken) -> String {
@@ -54,6 +60,12 @@ extension ListStore {
     for item in page.items where entry.refillKeys.insert(item.key).inserted { fresh = true }
     guard !fresh else { return nil }
     counters.pagingFailures += 1
+    if entry.refillPages > 1, Self.repeatsPage(page, entry.lastPage) {
+      // A server that ignores the page number or offset, met again once walked again.
+      let reason = "page \(entry.refillPages) holds the same items as the page before, also when walked again"
+      Self.logStalled(key, "a list did not advance: it stopped paging", reason)
+      return Self.pagingFailure("the list \(key) did not advance: \(reason)")
+    }
     Self.logStalled(
       key, "a list's refetch stopped paging: a page holds only items it had",
       "page \(entry.refillPages) of the refetch repeats an earlier one")

@@ -96,6 +96,10 @@ public final class ListStore {
     var tokens: Set<PageToken> = []
     /// The entities of the page loaded last: a next page of exactly these did not advance.
     var lastPage: [EntityKey] = []
+    /// What the answer read last said: the list's total, and its last item (the one an
+    /// overlapping next page must start with).
+    var total: Int?
+    var lastItem: EntityKey?
     /// This walk met a moved head and was walked again: a second move does not restart it.
     var rewalked = false
     /// The last move met, in words, for `inspect`.
@@ -251,6 +255,8 @@ public final class ListStore {
       entry.pages = 0
       entry.tokens = []
       entry.lastPage = []
+      entry.total = nil
+      entry.lastItem = nil
       entry.rewalked = false
       entry.shifted = nil
       entry.phase = .idle
@@ -330,15 +336,30 @@ public final class ListStore {
     case .success(let page):
       if let problem = overBound(key, page) { return failed(key, entry, problem) }
       guard var refill = entry.refill else {
-        if request == .next, let problem = noProgress(key, entry, page, token) { return failed(key, entry, problem) }
-        guard request == .next else { return pageArrived(key, entry, request, token, page) }
+        guard request == .next else {
+          answered(entry, page)
+          return pageArrived(key, entry, request, token, page)
+        }
+        if let problem = noProgress(key, entry, page, token) { return failed(key, entry, problem) }
         let unseen = Self.unseen(page, after: entry.items)
-        if unseen.repeats > 0, shiftDetected(key, entry, page, repeats: unseen.repeats) { return }
+        if let reason = movement(entry, page, repeats: unseen.repeats),
+          shiftDetected(key, entry, page, reason: reason, repeats: unseen.repeats)
+        {
+          return
+        }
+        answered(entry, page)
         return pageArrived(key, entry, request, token, unseen.page)
       }
       if let problem = refillProblem(key, entry, page, token) { return failed(key, entry, problem) }
       let unseen = Self.unseen(page, after: refill)
-      if unseen.repeats > 0 { _ = shiftDetected(key, entry, page, repeats: unseen.repeats) }
+      // The refetch's first page starts it: only the pages after it can have moved.
+      if token != nil, let reason = movement(entry, page, repeats: unseen.repeats),
+        shiftDetected(key, entry, page, reason: reason, repeats: unseen.repeats)
+      {
+        return
+      }
+      answered(entry, page)
+      entry.lastPage = page.items.map(\.key)
       refill += unseen.page.items
       if refill.count < entry.refillTarget, let next = page.next {
         if let problem = refillNextProblem(key, entry, next) { return failed(key, entry, problem) }

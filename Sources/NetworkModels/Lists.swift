@@ -78,10 +78,24 @@ public struct ListPage: Sendable {
   public var items: [ListItem]
   /// nil when this was the last page.
   public var next: PageToken?
+  /// How many items the whole list holds, when the answer says (a list's `total`): a
+  /// total that differs from the previous page's means items came or went meanwhile.
+  public var total: Int?
+  /// The page was asked for from one item before where it starts (offset paging with
+  /// `overlap`): that item, which must be the last one the list's previous page held.
+  public var overlap: Overlap?
 
-  public init(items: [ListItem], next: PageToken?) {
+  public enum Overlap: Sendable, Equatable {
+    case item(EntityKey)
+    /// The answer had no element there, or one without an id.
+    case absent
+  }
+
+  public init(items: [ListItem], next: PageToken?, total: Int? = nil, overlap: Overlap? = nil) {
     self.items = items
     self.next = next
+    self.total = total
+    self.overlap = overlap
   }
 }
 

@@ -902,6 +902,10 @@ LIST_ACCEPTED = [
     pytest.param(L(S(FA + "/paging/size", 1)), id="paging-page-size-1"),
     pytest.param(L(S(GA + "/paging", {"style": "offset"})), id="paging-offset-defaults"),
     pytest.param(L(S(GA + "/paging/limit", 1000)), id="paging-offset-limit-1000"),
+    pytest.param(L(S(GA + "/paging/overlap", True), S(GA + "/paging/limit", 2)), id="paging-offset-overlap-limit-2"),
+    pytest.param(L(S(GA + "/paging/overlap", False), S(GA + "/paging/limit", 1)), id="paging-offset-no-overlap-limit-1"),
+    pytest.param(L(S(GA + "/paging/overlap", True)), id="paging-offset-overlap-default-limit"),
+    pytest.param(L(S(FA + "/total", "/meta/total"), S(SE + "/total", "")), id="list-total"),
     pytest.param(L(S(SE + "/paging", {"style": "cursor", "next": ""})), id="paging-cursor-minimal"),
     pytest.param(L(S(SE + "/paging/size", 1)), id="paging-cursor-size-1"),
     pytest.param(L(D(SE + "/paging/sizeParameter")), id="paging-cursor-size-without-sizeParameter"),
@@ -1029,6 +1033,11 @@ LIST_REFUSED = [
     pytest.param(L(S(FA + "/sections/by", True)), FA + "/sections/by", id="sections-by-not-string"),
     pytest.param(L(S(FA + "/sections/title", "x")), FA + "/sections/title", id="sections-unknown-field"),
     pytest.param(L(S(FA + "/dependsOn", "artist")), FA + "/dependsOn", id="dependsOn-not-array"),
+    pytest.param(L(S(FA + "/total", 3)), FA + "/total", id="list-total-not-a-pointer"),
+    pytest.param(L(S(FA + "/total", "meta")), FA + "/total", id="list-total-pointer-without-slash"),
+    pytest.param(L(S(GA + "/paging/overlap", "yes")), GA + "/paging/overlap", id="paging-offset-overlap-not-boolean"),
+    pytest.param(L(S(GA + "/paging/overlap", True), S(GA + "/paging/limit", 1)), GA + "/paging/limit", id="paging-offset-overlap-limit-1"),
+    pytest.param(L(S(FA + "/paging/overlap", True)), FA + "/paging/overlap", id="paging-page-no-overlap"),
     pytest.param(L(S(FA + "/dependsOn", ["artist", 1])), FA + "/dependsOn/1", id="dependsOn-not-string"),
     # Swift parser bugs: the schema is right, check-config lets them through (silently).
     pytest.param(

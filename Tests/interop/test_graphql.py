@@ -172,7 +172,8 @@ def test_pages_of_the_same_items_end_the_list(api, netmodel):
     failed = c.result("fetchList", {"list": "pagedByNumber", "page": "next"})
     assert failed["state"] == "failure" and "same items as the page before" in failed["error"]["message"], failed
     assert ids(failed) == ids(first), "no item twice, nothing lost"
-    assert api.operations()["artistsConnection"] == 2
+    # The same items again may be a head that moved by one page: walked again once, then failed.
+    assert api.operations()["artistsConnection"] == 4
 
 
 # --------------------------------------------------------------------------

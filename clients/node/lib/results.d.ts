@@ -514,7 +514,11 @@ export interface ListStateError {
  * shown (the list's head moved between two pages of a page- or offset-paged API) has them left
  * out, and the list is walked again from its first page as far as it reached (the log's
  * `list.shifted`); meanwhile `state` is loading and `items` keeps what was shown. Items removed at
- * the head between two pages cannot be seen in the pages: a `refresh` walks from the first page.
+ * the head between two pages are found the same way when the list's configuration reads the
+ * answer's `total` (a total that changed) or asks offset pages with an `overlap`; otherwise they
+ * cannot be seen in the pages, and a `refresh` walks from the first page. A next page holding only
+ * items shown (a head that moved by exactly one page) is walked again too, not a failure. A keyset
+ * cursor does not move.
  */
 export interface ListState {
   list: ListName;
@@ -649,8 +653,9 @@ export interface InspectList {
   /** A page is being fetched. */
   loading: boolean;
   /**
-   * Present once the list moved at its head while it was paged: what its last next page repeated,
-   * and that it was walked again from the first page (the log's `list.shifted`).
+   * Present once the list moved at its head while it was paged: what showed it (the items its next
+   * page repeated, the total before and after, the item an overlapping page started after), and
+   * whether it was walked again from the first page (the log's `list.shifted`).
    */
   shifted?: string;
   /** How long ago its last page answer (or failure) came; null: none yet. */

@@ -170,8 +170,12 @@ ListStateError = TypedDict(
 # next page that repeats items already shown (the list's head moved between two pages of a
 # page- or offset-paged API) has them left out, and the list is walked again from its
 # first page as far as it reached (the log's `list.shifted`); meanwhile `state` is loading
-# and `items` keeps what was shown. Items removed at the head between two pages cannot be
-# seen in the pages: a `refresh` walks from the first page.
+# and `items` keeps what was shown. Items removed at the head between two pages are found
+# the same way when the list's configuration reads the answer's `total` (a total that
+# changed) or asks offset pages with an `overlap`; otherwise they cannot be seen in the
+# pages, and a `refresh` walks from the first page. A next page holding only items shown
+# (a head that moved by exactly one page) is walked again too, not a failure. A keyset
+# cursor does not move.
 ListState = TypedDict(
     "ListState",
     {

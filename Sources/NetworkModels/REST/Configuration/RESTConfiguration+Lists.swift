@@ -9,6 +9,8 @@ extension RESTConfiguration {
     public var paging: Paging
     /// The array of items in an answer.
     public var items: JSONPointer
+    /// The count of the whole list in an answer, if the API gives one.
+    public var total: JSONPointer?
     public var item: ItemReading
     public var sections: Sections?
     /// Kinds whose confirmed follows make the list out of date.
@@ -20,8 +22,10 @@ extension RESTConfiguration {
     case none
     /// `page=N&size=M`; a page with fewer than `size` items is the last.
     case page(pageParameter: String, sizeParameter: String, size: Int, first: Int)
-    /// `offset=N&limit=M`; a page with fewer than `limit` items is the last.
-    case offset(offsetParameter: String, limitParameter: String, limit: Int)
+    /// `offset=N&limit=M`; a page with fewer than `limit` items is the last. With
+    /// `overlap`, a next page is asked for from `N-1`: its first element must be the
+    /// last one read, or items before it moved.
+    case offset(offsetParameter: String, limitParameter: String, limit: Int, overlap: Bool)
     /// The next page's cursor is in the answer; none (or "") means the end.
     case cursor(parameter: String, next: JSONPointer, sizeParameter: String?, size: Int?)
     /// The next page's URL is in the `Link` header (`rel="next"`).
@@ -77,7 +81,7 @@ extension RESTConfiguration {
     // any non-2xx answer fails the page (`onStatus` can only say "retry").
     try field.allow(
       Field.endpointKeys.filter { $0 != "attributes" }
-        + ["params", "paging", "items", "item", "sections", "dependsOn"])
+        + ["params", "paging", "items", "total", "item", "sections", "dependsOn"])
     var params: [String] = []
     if let paramsField = field.optional("params") {
       guard paramsField.json.isArray else { throw paramsField.error("must be an array of parameter names") }
@@ -141,7 +145,7 @@ extension RESTConfiguration {
     }
     return ListEndpoints(
       endpoint: endpoint, params: params, paging: paging ?? .none,
-      items: try field.optional("items")?.pointer() ?? .root,
+      items: try field.optional("items")?.pointer() ?? .root, total: try field.optional("total")?.pointer(),
       item: ItemReading(
         kind: kind, id: try itemField.required("id").pointer(), following: following,
         attributes: try itemField.optional("attributes")?.pointer(), keep: keep),
@@ -162,11 +166,20 @@ extension RESTConfiguration {
         size: try field.optional("size")?.integer(in: 1...1000) ?? 20,
         first: try field.optional("first")?.integer(in: 0...1) ?? 1)
     case "offset":
-      try field.allow(["style", "offsetParameter", "limitParameter", "limit"])
+      try field.allow(["style", "offsetParameter", "limitParameter", "limit", "overlap"])
+      let limit = try field.optional("limit")?.integer(in: 1...1000) ?? 20
+      let overlapField = field.optional("overlap")
+      let overlap = try overlapField.map { (overlap) throws(RESTConfigurationError) in
+        guard let value = overlap.json.bool else { throw overlap.error("must be true or false") }
+        return value
+      }
+      if overlap == true, limit < 2, let limitField = field.optional("limit") {
+        throw limitField.error("must be 2 or more with \"overlap\": a page of one item would only repeat the last")
+      }
       return .offset(
         offsetParameter: try field.optional("offsetParameter")?.string() ?? "offset",
-        limitParameter: try field.optional("limitParameter")?.string() ?? "limit",
-        limit: try field.optional("limit")?.integer(in: 1...1000) ?? 20)
+        limitParameter: try field.optional("limitParameter")?.string() ?? "limit", limit: limit,
+        overlap: overlap ?? false)
     case "cursor":
       try field.allow(["style", "parameter", "next", "sizeParameter", "size"])
       let size = try field.optional("size")?.integer(in: 1...1000)

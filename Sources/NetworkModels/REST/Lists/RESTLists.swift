@@ -37,10 +37,10 @@ public final class RESTLists: ListSource {
       var number = first
       if case .number(let next)? = token { number = next }
       extra = [(pageParameter, String(number)), (sizeParameter, String(size))]
-    case (.offset(let offsetParameter, let limitParameter, let limit), let token):
+    case (.offset(let offsetParameter, let limitParameter, let limit, let overlap), let token):
       var offset = 0
       if case .offset(let next)? = token { offset = next }
-      extra = [(offsetParameter, String(offset)), (limitParameter, String(limit))]
+      extra = [(offsetParameter, String(Self.asked(offset, overlap: overlap))), (limitParameter, String(limit))]
     case (.cursor(let parameter, _, let sizeParameter, let size), let token):
       if case .cursor(let cursor)? = token { extra.append((parameter, cursor)) }
       if let sizeParameter, let size { extra.append((sizeParameter, String(size))) }

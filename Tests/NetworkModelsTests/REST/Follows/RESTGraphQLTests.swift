@@ -311,7 +311,9 @@ final class GraphQLFixture: StoreDriving {
     let failed = try f.fetch("byPage", .next)
     #expect(failed.phase == .failure && failed.error?.message.contains("same items as the page before") == true)
     #expect(failed.items.count == 2)
-    #expect(f.server.requests.count == 2)
+    // The same items again may be a head that moved by one page: walked again once first.
+    #expect(f.server.requests.count == 4)
+    #expect(f.lists.counters.shifts == 1)
   }
 
   @Test func aCursorWithBracesIsSentAsItCame() throws {

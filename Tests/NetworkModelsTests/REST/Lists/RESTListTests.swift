@@ -1,10 +1,11 @@
 import EventLoop
 import HTTP
 import JSON
-import NetworkModels
 import Posix
 import TestSupport
 import Testing
+
+@testable import NetworkModels
 
 /// Lists of the REST backend, one per paging style, against a loopback server that
 /// serves 45 artists named so that sections show.
@@ -176,6 +177,31 @@ final class RESTListFixture: LoopDriving {
     let next = try f.fetch("byLink", .next)
     #expect(next.phase == .failure && next.error?.message.contains("another origin") == true)
     #expect(f.server.requests.count == 1)
+  }
+
+  @Test func aTotalAndAnOverlapAreReadFromTheAnswer() throws {
+    let configuration = try RESTConfiguration.parse(
+      #"""
+      {"environments": {"t": "http://127.0.0.1:1"},
+       "kinds": {"artist": {"follow": {"method": "POST", "path": "/f/{id}"},
+                            "unfollow": {"method": "DELETE", "path": "/f/{id}"}, "state": {"method": "GET", "path": "/f/{id}"}}},
+       "lists": {"o": {"method": "GET", "path": "/o", "items": "/data", "total": "/meta/total",
+                       "paging": {"style": "offset", "limit": 3, "overlap": true}, "item": {"kind": "artist", "id": "/id"}}}}
+      """#)
+    let list = try #require(configuration.lists["o"])
+    func read(_ body: String, _ token: PageToken?) throws -> ListPage {
+      try RESTLists.readPage(HTTPResponse(status: 200, body: Array(body.utf8)), list, token).get()
+    }
+    let first = try read(#"{"data":[{"id":"a"},{"id":"b"},{"id":"c"}],"meta":{"total":7}}"#, nil)
+    #expect(first.items.map(\.key.id) == ["a", "b", "c"] && first.overlap == nil && first.total == 7)
+    #expect(first.next == .offset(3))
+    // Asked from offset 2: "c" is the overlap, not an item again; two new ones advance.
+    let next = try read(#"{"data":[{"id":"c"},{"id":"d"},{"id":"e"}],"meta":{"total":"7"}}"#, .offset(3))
+    #expect(next.items.map(\.key.id) == ["d", "e"] && next.overlap == .item(EntityKey(kind: "artist", id: "c")))
+    #expect(next.total == nil, "a total that is no integer is not compared")
+    #expect(next.next == .offset(5))
+    let gone = try read(#"{"data":[],"meta":{"total":-1}}"#, .offset(5))
+    #expect(gone.overlap == .absent && gone.next == nil && gone.total == nil)
   }
 
   @Test func theLinkHeaderIsRead() {
