@@ -9,6 +9,9 @@ extension FollowStore {
     }
   }
 
+  /// Whether `key`'s intent waits for a retry (its last call failed transiently).
+  public func isWaitingToRetry(_ key: EntityKey) -> Bool { activities[key]?.retryTimer != nil }
+
   /// Calls `settled` once the intent pending for `key` now has settled: with the state
   /// then, or the failure it ended with (an intent that waits for credentials, which
   /// may be never, is answered at once with that failure, as `follow await` is).

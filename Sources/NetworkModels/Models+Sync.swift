@@ -36,6 +36,16 @@ extension Models {
     let keys = store.keysWithPendingIntents
     guard !keys.isEmpty else { return reply(SyncReport()) }
     let waiter = SyncWaiter(keys: keys, reply: reply)
+    // A rate limit that outlasts the timeout: an intent waiting to be sent again cannot
+    // settle before it, so it is listed at once rather than at the timeout.
+    let heldUntil = store.capabilities.statistics?.holds(limit: 0).queue.heldUntil
+    if let heldUntil, heldUntil > store.loop.clock.now + timeout {
+      for key in keys where store.isWaitingToRetry(key) {
+        waiter.unsettled.remove(key)
+        waiter.report.waiting.append((store.state(key), .rateLimit, nil))
+      }
+      if waiter.unsettled.isEmpty { return waiter.finish(loop: store.loop) }
+    }
     // The timer holds the waiter until it answers (`finish` cancels the timer).
     waiter.timer = store.loop.schedule(after: timeout) { [weak self] in
       guard let self else { return }

@@ -6,11 +6,13 @@ stdio and a socket, against the simulated backend's answers and the local backen
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 
 import pytest
 
 import rpcio
+from test_rest import Artsy, artsy, rest  # noqa: F401  (fixtures)
 from test_refused_intents import start
 
 pytestmark = pytest.mark.timeout(60)
@@ -113,3 +115,40 @@ def test_netmodel_call_sync_from_the_shell(socket_server, runtime, netmodel_bin)
     done = call("sync", "timeoutMs:=5000")
     assert done.returncode == 0, done.stderr
     assert [s["outcome"] for s in json.loads(done.stdout)["settled"]] == ["confirmed"], done.stdout
+
+
+def test_sync_over_content_length_framing(spawn):
+    server = spawn("--simulate", "latency=200,failure=0", framing=rpcio.LSP)
+    c = server.conn
+    c.send(c.request_obj("follow", {"kind": "artist", "id": "framed"}, id="f"))
+    c.send(c.request_obj("sync", {}, id="sync"))
+    notes, reply = until_reply(c, "sync")
+    assert [(s["id"], s["outcome"]) for s in reply["result"]["settled"]] == [("framed", "confirmed")], reply
+
+
+def test_a_rate_limit_hold_on_the_rest_backend_is_waiting_with_its_reason(artsy, rest):
+    """Artsy's demo answers a follow 429 with Retry-After 120: the intent waits for the
+    hold (within retry.maxWaitMs), and sync says so at once instead of timing out."""
+    api = artsy()
+    api.faults({"method": "POST", "path": "follow/artist$", "status": 429, "headers": {"Retry-After": "120"}})
+    c = rest(api, maxInFlight=1).conn
+    c.result("follow", {"kind": "artist", "id": "held"})
+    assert rpcio.wait_for(lambda: "rateLimit" in c.result("inspect", {})["holds"], 10), "the 429 answered"
+    result = c.result("sync", {"timeoutMs": 30_000}, timeout=10)
+    [item] = result["waiting"]
+    assert item["id"] == "held" and item["reason"] == "rateLimit" and item["state"]["pending"] is True, result
+
+
+def test_a_kill_during_sync_loses_no_intent_and_the_next_server_settles_it(spawn, runtime):
+    state = runtime.root / "state-sync-kill"
+    state.mkdir()
+    server = spawn("--state-dir", state, "--simulate", "latency=5000,failure=0")
+    c = server.conn
+    c.result("follow", {"kind": "artist", "id": "survivor"})
+    c.send(c.request_obj("sync", {"timeoutMs": 60_000}, id="sync"))
+    c.assert_quiet(0.3)  # it waits for the intent
+    server.signal(signal.SIGKILL)
+    server.wait()
+    again = spawn("--state-dir", state)
+    result = again.conn.result("sync", {"timeoutMs": 10_000})
+    assert [(s["id"], s["outcome"]) for s in result["settled"]] == [("survivor", "confirmed")], result

@@ -829,8 +829,8 @@ export interface SyncResultWaitingItem {
   /**
    * Why it still waits: `credentials` nothing is sent until `configure` gives a token (the state's
    * -32003 error says why); `rateLimit` the API holds every request past the timeout (`inspect`
-   * holds says until when); `timeout` still under way (sent, or to be retried) when `timeoutMs`
-   * passed.
+   * holds says until when; an intent waiting to be sent again is listed at once, one already sent
+   * at the timeout); `timeout` still under way (sent, or to be retried) when `timeoutMs` passed.
    */
   reason: "credentials" | "rateLimit" | "timeout";
   state: EntityState;
