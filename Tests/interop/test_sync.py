@@ -133,7 +133,11 @@ def test_a_rate_limit_hold_on_the_rest_backend_is_waiting_with_its_reason(artsy,
     api.faults({"method": "POST", "path": "follow/artist$", "status": 429, "headers": {"Retry-After": "120"}})
     c = rest(api, maxInFlight=1).conn
     c.result("follow", {"kind": "artist", "id": "held"})
-    assert rpcio.wait_for(lambda: "rateLimit" in c.result("inspect", {})["holds"], 10), "the 429 answered"
+    def retrying():
+        shown = c.result("inspect", {})
+        return "rateLimit" in shown["holds"] and "retrying" in shown["entities"]["list"][0]["states"]
+
+    assert rpcio.wait_for(retrying, 10), "the 429 answered, the intent waits to be sent again"
     result = c.result("sync", {"timeoutMs": 30_000}, timeout=10)
     [item] = result["waiting"]
     assert item["id"] == "held" and item["reason"] == "rateLimit" and item["state"]["pending"] is True, result
