@@ -102,6 +102,28 @@ def test_entity_state_requested_only_when_true():
     assert plain.requested is False and "requested" not in plain.to_json()
 
 
+def test_a_warm_starts_stale_state_says_its_age_and_survives_a_round_trip():
+    wire = {"kind": "artist", "id": "banksy", "following": True, "confirmed": True, "pending": False,
+            "error": None, "attributes": None, "version": 9, "stale": True, "ageMs": 61000}
+    s = EntityState.from_json(wire)
+    assert s.stale is True and s.age_ms == 61000
+    assert s.to_json() == wire
+    fresh = EntityState.from_json({k: v for k, v in wire.items() if k not in ("stale", "ageMs")})
+    assert fresh.stale is False and fresh.age_ms is None and "stale" not in fresh.to_json()
+
+
+def test_a_restarted_server_shows_the_last_states_stale_then_fresh(binary, env, state_dir):
+    """A warm start through the client: the first read after a restart is the last
+    run's state, stale; the read behind it arrives as a fresh state."""
+    with Client.spawn(binary, "--state-dir", state_dir, env=env, timeout=T) as c:
+        assert c.follow("artist", "warm", await_=True).confirmed is True
+    with Client.spawn(binary, "--state-dir", state_dir, env=env, timeout=T) as c:
+        first = c.get_follow_state("artist", "warm")
+        assert first.stale and first.age_ms is not None and first.confirmed is True
+        again = c.get_follow_state("artist", "warm")
+        assert not again.stale and again.version > first.version
+
+
 def test_default_socket_path(monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1")
     assert default_socket_path() == "/run/user/1/netmodel/netmodel.sock"
