@@ -207,7 +207,8 @@ RUNAWAYS = {
         [{"body": {"items": [follow_object("a"), follow_object("b")], "next": "p2"}},
          {"body": {"items": [follow_object("c")]}}],
         {"body": {"items": [follow_object("a"), follow_object("b")], "next": "r{n}"}, "sequence": True},
-        "repeats an earlier one"),
+        # Read first as the head having moved by one page (walked again), then given up.
+        "did not advance: page 2 holds the same items as the page before, also when walked again"),
 }
 
 
