@@ -6,7 +6,7 @@ import Posix
 /// its age, until an answer of this run confirms it: it never spares a call (a follow
 /// equal to it is still sent), and reading or subscribing to it asks the backend again.
 extension FollowStore {
-  /// How old a stale record's confirmed state is, in milliseconds.
+  /// How old a record's confirmed state is, in milliseconds (what a stale one shows).
   func staleAge(_ record: Record) -> UInt64 {
     let now = loop.clock.now.nanoseconds
     return now > record.confirmedAt.nanoseconds ? (now - record.confirmedAt.nanoseconds) / 1_000_000 : 0
@@ -15,12 +15,11 @@ extension FollowStore {
   /// What the backend confirmed, most recently used first, for the next start; a
   /// stale state keeps its first confirmation's time.
   public func warmEntries(nowMs: UInt64) -> [WarmStates.Entry] {
-    let now = loop.clock.now.nanoseconds
     var kept: [(entry: WarmStates.Entry, touched: UInt32, version: UInt64)] = []
     kept.reserveCapacity(records.count)
     for (key, record) in records {
       guard let confirmed = record.confirmed else { continue }
-      let ageMs = now > record.confirmedAt.nanoseconds ? (now - record.confirmedAt.nanoseconds) / 1_000_000 : 0
+      let ageMs = staleAge(record)
       let entry = WarmStates.Entry(
         key: key, following: confirmed, requested: record.requested,
         confirmedAtMs: nowMs > ageMs ? nowMs - ageMs : 0)
