@@ -273,10 +273,14 @@ public final class HTTPClient {
         try loop.modify(registration, events: events)
         sockets[index].events = events
       } else {
-        let handler = sockets[index].handler ?? makeSocketHandler(socket)
-        sockets[index] = WatchedSocket(
-          registration: try loop.register(FileDescriptor(rawValue: socket), events: events, handler: handler),
-          events: events, handler: handler)
+        // The handler is stored once and never written back: a closure that passed
+        // through a generic function (`??`, a tuple in a dictionary) comes back wrapped
+        // in reabstraction thunks, and storing that would add two to the chain every
+        // time the socket is watched again, and every wake-up would walk the chain.
+        if sockets[index].handler == nil { sockets[index].handler = makeSocketHandler(socket) }
+        sockets[index].registration = try loop.register(
+          FileDescriptor(rawValue: socket), events: events, handler: sockets[index].handler!)
+        sockets[index].events = events
       }
     } catch {
       Log.error("HTTP: cannot watch socket \(socket): \(error)")

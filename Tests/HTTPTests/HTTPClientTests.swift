@@ -182,6 +182,33 @@ import Testing
     #expect(server.connectionsAccepted == 1)
   }
 
+  /// libcurl stops watching a kept-alive socket when its transfer ends and watches it
+  /// again for the next request. The handler the loop calls must stay the one made
+  /// for that socket: a handler stored back after a trip through generic code grew by
+  /// two reabstraction thunks a request, so wake-ups got slower without end (a quarter
+  /// of libcurl's rate by 20,000 requests) and would at last overflow the stack.
+  @Test func aSocketWatchedAgainForEveryRequestKeepsItsHandlerShallow() throws {
+    server.handler = { _ in .respond(status: 200, body: "ok") }
+    let client = HTTPClient(loop: loop)
+    // Where the completion's stack frame lies: lower as the calls under it go deeper.
+    var stackAddresses: [Int] = []
+    for index in 0..<400 {
+      var done = false
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + "/\(index)")) { _ in
+        stackAddresses.append(
+          withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { Int(bitPattern: $0.baseAddress) })
+        done = true
+      }
+      try run { done }
+    }
+    #expect(server.connectionsAccepted == 1, "one kept-alive connection, watched again for each request")
+    let settled = stackAddresses.dropFirst(10)
+    #expect(settled.count == 390)
+    #expect(
+      settled.max()! - settled.min()! < 1024,
+      "the stack under a completion grew by \(settled.max()! - settled.min()!) bytes over 390 requests")
+  }
+
   @Test func anOversizedAnswerIsRefused() throws {
     server.handler = { _ in .respond(status: 200, body: String(repeating: "x", count: 10_000)) }
     let result = try send(
