@@ -75,7 +75,7 @@ public final class HTTPClient {
   /// What the API said that put the hold on (`hold(until:reason:)`), for `inspect`.
   public private(set) var holdReason: HoldReason?
   private var holdTimer: EventLoop.TimerID?
-  /// The answer whose completion runs now: a hold it causes says which API and header.
+  /// The answer whose screen runs now: a hold it causes says which API and header.
   private var delivering: (request: HTTPRequest, response: HTTPResponse)?
   var deliveringAnswer: (request: HTTPRequest, response: HTTPResponse)? { delivering }
   private var lastTimeouts: (timeout: Duration, connect: Duration, ms: (total: Int, connect: Int))?
@@ -134,9 +134,15 @@ public final class HTTPClient {
   /// higher; `completion` runs once, on the loop, with the whole answer (any status),
   /// the transport error, or `.cancelled`. The ticket names it to `cancel` and
   /// `setPriority` while it waits.
+  ///
+  /// `screen` reads an answer (or a transport error) before any waiting request takes
+  /// the connection it frees, and must not send: what decides whether the next request
+  /// may go at all (a rate limit's `hold`) goes there. The completion runs after the
+  /// waiting requests went out, so the API already works on the next one.
   @discardableResult
   public func send(
     _ request: HTTPRequest, priority: HTTPPriority = .user,
+    screen: ((Result<HTTPResponse, HTTPError>) -> Void)? = nil,
     completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
   ) -> HTTPTicket {
     counters.requests += 1
@@ -147,9 +153,9 @@ public final class HTTPClient {
     if inFlightCount < maxConnections && !queue.hasWaiting(atLeast: priority) && !isHeld
       && rate.take(now: loop.clock.now)
     {
-      start(request, completion: completion)
+      start(request, screen: screen, completion: completion)
     } else {
-      queue.append(ticket, request, priority, at: loop.clock.now, completion)
+      queue.append(ticket, request, priority, at: loop.clock.now, screen: screen, completion)
       if inFlightCount < maxConnections { waitForRate() }
     }
     return ticket
@@ -191,7 +197,9 @@ public final class HTTPClient {
     queue.move(ticket, to: priority)
   }
 
-  private func start(_ request: HTTPRequest, completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void) {
+  private func start(
+    _ request: HTTPRequest, screen: Transfer.Screen?, completion: @escaping Transfer.Completion
+  ) {
     var proxy = ""
     switch proxies.route(request.url, carriesCredentials: request.carriesCredentials) {
     case .direct: break
@@ -207,7 +215,7 @@ public final class HTTPClient {
       loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
       return
     }
-    transfer.begin(request, startedAt: loop.clock.now, completion: completion)
+    transfer.begin(request, startedAt: loop.clock.now, screen: screen, completion: completion)
     if let error = transfer.configure(timeoutsMs: timeoutsMs(request), proxy: proxy) {
       recycle(transfer)
       counters.transportErrors += 1
@@ -373,8 +381,29 @@ public final class HTTPClient {
   }
 
   /// Hands every finished transfer to its completion, after detaching it, so a
-  /// completion may start new requests.
+  /// completion may start new requests. Each answer's `screen` reads it first; then the
+  /// connections freed go to waiting requests of the highest priority, and libcurl
+  /// writes those before any completion runs: the API works on the next request while
+  /// the models read this answer. Only those: a request a completion sends could outrank
+  /// any other, and must find the connection free (`send`), as it always did.
   private func collectFinished() {
+    while true {
+      let finished = detachFinished()
+      let before = inFlightCount
+      startWaiting(atLeast: finished.isEmpty ? .preload : .user)
+      guard !finished.isEmpty else { return }
+      if inFlightCount > before {
+        var running: Int32 = 0
+        _ = nm_multi_socket_action(multi, nm_curl_socket_timeout(), 0, &running)
+      }
+      for (completion, result) in finished { completion?(result) }
+    }
+  }
+
+  /// Takes every finished transfer out of libcurl, counts and logs it, and runs its
+  /// screen; what is left to run is each one's completion, in the order they finished.
+  private func detachFinished() -> [(Transfer.Completion?, Result<HTTPResponse, HTTPError>)] {
+    var finished: [(Transfer.Completion?, Result<HTTPResponse, HTTPError>)] = []
     var remaining: Int32 = 0
     while let message = nm_multi_info_read(multi, &remaining) {
       guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
@@ -392,6 +421,7 @@ public final class HTTPClient {
       // on this very handle.
       let request = transfer.request
       let startedAt = transfer.startedAt
+      let screen = transfer.screen
       let completion = transfer.completion
       recycle(transfer)
       // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
@@ -402,23 +432,28 @@ public final class HTTPClient {
         counters.responses += 1
         counters.bytesReceived += response.body.count
         Log.debug("HTTP \(request.summary) → \(response.status) in \(elapsedUs) µs")
+        if let screen {
+          delivering = (request, response)
+          screen(result)
+          delivering = nil
+        }
       case .failure(let error):
         counters.transportErrors += 1
         Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
+        screen?(result)
       }
-      if case .success(let response) = result { delivering = (request, response) }
-      completion?(result)
-      delivering = nil
+      finished.append((completion, result))
     }
-    startWaiting()
+    return finished
   }
 
-  /// Hands waiting requests to libcurl, highest priority first, while connections are free.
-  private func startWaiting() {
-    while inFlightCount < maxConnections, queue.count > 0, !isHeld {
+  /// Hands waiting requests of `priority` or higher to libcurl, highest first, while
+  /// connections are free.
+  private func startWaiting(atLeast priority: HTTPPriority = .preload) {
+    while inFlightCount < maxConnections, queue.hasWaiting(atLeast: priority), !isHeld {
       guard rate.take(now: loop.clock.now) else { return waitForRate() }
       guard let waiting = queue.popFirst() else { return }
-      start(waiting.request, completion: waiting.completion)
+      start(waiting.request, screen: waiting.screen, completion: waiting.completion)
     }
   }
 

@@ -7,6 +7,8 @@ import Posix
 /// two options a request to point libcurl's callbacks at it.
 final class Transfer {
   typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
+  /// Reads an answer before the next waiting request goes out (`HTTPClient.send`).
+  typealias Screen = (Result<HTTPResponse, HTTPError>) -> Void
 
   let handle: UnsafeMutableRawPointer
   /// The handle's (see `prepare`): libcurl writes why a transfer failed there.
@@ -18,6 +20,7 @@ final class Transfer {
   private var applied: Options?
   /// The request under way; an empty one between requests.
   private(set) var request = HTTPRequest(method: "", url: "")
+  private(set) var screen: Screen?
   private(set) var completion: Completion?
   private(set) var startedAt = LoopInstant(nanoseconds: 0)
   private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -40,9 +43,10 @@ final class Transfer {
   }
 
   /// Takes `request` on: `configure` sets its options next.
-  func begin(_ request: HTTPRequest, startedAt: LoopInstant, completion: @escaping Completion) {
+  func begin(_ request: HTTPRequest, startedAt: LoopInstant, screen: Screen?, completion: @escaping Completion) {
     self.request = request
     self.startedAt = startedAt
+    self.screen = screen
     self.completion = completion
     exceededBodyLimit = false
     errorBuffer.pointee = 0  // no message of the handle's last transfer stays
@@ -53,6 +57,7 @@ final class Transfer {
   /// handle no longer points at, so nothing can reach it.
   func end() {
     request = HTTPRequest(method: "", url: "")
+    screen = nil
     completion = nil
     _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
     nm_slist_free_all(headerList)

@@ -27,7 +27,8 @@ public struct HTTPTicket: Hashable, Sendable {
 struct WaitingQueue {
   struct Entry {
     let request: HTTPRequest
-    let completion: (Result<HTTPResponse, HTTPError>) -> Void
+    let screen: Transfer.Screen?
+    let completion: Transfer.Completion
   }
 
   /// A request's place among those waiting. The bookkeeping is scalars beside the entry:
@@ -57,20 +58,21 @@ struct WaitingQueue {
   var count: Int { live }
 
   func hasWaiting(atLeast priority: HTTPPriority) -> Bool {
-    counts[priority.rawValue...].contains { $0 > 0 }
+    live > 0 && counts[priority.rawValue...].contains { $0 > 0 }
   }
 
   /// `ticket` is newer than every ticket appended before.
   mutating func append(
     _ ticket: HTTPTicket, _ request: HTTPRequest, _ priority: HTTPPriority,
-    at now: LoopInstant = LoopInstant(nanoseconds: 0),
-    _ completion: @escaping (Result<HTTPResponse, HTTPError>) -> Void
+    at now: LoopInstant = LoopInstant(nanoseconds: 0), screen: Transfer.Screen? = nil,
+    _ completion: @escaping Transfer.Completion
   ) {
     precondition(slots.last.map { $0.ticket.raw < ticket.raw } ?? true, "tickets only grow")
     serial += 1
     slots.append(
       Slot(
-        ticket: ticket, priority: priority, serial: serial, entry: Entry(request: request, completion: completion),
+        ticket: ticket, priority: priority, serial: serial,
+        entry: Entry(request: request, screen: screen, completion: completion),
         queuedAt: now))
     live += 1
     fifos[priority.rawValue].append((ticket, serial))

@@ -185,8 +185,8 @@ import Testing
   /// libcurl stops watching a kept-alive socket when its transfer ends and watches it
   /// again for the next request. The handler the loop calls must stay the one made
   /// for that socket: a handler stored back after a trip through generic code grew by
-  /// two reabstraction thunks a request, so wake-ups got slower without end (a quarter
-  /// of libcurl's rate by 20,000 requests) and would at last overflow the stack.
+  /// two reabstraction thunks a request, so wake-ups got slower without end and would
+  /// at last overflow the stack.
   @Test func aSocketWatchedAgainForEveryRequestKeepsItsHandlerShallow() throws {
     server.handler = { _ in .respond(status: 200, body: "ok") }
     let client = HTTPClient(loop: loop)
@@ -207,6 +207,47 @@ import Testing
     #expect(
       settled.max()! - settled.min()! < 1024,
       "the stack under a completion grew by \(settled.max()! - settled.min()!) bytes over 390 requests")
+  }
+
+  /// The next waiting request goes out before a completion runs; a screen runs before
+  /// it does, so a hold it puts on keeps that request back.
+  @Test func aScreenRunsBeforeTheNextRequestAndAHoldItPutsOnKeepsThatBack() throws {
+    server.handler = { request in .respond(status: request.path == "/limited" ? 429 : 200) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var log: [String] = []
+    let hold: (Result<HTTPResponse, HTTPError>) -> Void = { result in
+      log.append("screen \((try? result.get())?.status ?? 0): \(client.inFlight) out")
+      if (try? result.get())?.status == 429 { client.hold(until: self.loop.clock.now + .milliseconds(300)) }
+    }
+    for path in ["/first", "/limited", "/after"] {
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + path), screen: hold) { _ in
+        log.append("completion \(path): \(client.inFlight) out")
+      }
+    }
+    try run { log.count == 6 }
+    #expect(
+      log == [
+        "screen 200: 0 out", "completion /first: 1 out",
+        "screen 429: 0 out", "completion /limited: 0 out",
+        "screen 200: 0 out", "completion /after: 0 out",
+      ])
+    #expect(paths == ["/first", "/limited", "/after"])
+  }
+
+  /// Requests a completion sends must keep their rank against waiting ones: only the
+  /// highest priority goes out before the completions run.
+  @Test func onlyTheHighestPriorityGoesOutBeforeACompletionRuns() throws {
+    server.handler = { _ in .respond(status: 200) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var outAtCompletion: [Int] = []
+    for (path, priority) in [("/0", HTTPPriority.user), ("/1", .user), ("/2", .visible)] {
+      client.send(HTTPRequest(method: "GET", url: server.baseURL + path), priority: priority) { _ in
+        outAtCompletion.append(client.inFlight)
+      }
+    }
+    try run { outAtCompletion.count == 3 }
+    #expect(outAtCompletion == [1, 0, 0], "/1 went out before /0's completion; /2 after /1's")
+    #expect(paths == ["/0", "/1", "/2"])
   }
 
   @Test func anOversizedAnswerIsRefused() throws {

@@ -108,20 +108,21 @@ extension RESTFollows {
   /// Sends a kind's single state read, and answers what it says. One closure from the
   /// HTTP client back to `completion`: the answer's closure holds the boxed read, not a
   /// copy of its endpoint (every string and table of it retained, per read), and a
-  /// wrapper for the rate limit and the figures was another allocation and weak load.
+  /// wrapper for the figures was another allocation and weak load. The rate limit is
+  /// the screen's, read before the next request goes out.
   func sendSingleRead(_ key: EntityKey, _ read: StateRead, _ completion: @escaping Completion) {
     let request = singleReadRequest(read, kind: key.kind, id: key.id)
     read.figures.inFlight += 1
     let startedAt = session.loop.clock.now
     let world = session.world
-    session.http.send(request, priority: session.readPriority) { [weak self] result in
+    session.http.send(request, priority: session.readPriority, screen: read.rateLimitScreen(session)) {
+      [weak self] result in
       guard let self else { return }
       read.figures.finish(took: self.session.loop.clock.now - startedAt)
       guard self.session.world == world else {
         if result.wasWithdrawn { read.calls -= 1 }
         return self.session.answeredInOldWorld(world, completion) { self.fetchFollowing(key, completion: completion) }
       }
-      self.session.holdIfRateLimited(result, read.state.endpoint)
       completion(self.singleReadAnswer(result, key, read))
     }
   }

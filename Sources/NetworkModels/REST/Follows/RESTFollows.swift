@@ -42,10 +42,19 @@ public final class RESTFollows: ModelBackend, PlaceholderValidating, AttributeSo
     var calls = 0
     /// In flight and latency of those reads, for `stats` (RESTSession+CallFigures).
     var figures = EndpointFigures()
+    /// Its reads' rate-limit screen (`RESTSession.rateLimitScreen`), made once a world.
+    private var screen: (world: RESTSession.World, read: (Result<HTTPResponse, HTTPError>) -> Void)?
     init(_ state: RESTConfiguration.StateEndpoint, kind: String, headers: [(name: String, value: String)]) {
       self.state = state
       path = SingleReadPath(state.endpoint, kind: kind)
       self.headers = headers + state.endpoint.headers
+    }
+
+    func rateLimitScreen(_ session: RESTSession) -> (Result<HTTPResponse, HTTPError>) -> Void {
+      if let screen, screen.world == session.world { return screen.read }
+      let made = session.rateLimitScreen(state.endpoint)
+      screen = (session.world, made)
+      return made
     }
   }
 

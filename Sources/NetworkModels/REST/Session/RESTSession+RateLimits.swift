@@ -6,7 +6,7 @@ import HTTP
 /// the HTTP client's queue until T instead of being sent and refused again.
 extension RESTSession {
   /// Sends `request` of `endpoint`; a rate-limited answer holds every request until
-  /// the time it states, before `completion` reads it.
+  /// the time it states, before the next waiting one goes out and `completion` reads it.
   @discardableResult
   func send(
     _ request: HTTPRequest, _ endpoint: RESTConfiguration.Endpoint, priority: HTTPPriority = .user,
@@ -14,17 +14,25 @@ extension RESTSession {
   ) -> HTTPTicket {
     let call = startCall()
     let world = self.world
-    return http.send(request, priority: priority) { [weak self] result in
+    return http.send(request, priority: priority, screen: rateLimitScreen(endpoint)) { [weak self] result in
       guard let self else { return completion(result) }
-      // A rate limit of the old world's account or environment says nothing of this one.
-      if self.world == world {
-        self.holdIfRateLimited(result, endpoint)
-      } else if result.wasWithdrawn, let key = call.key {
+      if self.world != world, result.wasWithdrawn, let key = call.key {
         // Withdrawn with the old world: the API never saw it (`calls` counts what it saw).
         self.count(key.kind, key.endpoint, -1)
       }
       self.finishCall(call)
       completion(result)
+    }
+  }
+
+  /// The HTTP client's screen for an answer of `endpoint`: a rate limit holds every
+  /// request before another goes out. One of the old world's account or environment
+  /// says nothing of this one.
+  func rateLimitScreen(_ endpoint: RESTConfiguration.Endpoint) -> (Result<HTTPResponse, HTTPError>) -> Void {
+    let world = self.world
+    return { [weak self] result in
+      guard let self, self.world == world else { return }
+      self.holdIfRateLimited(result, endpoint)
     }
   }
 

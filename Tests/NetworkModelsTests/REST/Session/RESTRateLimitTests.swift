@@ -63,6 +63,37 @@ import Testing
     #expect(arrivals.dropFirst().allSatisfy { $0 - arrivals[0] >= 1_000_000_000 })
   }
 
+  /// The HTTP client sends the next waiting request before the models read an answer:
+  /// a rate limit must hold it still, whether the answer was a change's or a read's.
+  /// One connection, so the next request waits for the answer that limits.
+  @Test(arguments: [true, false])
+  func aRateLimitHoldsTheRequestWaitingBehindItsAnswer(firstIsAFollow: Bool) throws {
+    let f = try RESTFixture(edit: { _ in
+      Self.configuration.replacingOccurrences(#""kinds": {"#, #""maxInFlight": 1, "kinds": {"#)
+    })
+    f.backend.session.wallClock = { Self.now }
+    var arrivals: [(path: String, at: UInt64)] = []
+    f.server.handler = { request in
+      arrivals.append((request.path, Process.monotonicNanoseconds()))
+      guard arrivals.count == 1 else { return .respond(status: 204) }
+      return .respond(status: 429, headers: [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "2000000001")])
+    }
+    var settled = 0
+    if firstIsAFollow {
+      f.store.setFollowing(user, true) { _ in settled += 1 }
+    } else {
+      f.store.read(user, refresh: true, maxAgeMs: 0) { _ in settled += 1 }
+    }
+    f.store.read(repo, refresh: true, maxAgeMs: 0) { _ in settled += 1 }
+    f.store.setFollowing(EntityKey(kind: "repo", id: "octocat/spoon-knife"), true) { _ in settled += 1 }
+    try f.run { settled == 3 }
+    #expect(arrivals.count >= 3)
+    let waited = arrivals.dropFirst().map { $0.at - arrivals[0].at }
+    #expect(
+      waited.allSatisfy { $0 >= 1_000_000_000 },
+      "sent \(waited.map { $0 / 1_000_000 }) ms after the rate limit: \(arrivals.map(\.path))")
+  }
+
   @Test func aSecondaryRateLimitsRetryAfterIsHonoured() throws {
     let f = try fixture()
     var arrivals: [UInt64] = []
