@@ -1,7 +1,10 @@
 import Posix
 import Service
 
-let usage = """
+/// Made when asked for: a global of main.swift is set at every start, whatever the
+/// command, and the serve options' table is the most of that start.
+var usage: String {
+  """
   netmodel \(netmodelVersion): network models for UIs, served over JSON-RPC 2.0
 
   Usage:
@@ -33,6 +36,7 @@ let usage = """
   message per line. The methods are described by `rpc.discover` and schema/openrpc.json.
 
   """
+}
 
 /// Exit code 2 when the options are wrong.
 func serveAndExit(options arguments: ArraySlice<String>) -> Never {
