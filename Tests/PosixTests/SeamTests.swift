@@ -23,6 +23,30 @@ import Testing
     #expect(try Poll.readable([quiet], timeout: .zero) == [false])
   }
 
+  /// Sized by the file, read whole: at every size around the chunk's, from an offset,
+  /// and from a descriptor that has no size (a socket, read until its peer closes).
+  @Test(arguments: [0, 1, 4095, 4096, 4097, 65_536, 200_001])
+  func readToEndReadsEveryByteOfAFileOrAStream(size: Int) throws {
+    let path = "/tmp/netmodel-readToEnd-\(Process.id)-\(size)"
+    defer { try? FileSystem.removeFile(path) }
+    let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+    let writer = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate])
+    try writer.writeAll(bytes)
+    writer.close()
+    let file = try FileDescriptor.open(path, .readOnly)
+    defer { file.close() }
+    #expect(try file.readToEnd() == bytes)
+    #expect(try file.readToEnd() == [], "at the end: nothing more")
+
+    // What fits in the socket's buffer before anyone reads.
+    let streamed = Array(bytes.prefix(60_000))
+    let (one, other) = try FileDescriptor.socketPair()
+    defer { one.close() }
+    try other.writeAll(streamed)
+    other.close()
+    #expect(try one.readToEnd() == streamed)
+  }
+
   @Test func aSocketIsNoTerminalAndHasNoSizeOrKeyMode() throws {
     let (one, other) = try FileDescriptor.socketPair()
     defer { [one, other].forEach { $0.close() } }
