@@ -21,7 +21,8 @@ public final class HTTPClient {
     /// stays near the in-flight limit however many requests go out.
     public var connectionsOpened = 0
     public var bytesReceived = 0
-    /// Requests given up (`cancel`) before they went out.
+    /// Requests given up before they went out: by `cancel`, or by a hold longer than
+    /// they may wait (`HTTPRequest.maxHoldWait`).
     public var cancelled = 0
   }
 
@@ -148,6 +149,12 @@ public final class HTTPClient {
     counters.requests += 1
     lastTicket += 1
     let ticket = HTTPTicket(raw: lastTicket)
+    if let wait = holdRemaining, let most = request.maxHoldWait, wait > most {
+      counters.cancelled += 1
+      let message = Self.heldTooLong(request, wait)
+      loop.execute { completion(.failure(HTTPError(.heldTooLong, message))) }
+      return ticket
+    }
     // A connection is free while others wait only inside `collectFinished`, whose
     // completions may send: a new request must not overtake waiting ones it ranks below.
     if inFlightCount < maxConnections && !queue.hasWaiting(atLeast: priority) && !isHeld
@@ -465,12 +472,39 @@ public final class HTTPClient {
     if heldUntil == nil { logHold(for: instant - loop.clock.now) } else { Log.debug("HTTP: the hold was extended") }
     heldUntil = instant
     holdReason = reason
+    giveUpWaiting(longerThan: instant - loop.clock.now)
     if let holdTimer { loop.cancel(holdTimer) }
     let api = delivering.map { Self.origin($0.request.url) } ?? ""
     holdTimer = loop.schedule(after: instant - loop.clock.now) { [weak self] in
       self?.holdTimer = nil
       self?.release([.init("api", api)])
     }
+  }
+
+  /// Gives up the waiting requests that may not wait `wait` (`HTTPRequest.maxHoldWait`):
+  /// their completions run on the loop with `.heldTooLong`, saying how long was left.
+  private func giveUpWaiting(longerThan wait: Duration) {
+    let given = queue.removeAll { entry in entry.request.maxHoldWait.map { wait > $0 } ?? false }
+    guard !given.isEmpty else { return }
+    counters.cancelled += given.count
+    Log.event(
+      .warn, "ratelimit.giveUp", "requests that may not wait that long for the API's pause were given up, not sent",
+      [
+        .init("requests", given.count), .init("first", given[0].request.summary),
+        .init("ms", Int((wait / .milliseconds(1)).rounded(.up))),
+      ])
+    loop.execute {
+      for waiting in given {
+        waiting.completion(.failure(HTTPError(.heldTooLong, Self.heldTooLong(waiting.request, wait))))
+      }
+    }
+  }
+
+  static func heldTooLong(_ request: HTTPRequest, _ wait: Duration) -> String {
+    let seconds = Int((wait / .seconds(1)).rounded(.up))
+    let most = Int(((request.maxHoldWait ?? .zero) / .milliseconds(1)).rounded(.down))
+    return "\(request.summary): not sent: the API's rate limit holds requests for another \(seconds) s, "
+      + "longer than this one may wait (\(most) ms)"
   }
 
   /// Ends the hold now: it was another account's or environment's (`why` says which),

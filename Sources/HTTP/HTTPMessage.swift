@@ -12,10 +12,15 @@ public struct HTTPRequest: Sendable, Equatable {
   /// Whether a header holds the auth token: such a request never goes over plain
   /// http:// through a proxy that is not loopback (`ProxySettings`).
   public var carriesCredentials: Bool
+  /// The longest a rate limit's hold (`HTTPClient.hold`) may keep it waiting: one
+  /// that would keep it longer gives it up, unsent (`.heldTooLong`), so a caller who
+  /// waits for it hears at once. Nil: it waits as long as the hold.
+  public var maxHoldWait: Duration?
 
   public init(
     method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil,
-    timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3), carriesCredentials: Bool = false
+    timeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3), carriesCredentials: Bool = false,
+    maxHoldWait: Duration? = nil
   ) {
     self.method = method
     self.url = url
@@ -24,12 +29,13 @@ public struct HTTPRequest: Sendable, Equatable {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
     self.carriesCredentials = carriesCredentials
+    self.maxHoldWait = maxHoldWait
   }
 
   public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
     a.method == b.method && a.url == b.url && a.body == b.body && a.timeout == b.timeout
       && a.connectTimeout == b.connectTimeout && a.carriesCredentials == b.carriesCredentials
-      && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
+      && a.maxHoldWait == b.maxHoldWait && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
   }
 
   /// `METHOD url`, safe to log: headers (where tokens live) and bodies are left out.
@@ -99,6 +105,9 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidRequest
     /// Given up by `HTTPClient.cancel` before it went out: nothing was sent.
     case cancelled
+    /// Given up while it waited: a rate limit's hold would have kept it longer than
+    /// its `maxHoldWait`. Nothing was sent.
+    case heldTooLong
     case other
   }
 

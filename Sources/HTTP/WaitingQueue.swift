@@ -79,6 +79,12 @@ struct WaitingQueue {
     counts[priority.rawValue] += 1
   }
 
+  /// Takes out every waiting entry `leaves` picks, oldest first.
+  mutating func removeAll(where leaves: (Entry) -> Bool) -> [Entry] {
+    let tickets = slots[head...].compactMap { slot in slot.entry.map(leaves) == true ? slot.ticket : nil }
+    return tickets.compactMap { remove($0) }
+  }
+
   mutating func remove(_ ticket: HTTPTicket) -> Entry? {
     guard let index = slot(of: ticket) else { return nil }
     return take(index)

@@ -234,6 +234,43 @@ import Testing
     #expect(paths == ["/first", "/limited", "/after"])
   }
 
+  /// A hold gives up, unsent, each waiting request it would keep longer than its
+  /// `maxHoldWait`, and one sent while it lasts; the others wait for it to end.
+  @Test func aHoldGivesUpTheRequestsThatMayNotWaitThatLong() throws {
+    server.handler = { request in .respond(status: request.path == "/first" ? 429 : 200) }
+    let client = HTTPClient(loop: loop, maxConnections: 1)
+    var outcomes: [String: Result<HTTPResponse, HTTPError>] = [:]
+    let hold: (Result<HTTPResponse, HTTPError>) -> Void = { result in
+      if (try? result.get())?.status == 429 { client.hold(until: self.loop.clock.now + .seconds(2)) }
+    }
+    func send(_ path: String, maxHoldWait: Duration?) {
+      client.send(
+        HTTPRequest(method: "PUT", url: server.baseURL + path, maxHoldWait: maxHoldWait), screen: hold
+      ) { outcomes[path] = $0 }
+    }
+    send("/first", maxHoldWait: nil)
+    send("/patient", maxHoldWait: nil)
+    send("/hasty", maxHoldWait: .milliseconds(100))
+    send("/long-enough", maxHoldWait: .seconds(3))
+    let started = Process.monotonicNanoseconds()
+    try run { outcomes["/hasty"] != nil }
+    send("/late", maxHoldWait: .seconds(1))
+    #expect(outcomes["/late"] == nil, "the completion runs on the loop, not inside send")
+    try run { outcomes["/late"] != nil }
+    #expect(Process.monotonicNanoseconds() - started < 1_000_000_000, "given up at once, not when the hold ends")
+    for path in ["/hasty", "/late"] {
+      let error = try #require(outcomes[path]?.failure)
+      #expect(error.kind == .heldTooLong)
+      #expect(error.message.hasPrefix("PUT \(server.baseURL)\(path): not sent: "))
+      #expect(error.message.contains("for another 2 s"), "\(error.message)")
+    }
+    #expect(outcomes["/hasty"]?.failure?.message.hasSuffix("may wait (100 ms)") == true)
+    #expect(client.waiting == 2 && client.counters.cancelled == 2)
+    client.endHold("test")
+    try run { outcomes.count == 5 }
+    #expect(paths == ["/first", "/patient", "/long-enough"])
+  }
+
   /// Requests a completion sends must keep their rank against waiting ones: only the
   /// highest priority goes out before the completions run.
   @Test func onlyTheHighestPriorityGoesOutBeforeACompletionRuns() throws {

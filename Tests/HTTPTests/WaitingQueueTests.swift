@@ -75,6 +75,14 @@ import Testing
         let entry = queue.remove(HTTPTicket(raw: known))
         check((entry != nil) == model.remove(known), "remove \(known)", step)
         check(entry.map { $0.request.url == Self.request(known).url } ?? true, "removed \(known)", step)
+      } else if roll < 82 {
+        // What a hold does to the requests that may not wait for it: some of each
+        // priority, in the order they came.
+        let picked: (UInt64) -> Bool = { $0 % 7 == known % 7 }
+        let got = queue.removeAll { picked(UInt64($0.request.url.dropFirst("http://x/".count))!) }.map(\.request.url)
+        let wanted = model.waiting.map(\.ticket).filter(picked).sorted()
+        for gone in wanted { _ = model.remove(gone) }
+        check(got == wanted.map { Self.request($0).url }, "removeAll \(got) != \(wanted)", step)
       } else {
         check(queue.move(HTTPTicket(raw: known), to: priority) == model.move(known, priority), "move \(known)", step)
       }

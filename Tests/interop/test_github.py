@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from demo import DemoServer, error_of
+from demo import DemoServer, error_of, pipeline
 from rpcio import wait_for
 
 pytestmark = pytest.mark.timeout(90)
@@ -179,6 +179,31 @@ def test_reads_a_caller_waits_for_are_not_held_beyond_the_retry_budget(github, n
     assert "rate limited by the API for another" in page["error"]["message"], page
     assert time.monotonic() - started < 10
     assert len(github.log()) == 1, github.log()
+
+
+def test_a_follow_waiting_behind_the_answer_that_brings_a_long_limit_fails_at_once(github, netmodel):
+    """One connection: the follow waits behind a read when the read's answer says the
+    limit is spent for ten minutes. It is answered at once with the time left, as one
+    sent after that answer would be, and never sent (it waited the ten minutes)."""
+
+    def one_connection(config):
+        config["maxInFlight"] = 1
+        config["retry"]["maxWaitMs"] = 5000
+
+    c = netmodel(edit=one_connection)
+    github.control("primary-limit", {"reset_in": 600})
+    github.control("faults", [{"method": "GET", "delay_ms": 300}])
+    started = time.monotonic()
+    replies = pipeline(c, [
+        ("getFollowState", {"kind": "user", "id": "torvalds", "refresh": True}),
+        ("follow", {"kind": "user", "id": "octocat", "await": True}),
+    ])
+    assert time.monotonic() - started < 5, replies
+    error = error_of(replies[1], UNAVAILABLE)
+    assert 580_000 <= error["data"]["retryAfterMs"] <= 600_000, error
+    assert "rate limit holds requests for another" in error["message"], error
+    assert [r["method"] for r in github.log()] == ["GET"], github.log()
+    assert github.state()["following"] == []
 
 
 def test_a_403_that_is_no_rate_limit_keeps_meaning_unauthorized(github, netmodel):

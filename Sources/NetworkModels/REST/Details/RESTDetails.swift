@@ -48,7 +48,8 @@ public final class RESTDetails: DetailSource, PrioritisedBackend {
     }
     session.count(key.kind, "detail")
     let world = session.world
-    let request = session.request(detail, kind: key.kind, id: key.id)
+    var request = session.request(detail, kind: key.kind, id: key.id)
+    if priority == .user { request.maxHoldWait = session.maxHoldWait(kind: key.kind) }
     let ticket = session.send(request, detail, priority: priority) { [weak self] result in
       guard let self else { return }
       // Nothing keeps details by environment: the detail is asked for again in this one.

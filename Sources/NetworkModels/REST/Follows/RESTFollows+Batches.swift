@@ -36,7 +36,8 @@ extension RESTFollows {
     if let timer = pending.timer { session.loop.cancel(timer) }
     let state = endpoints.state.endpoint
     session.count(kind, "state")
-    let call = session.request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
+    var call = session.request(state, values: ["kind": kind], ids: pending.ids, join: batch.join)
+    if pending.priority == .user { call.maxHoldWait = session.maxHoldWait(kind: kind) }
     let world = session.world
     session.send(call, state, priority: pending.priority) { [weak self] result in
       guard let self else { return }

@@ -111,7 +111,9 @@ extension RESTFollows {
   /// wrapper for the figures was another allocation and weak load. The rate limit is
   /// the screen's, read before the next request goes out.
   func sendSingleRead(_ key: EntityKey, _ read: StateRead, _ completion: @escaping Completion) {
-    let request = singleReadRequest(read, kind: key.kind, id: key.id)
+    var request = singleReadRequest(read, kind: key.kind, id: key.id)
+    // A caller's read does not wait out a long rate limit that starts while it waits.
+    if session.readPriority == .user { request.maxHoldWait = read.maxHoldWait }
     read.figures.inFlight += 1
     let startedAt = session.loop.clock.now
     let world = session.world
@@ -119,8 +121,8 @@ extension RESTFollows {
       [weak self] result in
       guard let self else { return }
       read.figures.finish(took: self.session.loop.clock.now - startedAt)
+      if result.wasNeverSent { read.calls -= 1 }
       guard self.session.world == world else {
-        if result.wasWithdrawn { read.calls -= 1 }
         return self.session.answeredInOldWorld(world, completion) { self.fetchFollowing(key, completion: completion) }
       }
       completion(self.singleReadAnswer(result, key, read))

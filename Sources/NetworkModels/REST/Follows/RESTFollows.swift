@@ -42,10 +42,16 @@ public final class RESTFollows: ModelBackend, PlaceholderValidating, AttributeSo
     var calls = 0
     /// In flight and latency of those reads, for `stats` (RESTSession+CallFigures).
     var figures = EndpointFigures()
+    /// How long a read a caller waits for may wait for a rate limit (`maxHoldWait`).
+    let maxHoldWait: Duration
     /// Its reads' rate-limit screen (`RESTSession.rateLimitScreen`), made once a world.
     private var screen: (world: RESTSession.World, read: (Result<HTTPResponse, HTTPError>) -> Void)?
-    init(_ state: RESTConfiguration.StateEndpoint, kind: String, headers: [(name: String, value: String)]) {
+    init(
+      _ state: RESTConfiguration.StateEndpoint, kind: String, headers: [(name: String, value: String)],
+      maxHoldWait: Duration
+    ) {
       self.state = state
+      self.maxHoldWait = maxHoldWait
       path = SingleReadPath(state.endpoint, kind: kind)
       self.headers = headers + state.endpoint.headers
     }
@@ -63,7 +69,12 @@ public final class RESTFollows: ModelBackend, PlaceholderValidating, AttributeSo
     let configuration = session.configuration
     stateReads = Dictionary(
       uniqueKeysWithValues: configuration.kinds.map {
-        ($0.key, StateRead($0.value.state, kind: $0.key, headers: configuration.headers))
+        (
+          $0.key,
+          StateRead(
+            $0.value.state, kind: $0.key, headers: configuration.headers,
+            maxHoldWait: session.maxHoldWait(kind: $0.key))
+        )
       })
     joinsIDsInJSON = configuration.kinds.values.contains {
       guard $0.state.batch?.join != nil, case .json = $0.state.endpoint.body else { return false }
@@ -94,6 +105,8 @@ public final class RESTFollows: ModelBackend, PlaceholderValidating, AttributeSo
   ) {
     session.count(key.kind, following ? "follow" : "unfollow")
     let world = session.world
+    var request = request
+    request.maxHoldWait = session.maxHoldWait(kind: key.kind, mutation: true)
     session.send(request, endpoint) { [weak self] result in
       guard let self else { return }
       guard self.session.world == world else {

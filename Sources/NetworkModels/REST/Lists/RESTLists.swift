@@ -69,6 +69,7 @@ public final class RESTLists: ListSource {
     }
     session.count("list", request.key.name)
     let world = session.world
+    http.maxHoldWait = session.maxHoldWait(kind: nil)
     session.send(http, list.endpoint) { [weak self] result in
       guard let self else { return }
       // A page of the old world is not this one's: asked again with the new token or

@@ -16,8 +16,10 @@ extension RESTSession {
     let world = self.world
     return http.send(request, priority: priority, screen: rateLimitScreen(endpoint)) { [weak self] result in
       guard let self else { return completion(result) }
-      if self.world != world, result.wasWithdrawn, let key = call.key {
-        // Withdrawn with the old world: the API never saw it (`calls` counts what it saw).
+      // Withdrawn with the old world, or given up in a rate limit it could not wait out:
+      // the API never saw it (`calls` counts what it saw). A detail withdrawn in this
+      // world was uncounted by whoever withdrew it.
+      if (self.world != world && result.wasWithdrawn) || result.wasHeldTooLong, let key = call.key {
         self.count(key.kind, key.endpoint, -1)
       }
       self.finishCall(call)
@@ -94,6 +96,16 @@ extension RESTSession {
   /// caller that long; a shorter wait is spent in the queue. A mutation whose policy
   /// allows no retry fails too: sent, it would get the 429 and be rolled back, so a
   /// hold learned first (from a read) answers the same, not an hour later.
+  /// How long a request of `kind` may wait in the HTTP queue for a hold that starts
+  /// after it was sent (`HTTPRequest.maxHoldWait`): the budget `heldBeyondBudget`
+  /// checks before it is sent, so a follow queued behind the answer that brings a long
+  /// rate limit fails at once too, not when the limit ends.
+  func maxHoldWait(kind: String?, mutation: Bool = false) -> Duration {
+    let policy = kind.flatMap { configuration.kinds[$0]?.retry } ?? configuration.retry
+    if mutation, policy.maxRetries == 0, policy.whenExhausted == .rollBack { return .zero }
+    return .milliseconds(policy.maxWaitMs)
+  }
+
   func heldBeyondBudget(kind: String?, mutation: Bool = false) -> FollowFailure? {
     guard let left = http.holdRemaining else { return nil }
     let policy = kind.flatMap { configuration.kinds[$0]?.retry } ?? configuration.retry

@@ -84,9 +84,17 @@ extension RESTSession {
 }
 
 extension Result where Success == HTTPResponse, Failure == HTTPError {
-  /// Given up before it went out.
-  var wasWithdrawn: Bool {
-    guard case .failure(let error) = self else { return false }
-    return error.kind == .cancelled
+  /// Given up before it went out (`HTTPClient.cancel`).
+  var wasWithdrawn: Bool { failureKind == .cancelled }
+
+  /// Given up before it went out: a rate limit would have kept it longer than it may wait.
+  var wasHeldTooLong: Bool { failureKind == .heldTooLong }
+
+  /// Withdrawn or held too long: the API never saw it.
+  var wasNeverSent: Bool { wasWithdrawn || wasHeldTooLong }
+
+  private var failureKind: HTTPError.Kind? {
+    guard case .failure(let error) = self else { return nil }
+    return error.kind
   }
 }

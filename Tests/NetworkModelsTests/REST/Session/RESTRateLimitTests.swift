@@ -94,6 +94,43 @@ import Testing
       "sent \(waited.map { $0 / 1_000_000 }) ms after the rate limit: \(arrivals.map(\.path))")
   }
 
+  /// A change, or a read a caller waits for, queued behind the answer that brings a
+  /// rate limit longer than `retry.maxWaitMs` fails at once as one sent after it would,
+  /// unsent and uncounted; a preload's read waits for the limit to end.
+  @Test func aChangeQueuedBehindALongRateLimitFailsAtOnceUnsent() throws {
+    let f = try RESTFixture(edit: { _ in
+      Self.configuration.replacingOccurrences(#""kinds": {"#, #""maxInFlight": 1, "kinds": {"#)
+    })
+    f.backend.session.wallClock = { Self.now }
+    f.server.handler = { _ in
+      .respond(status: 429, headers: [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "2000000060")])
+    }
+    let spoon = EntityKey(kind: "repo", id: "octocat/spoon-knife")
+    var read: Result<EntityState, FollowStore.SettleFailure>?
+    var followed: Result<EntityState, FollowStore.SettleFailure>?
+    var awaitedRead: Result<EntityState, FollowStore.SettleFailure>?
+    let started = Process.monotonicNanoseconds()
+    f.store.read(repo, refresh: true, maxAgeMs: 0) { read = $0 }
+    f.store.setFollowing(user, true) { followed = $0 }
+    f.store.read(spoon, refresh: true, maxAgeMs: 0) { awaitedRead = $0 }
+    f.backend.session.readPriority = .preload
+    var preloaded = false
+    f.store.read(EntityKey(kind: "repo", id: "octocat/linguist"), refresh: true, maxAgeMs: 0) { _ in preloaded = true }
+    f.backend.session.readPriority = .user
+    try f.run { read != nil && followed != nil && awaitedRead != nil }
+    #expect(Process.monotonicNanoseconds() - started < 2_000_000_000)
+    for outcome in [followed, awaitedRead] {
+      let failure = try #require(outcome?.failure).failure
+      #expect(failure.kind == .unavailable)
+      #expect(failure.retryAfter.map { $0 > .seconds(58) && $0 <= .seconds(60) } == true)
+      #expect(failure.message.contains("rate limit holds requests for another 60 s"), "\(failure.message)")
+    }
+    #expect(f.server.requests.map(\.path) == ["/user/starred/octocat/hello-world"])
+    #expect(f.backend.statistics.calls["user.follow"] ?? 0 == 0, "never sent: not counted")
+    #expect(f.backend.statistics.calls["repo.state"] == 2, "the read sent and the preload's, not the one given up")
+    #expect(!preloaded && f.backend.session.http.waiting == 1, "a preload waits for the limit")
+  }
+
   @Test func aSecondaryRateLimitsRetryAfterIsHonoured() throws {
     let f = try fixture()
     var arrivals: [UInt64] = []
