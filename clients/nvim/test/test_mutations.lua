@@ -1,6 +1,6 @@
--- setup({ tell_failures = true }): on connect and on every reconnect, the intents the
--- server's ledger says failed since the last seq seen are told with vim.notify ("your
--- follow of X failed: …"), each once, the seq seen kept in seen_file.
+-- setup({ tell_failures = true }): the intents the server's ledger says failed are
+-- told with vim.notify ("your follow of X failed: …"), each once: as they fail, and
+-- on connect and every reconnect those not told yet, the seqs seen kept in seen_file.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 local nm = require('netmodel')
 
@@ -64,6 +64,63 @@ H.test('a follow refused while Neovim was away is told on connect, and on reconn
   H.eq('netmodel: your unfollow of artist/andy failed: simulated HTTP 422 (unfollow artist/andy)', failures()[2], 'second')
   vim.wait(300)
   H.eq(2, #failures(), 'the first one not told again')
+end)
+
+H.test('a follow that fails while Neovim is connected is told as it fails, and not again on reconnect', function()
+  told = {}
+  local dir = H.tmpdir()
+  local refusing = { '--simulate=latency=10,failure=1,status=422' }
+  local srv = H.start_server(dir, refusing)
+  local seen = dir .. '/seen'
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  H.wait(5000, function()
+    return nm.info().status == 'connected' and vim.fn.filereadable(seen) == 1
+  end, 'connected, the empty ledger read')
+  nm.request('follow', { kind = 'artist', id = 'kaws' })
+  H.wait(5000, function()
+    return #failures() == 1
+  end, 'the failure told as it happened')
+  H.eq('netmodel: your follow of artist/kaws failed: simulated HTTP 422 (follow artist/kaws)', failures()[1], 'message')
+  vim.loop.kill(srv.pid, 'sigkill')
+  H.wait(5000, function()
+    return nm.info().status ~= 'connected'
+  end, 'the plugin to see the server gone')
+  H.start_server(dir, refusing)
+  H.wait(10000, function()
+    return nm.info().status == 'connected'
+  end, 'reconnected')
+  vim.wait(500)
+  H.eq(1, #failures(), 'told once, not again from the ledger on reconnect')
+  nm.stop()
+end)
+
+H.test('an intent still pending when the ledger was read, failed while Neovim was closed, is told next time', function()
+  told = {}
+  local dir = H.tmpdir()
+  local slow = { '--simulate=latency=1500,failure=1,status=422' }
+  local srv = H.start_server(dir, slow)
+  local seen = dir .. '/seen'
+  -- Another client's follow, not settled when this plugin reads the ledger.
+  local code, out, err = H.call(srv.socket, 'follow', 'kind=artist', 'id=kaws')
+  H.eq(0, code, 'follow accepted: ' .. out .. err)
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  H.wait(5000, function()
+    return vim.fn.filereadable(seen) == 1
+  end, 'the ledger read')
+  H.eq('0', vim.fn.readfile(seen)[1], 'the next read starts before the pending intent')
+  nm.stop()
+  -- Refused while the plugin is away.
+  H.wait(5000, function()
+    local _, mutations = H.call(srv.socket, 'getMutations')
+    return mutations:find('"refused"', 1, true) ~= nil
+  end, 'the follow refused')
+  H.eq({}, failures(), 'not told while away')
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  H.wait(5000, function()
+    return #failures() == 1
+  end, 'told on the next connect')
+  H.eq('1', vim.fn.readfile(seen)[1], 'settled: the next read starts after it')
+  nm.stop()
 end)
 
 H.test('the mutations topic gives each outcome to on_state', function()

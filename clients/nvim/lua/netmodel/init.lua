@@ -224,28 +224,42 @@ end
 local down_reported = false -- subscriptions were told the server is unreachable
 local quiet = false -- setup({ quiet = true }): no notices about the connection
 
--- setup({ tell_failures = true }): on each connect, the intents the server's ledger
--- says failed (refused, rolled back) since the last seq seen are told with
--- vim.notify, "your follow of artist/kaws failed: …": a follow rolled back while
--- Neovim was closed is not lost. The seq seen is kept in `seen_file` (default
--- stdpath('state')/netmodel-mutations-seen), so each failure is told once.
-local tell = nil -- { file = path } when on
+-- setup({ tell_failures = true }): the intents the server's ledger says failed
+-- (refused, rolled back) are told with vim.notify, "your follow of artist/kaws
+-- failed: …": as they fail (the mutations topic), and on each connect those that
+-- failed since the last time, so a follow rolled back while Neovim was closed is not
+-- lost. `seen_file` (default stdpath('state')/netmodel-mutations-seen) keeps where
+-- the next connect reads from: the last seq before the first intent not settled yet
+-- (it may still fail while Neovim is closed), and on its second line the failures
+-- after that already told, so each failure is told once.
+local tell = nil -- { file = path, sub = the mutations subscription } when on
 
 local function read_seen()
   local f = tell and io.open(tell.file, 'r')
   if not f then
-    return 0
+    return 0, {}
   end
-  local seq = tonumber(f:read('*l') or '') or 0
+  local since = tonumber(f:read('*l') or '') or 0
+  local told = {}
+  for seq in (f:read('*l') or ''):gmatch('%d+') do
+    told[tonumber(seq)] = true
+  end
   f:close()
-  return seq
+  return since, told
 end
 
-local function write_seen(seq)
+local function write_seen(since, told)
   vim.fn.mkdir(vim.fn.fnamemodify(tell.file, ':h'), 'p')
+  local above = {}
+  for seq in pairs(told) do
+    if seq > since then
+      table.insert(above, seq)
+    end
+  end
+  table.sort(above)
   local f = io.open(tell.file, 'w')
   if f then
-    f:write(tostring(seq), '\n')
+    f:write(tostring(since), '\n', table.concat(above, ' '), '\n')
     f:close()
   end
 end
@@ -261,23 +275,51 @@ function M.mutation_failed(entry)
   return entry.outcome == 'refused' or entry.outcome == 'rolledBack'
 end
 
-local function tell_failures(c, since)
+-- Not settled yet: it may still fail.
+local function unsettled(entry)
+  return entry.outcome == 'pending' or entry.outcome == 'waiting'
+end
+
+-- Tells `entry` once, if it failed; true when it was told now.
+local function tell_once(entry, told)
+  if not M.mutation_failed(entry) or told[entry.seq] then
+    return false
+  end
+  told[entry.seq] = true
+  vim.notify('netmodel: ' .. M.mutation_message(entry), vim.log.levels.WARN)
+  return true
+end
+
+local function tell_live(entry)
+  if not tell or type(entry) ~= 'table' or type(entry.seq) ~= 'number' then
+    return
+  end
+  local since, told = read_seen()
+  if entry.seq > since and tell_once(entry, told) then
+    write_seen(since, told)
+  end
+end
+
+-- Reads the ledger from `since`, page by page; `keep` is where the next connect
+-- starts (nil until an unsettled entry is met).
+local function tell_failures(c, since, told, keep)
   c:request('getMutations', { since = since, limit = 1000 }, function(err, res)
     if err or c ~= conn or type(res) ~= 'table' then
       return -- a server without the ledger, or a connection gone: nothing to tell
     end
     if res.last < since then
-      return tell_failures(c, 0) -- another state folder's ledger: all of it is new here
+      return tell_failures(c, 0, {}, nil) -- another state folder's ledger: all of it is new here
     end
     for _, entry in ipairs(res.entries or {}) do
-      if M.mutation_failed(entry) then
-        vim.notify('netmodel: ' .. M.mutation_message(entry), vim.log.levels.WARN)
+      tell_once(entry, told)
+      if keep == nil and unsettled(entry) then
+        keep = entry.seq - 1
       end
     end
-    write_seen(res.next)
     if res.more then
-      tell_failures(c, res.next)
+      return tell_failures(c, res.next, told, keep)
     end
+    write_seen(keep or res.next, told)
   end)
 end
 
@@ -295,7 +337,8 @@ local function on_connect()
     send_subscribe(sub)
   end
   if tell then
-    tell_failures(conn, read_seen())
+    local since, told = read_seen()
+    tell_failures(conn, since, told, nil)
   end
 end
 
@@ -346,14 +389,17 @@ end
 -- opts: cmd (the serve command), socket (path, false for none, default
 -- M.default_socket()), state_dir, spawn (default true), reconnect ({ max_attempts
 -- = N }: give up after N tries; default for ever), quiet (no connection notices),
--- tell_failures (tell the ledger's failed intents on each connect; seen_file: where
--- the last seq seen is kept).
+-- tell_failures (tell each failed intent as it fails, and on each connect those of the
+-- ledger not told yet; seen_file: where the seqs told are kept).
 function M.setup(opts)
   opts = opts or {}
   if conn then
     conn:stop()
   end
   quiet = opts.quiet == true
+  if tell then
+    tell.sub.unsubscribe()
+  end
   tell = opts.tell_failures
       and { file = opts.seen_file or (vim.fn.stdpath('state') .. '/netmodel-mutations-seen') }
     or nil
@@ -379,6 +425,11 @@ function M.setup(opts)
   })
   known, known_versions, by_name, down_reported, configured = {}, {}, {}, false, nil
   early, subscribing, instance = {}, 0, nil
+  if tell then
+    -- Subscribed before the ledger is read on each connect: nothing fails in between
+    -- untold (and what both give is told once).
+    tell.sub = M.subscribe('mutations', tell_live)
+  end
   if next(subs) ~= nil or tell then
     -- Buttons and subscriptions carry over: subscribe them on the new connection. With
     -- tell_failures, at once: what failed while Neovim was closed is told now.
