@@ -216,36 +216,53 @@ not after an error was shown (a state delivered again clears it)."
 What the server keeps per connection (`setInterfaceState') is sent again here.")
 
 (defcustom netmodel-tell-failures nil
-  "When non-nil, tell on every connect the intents the server says failed.
-On each new connection (the first one, and every reconnect) the client reads
-`getMutations' since the last seq seen and shows each refused or rolled-back
-intent in the echo area: \"netmodel: your follow of artist/kaws failed: ...\".
-A follow rolled back while Emacs was closed is not lost.  The seq seen is kept
-in `netmodel-seen-file', so each failure is told once.
-\\[netmodel-failures] tells them now."
+  "When non-nil, tell each intent the server says failed, once.
+A refused or rolled-back intent is shown in the echo area, \"netmodel: your
+follow of artist/kaws failed: ...\": as it fails (the mutations topic), and on
+each new connection (the first one, and every reconnect) those of the server's
+ledger (`getMutations') not told yet.  A follow rolled back while Emacs was
+closed is not lost, nor one still pending when Emacs closed.  What was told is
+kept in `netmodel-seen-file'.  \\[netmodel-failures] tells them now."
   :type 'boolean :group 'netmodel)
 
 (defcustom netmodel-seen-file (locate-user-emacs-file "netmodel-mutations-seen")
-  "Where `netmodel-tell-failures' keeps the last ledger seq seen."
+  "Where `netmodel-tell-failures' keeps what was told.
+Its first line is the ledger seq before the first intent not settled yet (it
+may still fail while Emacs is closed), the next connect reads from there; its
+second line the failures after it already told."
   :type 'file :group 'netmodel)
 
-(defun netmodel--read-seen ()
-  "The last ledger seq seen, 0 when none."
-  (or (ignore-errors
-        (with-temp-buffer
-          (insert-file-contents netmodel-seen-file)
-          (let ((n (string-to-number (buffer-string)))) (and (natnump n) n))))
-      0))
+(defun netmodel--seen-lines ()
+  "The lines of `netmodel-seen-file', nil when it cannot be read."
+  (ignore-errors
+    (with-temp-buffer
+      (insert-file-contents netmodel-seen-file)
+      (split-string (buffer-string) "\n"))))
 
-(defun netmodel--write-seen (seq)
-  "Keep SEQ as the last ledger seq seen."
+(defun netmodel--read-seen ()
+  "Where the next read of the ledger starts, 0 when nothing was seen."
+  (let ((n (string-to-number (or (car (netmodel--seen-lines)) ""))))
+    (if (natnump n) n 0)))
+
+(defun netmodel--read-told ()
+  "The seqs after `netmodel--read-seen' already told."
+  (mapcar #'string-to-number (split-string (or (cadr (netmodel--seen-lines)) "") " " t)))
+
+(defun netmodel--write-seen (since told)
+  "Keep SINCE, and the seqs of TOLD after it."
   (ignore-errors
     (make-directory (file-name-directory netmodel-seen-file) t)
-    (with-temp-file netmodel-seen-file (insert (format "%d\n" seq)))))
+    (with-temp-file netmodel-seen-file
+      (insert (format "%d\n%s\n" since
+                      (mapconcat #'number-to-string (sort (seq-filter (lambda (n) (> n since)) told) #'<) " "))))))
 
 (defun netmodel-mutation-failed-p (entry)
   "Whether ledger ENTRY was refused or rolled back."
   (member (plist-get entry :outcome) '("refused" "rolledBack")))
+
+(defun netmodel--mutation-unsettled-p (entry)
+  "Whether ledger ENTRY has no outcome yet: it may still fail."
+  (member (plist-get entry :outcome) '("pending" "waiting")))
 
 (defun netmodel-mutation-message (entry)
   "\"your follow of KIND/ID failed: MESSAGE\" for ledger ENTRY."
@@ -254,8 +271,30 @@ in `netmodel-seen-file', so each failure is told once.
           (plist-get entry :kind) (plist-get entry :id)
           (or (plist-get (plist-get entry :error) :message) (plist-get entry :outcome))))
 
-(defun netmodel--tell-failures (since)
-  "Show each failed intent of the server's ledger after SINCE, page by page."
+(defun netmodel--tell-once (entry told)
+  "Show ENTRY if it failed and its seq is not in TOLD; the seqs told then."
+  (let ((seq (plist-get entry :seq)))
+    (if (or (not (netmodel-mutation-failed-p entry)) (memql seq told))
+        told
+      (message "netmodel: %s" (netmodel-mutation-message entry))
+      (cons seq told))))
+
+(defun netmodel--tell-live (entry)
+  "A `mutationOutcome' ENTRY: told now if it failed, once."
+  (let ((seq (plist-get entry :seq))
+        (since (netmodel--read-seen)))
+    (when (and netmodel-tell-failures (integerp seq) (> seq since))
+      (let* ((told (netmodel--read-told))
+             (now (netmodel--tell-once entry told)))
+        (unless (eq now told) (netmodel--write-seen since now))))))
+
+(defvar netmodel--tell-sub nil
+  "The mutations subscription of `netmodel-tell-failures', once made.")
+
+(defun netmodel--tell-failures (since &optional told keep)
+  "Show each failed intent of the server's ledger after SINCE not in TOLD.
+Page by page; KEEP is where the next read starts, once an unsettled entry
+was met."
   (let ((gen netmodel--generation))
     (netmodel-request
      "getMutations" (list :since since :limit 1000)
@@ -265,17 +304,18 @@ in `netmodel-seen-file', so each failure is told once.
          (if (< (plist-get res :last) since)
              (netmodel--tell-failures 0) ; another state folder's ledger: all of it is new
            (seq-doseq (entry (plist-get res :entries))
-             (when (netmodel-mutation-failed-p entry)
-               (message "netmodel: %s" (netmodel-mutation-message entry))))
-           (netmodel--write-seen (plist-get res :next))
-           (when (netmodel--true-p (plist-get res :more))
-             (netmodel--tell-failures (plist-get res :next)))))))))
+             (setq told (netmodel--tell-once entry told))
+             (when (and (not keep) (netmodel--mutation-unsettled-p entry))
+               (setq keep (1- (plist-get entry :seq)))))
+           (if (netmodel--true-p (plist-get res :more))
+               (netmodel--tell-failures (plist-get res :next) told keep)
+             (netmodel--write-seen (or keep (plist-get res :next)) told))))))))
 
 ;;;###autoload
 (defun netmodel-failures ()
   "Show the intents the server's ledger says failed since the last seq seen."
   (interactive)
-  (netmodel--tell-failures (netmodel--read-seen)))
+  (netmodel--tell-failures (netmodel--read-seen) (netmodel--read-told)))
 
 (defun netmodel--on-connect ()
   "A new connection: the configuration again, then every subscription."
@@ -286,8 +326,13 @@ in `netmodel-seen-file', so each failure is told once.
     ;; A restarted server has forgotten the token and environment.
     (netmodel-request "configure" netmodel--configured
                       (lambda (err _) (when err (netmodel-report err)))))
+  (when (and netmodel-tell-failures (not (memq netmodel--tell-sub netmodel--subs)))
+    ;; Subscribed before the ledger is read: nothing fails in between untold.
+    (setq netmodel--tell-sub (netmodel--make-sub :topics (list (netmodel-topic "mutations"))
+                                                 :on-state #'netmodel--tell-live))
+    (push netmodel--tell-sub netmodel--subs))
   (dolist (sub netmodel--subs) (netmodel--send-subscribe sub))
-  (when netmodel-tell-failures (netmodel--tell-failures (netmodel--read-seen)))
+  (when netmodel-tell-failures (netmodel--tell-failures (netmodel--read-seen) (netmodel--read-told)))
   (run-hooks 'netmodel-connect-hook))
 
 (defun netmodel-configure (params &optional callback)

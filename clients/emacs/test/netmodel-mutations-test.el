@@ -2,9 +2,9 @@
 
 ;;; Commentary:
 
-;; `netmodel-tell-failures': on connect and on every reconnect, the intents the
-;; server's ledger says failed since the last seq seen are shown in the echo area
-;; ("your follow of X failed: ..."), each once; the mutations topic gives each
+;; `netmodel-tell-failures': the intents the server's ledger says failed are shown
+;; in the echo area ("your follow of X failed: ..."), each once: as they fail, and on
+;; connect and every reconnect those not told yet; the mutations topic gives each
 ;; outcome to the subscription.
 
 ;;; Code:
@@ -60,6 +60,60 @@
                          "netmodel: your unfollow of artist/andy failed: simulated HTTP 422 (unfollow artist/andy)"))
           (nmt-sleep 0.3)
           (should (= 2 (length nmt--told))))
+      (advice-remove 'message #'nmt--record-message))))
+
+(ert-deftest netmodel-tells-a-failure-as-it-happens-and-not-again-on-reconnect ()
+  (let* ((dir (nmt-tmpdir))
+         (refusing "--simulate=latency=10,failure=1,status=422")
+         (srv (nmt-start-server dir refusing))
+         (seen (expand-file-name "seen" dir)))
+    (setq nmt--told nil)
+    (advice-add 'message :before #'nmt--record-message)
+    (unwind-protect
+        (progn
+          (nmt-setup 'netmodel-socket (plist-get srv :socket) 'netmodel-spawn nil 'netmodel-quiet t
+                     'netmodel-tell-failures t 'netmodel-seen-file seen)
+          (netmodel-request-sync "stats" nil)
+          (nmt-wait 5 (lambda () (file-exists-p seen)) "the empty ledger read")
+          (netmodel-follow "artist" "kaws" #'ignore)
+          (nmt-wait 5 (lambda () nmt--told) "the failure told as it happened")
+          (should (equal nmt--told
+                         '("netmodel: your follow of artist/kaws failed: simulated HTTP 422 (follow artist/kaws)")))
+          (signal-process (plist-get srv :pid) 'SIGKILL)
+          (nmt-wait 5 (lambda () (not (eq 'connected (plist-get (netmodel-info) :status))))
+                    "the client to see the server gone")
+          (nmt-start-server dir refusing)
+          (nmt-wait 10 (lambda () (eq 'connected (plist-get (netmodel-info) :status))) "reconnected")
+          (netmodel-request-sync "stats" nil)
+          (nmt-sleep 0.5)
+          (should (= 1 (length nmt--told))))
+      (advice-remove 'message #'nmt--record-message))))
+
+(ert-deftest netmodel-tells-next-time-an-intent-pending-when-the-ledger-was-read ()
+  (let* ((dir (nmt-tmpdir))
+         (srv (nmt-start-server dir "--simulate=latency=1500,failure=1,status=422"))
+         (socket (plist-get srv :socket))
+         (seen (expand-file-name "seen" dir)))
+    (setq nmt--told nil)
+    (advice-add 'message :before #'nmt--record-message)
+    (unwind-protect
+        (progn
+          ;; Another client's follow, not settled when this client reads the ledger.
+          (should (= 0 (car (nmt-call socket "follow" "kind=artist" "id=kaws"))))
+          (nmt-setup 'netmodel-socket socket 'netmodel-spawn nil 'netmodel-quiet t
+                     'netmodel-tell-failures t 'netmodel-seen-file seen)
+          (netmodel-request-sync "stats" nil)
+          (nmt-wait 5 (lambda () (file-exists-p seen)) "the ledger read")
+          (should (= 0 (netmodel--read-seen)))
+          (netmodel-disconnect)
+          (nmt-wait 5 (lambda () (string-match-p "\"refused\"" (cadr (nmt-call socket "getMutations"))))
+                    "the follow refused while this client is away")
+          (should-not nmt--told)
+          (nmt-setup 'netmodel-socket socket 'netmodel-spawn nil 'netmodel-quiet t
+                     'netmodel-tell-failures t 'netmodel-seen-file seen)
+          (netmodel-request-sync "stats" nil)
+          (nmt-wait 5 (lambda () nmt--told) "told on the next connect")
+          (nmt-wait 5 (lambda () (= 1 (netmodel--read-seen))) "settled: the next read starts after it"))
       (advice-remove 'message #'nmt--record-message))))
 
 (ert-deftest netmodel-mutations-topic-gives-each-outcome ()
