@@ -10,7 +10,8 @@ public enum ConfigurationFile {
   public enum Failure: Error, CustomStringConvertible {
     /// It could not be opened or read.
     case unreadable(Errno)
-    /// It is there, but someone else could change what it says.
+    /// It is there, but not one to take: someone else could change what it says, or
+    /// it is far too large for a configuration.
     case unsafe(String)
 
     public var description: String {
@@ -20,6 +21,10 @@ public enum ConfigurationFile {
       }
     }
   }
+
+  /// The most a configuration file may hold: far more than any written by hand, far
+  /// less than what would hold the daemon up to read (`/dev/zero` linked in its place).
+  public static let maxBytes = 1 << 20
 
   /// The file's bytes, checked by the descriptor read (nothing can be swapped in
   /// between), and a warning when its group may write it.
@@ -49,7 +54,9 @@ public enum ConfigurationFile {
       info.st_mode & 0o020 == 0
       ? nil : "\(role) \(path) can be written by its group (mode \(mode)); `chmod g-w \(path)` keeps it yours alone"
     do {
-      return (try fd.readToEnd(), warning)
+      return (try fd.readToEnd(atMost: maxBytes), warning)
+    } catch  where error.code == Errno.fileTooLarge {
+      throw .unsafe("\(role) \(path) is larger than \(maxBytes >> 20) MiB: not a configuration file")
     } catch {
       throw .unreadable(Errno(error.code, call: "read \(path)"))
     }

@@ -31,6 +31,8 @@ public struct Errno: Error, Equatable, CustomStringConvertible {
   /// What a disk that fails answers: tests inject it.
   public static let inputOutput = EIO
   public static let noSpace = ENOSPC
+  /// A file larger than its reader takes (`readToEnd(atMost:)`).
+  public static let fileTooLarge = EFBIG
   /// A Unix socket's path with nobody listening on it.
   public static let connectionRefused = ECONNREFUSED
 }

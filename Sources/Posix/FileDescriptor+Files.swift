@@ -103,24 +103,33 @@ extension FileDescriptor {
   /// Reads from the current offset to the end of the file (blocking descriptors),
   /// in chunks sized by the file's size and not zeroed first: the files read at start
   /// are small, and a zeroed 64 KiB chunk for each was 16 page faults and a memset
-  /// before the first answer.
-  public func readToEnd() throws(Errno) -> [UInt8] {
+  /// before the first answer. A file larger than `limit` throws `Errno.fileTooLarge`:
+  /// its reader is told, not handed a part.
+  public func readToEnd(atMost limit: Int = .max) throws(Errno) -> [UInt8] {
     var result: [UInt8] = []
-    // A byte more than the size, so that the next read, at the end, needs no more room.
-    var room = max(((try? fileSize()) ?? 0) + 1, 4096)
+    // A byte more than the size, so that the next read, at the end, needs no more room;
+    // and no more than `firstReadCap` however large the size said (sparse, or lying).
+    var room = min(max(((try? fileSize()) ?? 0) + 1, 4096), Self.firstReadCap)
     while true {
+      // One byte past the limit tells a file that is larger from one that fits exactly.
+      let remaining = limit - result.count
+      let wanted = remaining < room ? remaining + 1 : room
       var outcome: Result<Int, Errno> = .success(0)
-      let chunk = [UInt8](unsafeUninitializedCapacity: room) { buffer, initialized in
+      let chunk = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, initialized in
         outcome = Result { () throws(Errno) in try read(into: buffer.baseAddress!, count: buffer.count) }
         initialized = (try? outcome.get()) ?? 0
       }
       _ = try outcome.get()
       if chunk.isEmpty { return result }
       if result.isEmpty { result = chunk } else { result += chunk }
+      if result.count > limit { throw Errno(Errno.fileTooLarge, call: "read: more than \(limit) bytes") }
       // The file grew while it was read (or has no size, a pipe): larger chunks from now.
       room = max(room, 64 * 1024)
     }
   }
+
+  /// The largest first read `readToEnd` makes from the size `fstat` tells.
+  static let firstReadCap = 16 << 20
 
   /// Writes every byte of `bytes` (blocking descriptors).
   public func writeAll(_ bytes: [UInt8]) throws(Errno) {

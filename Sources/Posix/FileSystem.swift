@@ -54,12 +54,13 @@ public enum FileSystem {
     return info.st_mode & 0o7777
   }
 
-  /// The whole content of the file at `path`.
-  public static func readFile(_ path: String) throws(Errno) -> [UInt8] {
+  /// The whole content of the file at `path`; more than `limit` bytes throws
+  /// `Errno.fileTooLarge`.
+  public static func readFile(_ path: String, atMost limit: Int = .max) throws(Errno) -> [UInt8] {
     let fd = try FileDescriptor.open(path, .readOnly)
     defer { fd.close() }
     do {
-      return try fd.readToEnd()
+      return try fd.readToEnd(atMost: limit)
     } catch {
       throw Errno(error.code, call: "read \(path)")
     }

@@ -61,7 +61,10 @@ public enum SecretFile {
       throw .refused("\(role) \(path) is \(info.st_size) bytes: too large for a token (at most \(maxBytes))")
     }
     do {
-      return try fd.readToEnd()
+      // Checked again as read: the file may have grown since `fstat`.
+      return try fd.readToEnd(atMost: maxBytes)
+    } catch  where error.code == Errno.fileTooLarge {
+      throw .refused("\(role) \(path) grew past \(maxBytes) bytes as it was read: too large for a token")
     } catch {
       throw .refused("\(role) \(path) cannot be read: \(error)")
     }

@@ -235,7 +235,9 @@ func runCheckConfig(_ arguments: ArraySlice<String>) -> Int32 {
 /// is still told by its `auth` or `retry`. Anything unreadable is left to the REST
 /// check, whose messages say why.
 func isServeConfiguration(_ path: String) -> Bool {
-  guard let bytes = try? FileSystem.readFile(path), let root = try? JSON.parse(bytes), root.isObject else {
+  guard let bytes = try? FileSystem.readFile(path, atMost: ConfigurationFile.maxBytes),
+    let root = try? JSON.parse(bytes), root.isObject
+  else {
     return false
   }
   let restOnly = [

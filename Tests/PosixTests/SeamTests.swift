@@ -47,6 +47,27 @@ import Testing
     #expect(try one.readToEnd() == streamed)
   }
 
+  /// A reader's limit: a file of exactly that many bytes is read, one byte more is
+  /// refused, never handed over in part; a sparse file whose size says 64 GiB is
+  /// refused after at most the limit is read, not allocated at the size it tells.
+  @Test func readToEndRefusesAFileLargerThanItsLimit() throws {
+    let path = "/tmp/netmodel-readToEnd-limit-\(Process.id)"
+    defer { try? FileSystem.removeFile(path) }
+    let writer = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate])
+    try writer.writeAll(Array(repeating: UInt8(ascii: "x"), count: 5000))
+    writer.close()
+    #expect(try FileSystem.readFile(path, atMost: 5000).count == 5000)
+    let over = #expect(throws: Errno.self) { try FileSystem.readFile(path, atMost: 4999) }
+    #expect(over?.code == Errno.fileTooLarge)
+    #expect(over.map { "\($0)" }?.contains(path) == true, "the message names the file")
+
+    let sparse = try FileDescriptor.open(path, .readWrite)
+    try sparse.truncate(toSize: 64 << 30)
+    sparse.close()
+    let huge = #expect(throws: Errno.self) { try FileSystem.readFile(path, atMost: 1 << 20) }
+    #expect(huge?.code == Errno.fileTooLarge)
+  }
+
   @Test func aSocketIsNoTerminalAndHasNoSizeOrKeyMode() throws {
     let (one, other) = try FileDescriptor.socketPair()
     defer { [one, other].forEach { $0.close() } }

@@ -225,6 +225,26 @@ def tokenless_start(netmodel_bin, runtime):
     return result.stderr
 
 
+def test_a_configuration_larger_than_a_mebibyte_is_refused_by_name_not_read_in_part(
+    netmodel_bin, runtime, github
+):
+    """A configuration file is read whole and parsed; one past 1 MiB (a log, a dump
+    linked in its place) is refused with its name and why, and the same file at the
+    limit is taken: the check counts bytes read, not what the size said."""
+    folder = github_setup(runtime, github, {"tokenFile": "github-token"})
+    (folder / "github-token").write_text(TOKEN)
+    (folder / "github-token").chmod(0o600)
+    config = folder / "github.json"
+    text = config.read_text()
+    config.write_text(text + " " * ((1 << 20) - len(text.encode())))
+    assert config.stat().st_size == 1 << 20
+    result = run(netmodel_bin, "check-config", str(config), env=runtime.env)
+    assert result.returncode == 0, result.stderr
+    config.write_text(text + " " * ((1 << 20) + 1 - len(text.encode())))
+    err = tokenless_start(netmodel_bin, runtime)
+    assert f"the REST configuration {config} is larger than 1 MiB: not a configuration file" in err, err
+
+
 def test_a_token_file_others_can_read_is_refused(netmodel_bin, runtime, github):
     folder = github_setup(runtime, github, {"tokenFile": "github-token"})
     token = folder / "github-token"
