@@ -11,6 +11,20 @@ vim.notify = function(msg, level)
   print_notify(msg, level)
 end
 
+local REFUSING = '--simulate=latency=10,failure=1,status=422'
+
+-- A fresh state folder and a server on it simulating `simulate`, nothing told yet:
+-- the folder, the server and the seen file.
+local function fresh(simulate)
+  told = {}
+  local dir = H.tmpdir()
+  return dir, H.start_server(dir, { simulate }), dir .. '/seen'
+end
+
+local function connect_telling(srv, seen)
+  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+end
+
 local function failures()
   local out = {}
   for _, msg in ipairs(told) do
@@ -22,9 +36,7 @@ local function failures()
 end
 
 H.test('a follow refused while Neovim was away is told on connect, and on reconnect, once', function()
-  local dir = H.tmpdir()
-  local refusing = { '--simulate=latency=10,failure=1,status=422' }
-  local srv = H.start_server(dir, refusing)
+  local dir, srv, seen = fresh(REFUSING)
   -- Another client follows while this one is not there; the API refuses it.
   nm.setup({ socket = srv.socket, spawn = false, quiet = true })
   local _, err = nm.request_sync('follow', { kind = 'artist', id = 'kaws', await = true }, 5000)
@@ -32,8 +44,7 @@ H.test('a follow refused while Neovim was away is told on connect, and on reconn
   nm.stop()
   H.eq({}, failures(), 'nothing told without the option')
 
-  local seen = dir .. '/seen'
-  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  connect_telling(srv, seen)
   H.wait(5000, function()
     return #failures() == 1
   end, 'the failure told on connect')
@@ -50,14 +61,14 @@ H.test('a follow refused while Neovim was away is told on connect, and on reconn
     return nm.info().status ~= 'connected'
   end, 'the plugin to see the server gone')
   local other_dir = H.tmpdir()
-  local other = H.start_server(other_dir, vim.list_extend({ '--state-dir=' .. dir .. '/state' }, refusing))
+  local other = H.start_server(other_dir, { '--state-dir=' .. dir .. '/state', REFUSING })
   local code, out, stderr = H.call(other.socket, 'unfollow', 'kind=artist', 'id=andy', 'await:=true')
   H.eq(1, code, 'the unfollow refused: ' .. out .. stderr)
   vim.loop.kill(other.pid, 'sigterm')
   H.wait(5000, function()
     return other.exit_code ~= nil
   end, 'the other server to stop')
-  H.start_server(dir, refusing)
+  H.start_server(dir, { REFUSING })
   H.wait(10000, function()
     return #failures() == 2
   end, 'the new failure told on reconnect')
@@ -67,12 +78,8 @@ H.test('a follow refused while Neovim was away is told on connect, and on reconn
 end)
 
 H.test('a follow that fails while Neovim is connected is told as it fails, and not again on reconnect', function()
-  told = {}
-  local dir = H.tmpdir()
-  local refusing = { '--simulate=latency=10,failure=1,status=422' }
-  local srv = H.start_server(dir, refusing)
-  local seen = dir .. '/seen'
-  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  local dir, srv, seen = fresh(REFUSING)
+  connect_telling(srv, seen)
   H.wait(5000, function()
     return nm.info().status == 'connected' and vim.fn.filereadable(seen) == 1
   end, 'connected, the empty ledger read')
@@ -85,7 +92,7 @@ H.test('a follow that fails while Neovim is connected is told as it fails, and n
   H.wait(5000, function()
     return nm.info().status ~= 'connected'
   end, 'the plugin to see the server gone')
-  H.start_server(dir, refusing)
+  H.start_server(dir, { REFUSING })
   H.wait(10000, function()
     return nm.info().status == 'connected'
   end, 'reconnected')
@@ -95,15 +102,11 @@ H.test('a follow that fails while Neovim is connected is told as it fails, and n
 end)
 
 H.test('an intent still pending when the ledger was read, failed while Neovim was closed, is told next time', function()
-  told = {}
-  local dir = H.tmpdir()
-  local slow = { '--simulate=latency=1500,failure=1,status=422' }
-  local srv = H.start_server(dir, slow)
-  local seen = dir .. '/seen'
+  local _, srv, seen = fresh('--simulate=latency=1500,failure=1,status=422')
   -- Another client's follow, not settled when this plugin reads the ledger.
   local code, out, err = H.call(srv.socket, 'follow', 'kind=artist', 'id=kaws')
   H.eq(0, code, 'follow accepted: ' .. out .. err)
-  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  connect_telling(srv, seen)
   H.wait(5000, function()
     return vim.fn.filereadable(seen) == 1
   end, 'the ledger read')
@@ -115,7 +118,7 @@ H.test('an intent still pending when the ledger was read, failed while Neovim wa
     return mutations:find('"refused"', 1, true) ~= nil
   end, 'the follow refused')
   H.eq({}, failures(), 'not told while away')
-  nm.setup({ socket = srv.socket, spawn = false, quiet = true, tell_failures = true, seen_file = seen })
+  connect_telling(srv, seen)
   H.wait(5000, function()
     return #failures() == 1
   end, 'told on the next connect')
