@@ -237,17 +237,25 @@ extension StateFolder {
 
   /// Makes this process the folder's only user for as long as it runs: two servers
   /// writing the same outbox and follows would lose each other's intents. The lock
-  /// file holds the owner's pid, for the message the next one gets.
+  /// file holds the owner's pid, for the message the next one gets: only digits are
+  /// taken from it, since anyone who can write the folder could put anything there.
+  ///
+  /// The pid is written over the last owner's, then the file cut to its length, not
+  /// cut to nothing first: ext4 flushes a file cut to nothing and rewritten when it is
+  /// closed (`auto_da_alloc`), and frees and allocates its block again, a journal
+  /// transaction at every start on disk.
   public func lockExclusively() throws -> FileDescriptor {
     let lock = try open("lock", .readWrite, options: [.create])
     guard try lock.tryLockExclusive() else {
-      let owner = (try? lock.readToEnd()).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+      let owner = (try? lock.readToEnd(atMost: 20)) ?? []
       lock.close()
-      throw InUse(folder: path, pid: owner.isEmpty ? "?" : owner)
+      let digits = !owner.isEmpty && owner.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+      throw InUse(folder: path, pid: digits ? String(decoding: owner, as: UTF8.self) : "?")
     }
-    try? lock.truncate(toSize: 0)
+    let pid = Array(String(Process.id).utf8)
     try? lock.seek(toOffset: 0)
-    try lock.writeAll(Array(String(Process.id).utf8))
+    try lock.writeAll(pid)
+    if (try? lock.fileSize()) != pid.count { try? lock.truncate(toSize: pid.count) }
     return lock
   }
 }

@@ -648,6 +648,22 @@ private final class Answer<T> {
     try temp.folder.replace("x", with: [])
     #expect(try temp.folder.read("x") == [])
   }
+
+  /// The lock holds this process's pid alone, written over a longer one a crashed
+  /// owner left; the next server is told the owner's pid, and "?" for a lock file that
+  /// holds anything but digits (escape sequences that would reach a terminal).
+  @Test func theLockHoldsThePidAndTheRefusalTellsOnlyDigitsFromIt() throws {
+    let temp = try LocalBackendTestFolder()
+    try temp.write("lock", "123456789012345")
+    let lock = try temp.folder.lockExclusively()
+    #expect(try temp.text("lock") == String(Process.id))
+    let refused = #expect(throws: StateFolder.InUse.self) { try temp.folder.lockExclusively() }
+    #expect(refused?.pid == String(Process.id))
+    try temp.write("lock", "\u{1B}]0;owned\u{07}")
+    let hostile = #expect(throws: StateFolder.InUse.self) { try temp.folder.lockExclusively() }
+    #expect(hostile?.pid == "?")
+    lock.close()
+  }
 }
 
 private func modeOf(_ path: String) throws -> UInt32 { UInt32(try FileSystem.permissions(path)) }
