@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus Fuzz/corpus/FuzzDispatch/.
+"""Writes the seed corpora: Fuzz/corpus/FuzzDispatch/ and one folder per focused target.
 
 Each file is one selector byte (how the split run cuts the rest, see ChunkPlan in
 Fuzz/FuzzDispatch/FuzzDispatch.swift) followed by the bytes a peer sends on one
-connection. Run from anywhere: python3 Fuzz/make-corpus.py
+connection. Run from anywhere: python3 Fuzz/make-corpus.py [CORPUS_DIR] (default
+Fuzz/corpus; Tests/interop/test_fuzz_corpus.py writes a copy elsewhere and compares).
 """
 import json
 import os
-import shutil
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "corpus", "FuzzDispatch")
 
 
 def req(method, id=1, params=None, **extra):
@@ -203,6 +203,48 @@ SEEDS = {
     "cl-whitespace-between": (0x19, b"\r\n\r\n  " + cl(req("initialize")) + b"\r\n\n" + cl(req("initialize", id=2))),
     "nd-then-content-length": (0x1D, nd(req("initialize"), "Content-Length: 2", "", "{}")),
     "nd-no-trailing-newline": (0x08, nd(req("initialize")) + req("initialize", id=2).encode()),
+    # Every method of schema/openrpc.json with the params it takes, so the fuzzer
+    # starts inside each handler rather than at its name (Tests check the list is whole).
+    "nd-model-methods": (
+        0x2E,
+        nd(
+            req("follow", params={"kind": "artist", "id": "banksy"}),
+            req("getFollowState", id=2, params={"kind": "artist", "id": "banksy", "refresh": True, "maxAgeMs": 0}),
+            req("setFollowState", id=3, params={"kind": "gene", "id": "brca1", "following": True, "await": True}),
+            req("unfollow", id=4, params={"kind": "artist", "id": "banksy", "await": True}),
+            req("getEntity", id=5, params={"kind": "artist", "id": "banksy", "refresh": True}),
+            req("setInterfaceState", id=6, params={"items": [{"kind": "artist", "id": "kaws"}], "state": "visible"}),
+            req("setInterfaceState", id=7, params={"items": [{"kind": "artist", "id": "kaws"}], "state": "none"}),
+            req("fetchList", id=8, params={"list": "followedArtists", "params": {"page": 1}, "page": "next"}),
+            req("subscribe", id=9, params={"topics": [{"type": "entity", "kind": "artist", "id": "banksy"}]}),
+            req("unsubscribe", id=10, params={"subscription": "s1"}),
+            req("inspect", id=11, params={"sections": ["entities", "holds"], "limit": 1}),
+            req("configure", id=12, params={"environment": "default", "values": {"user": "me", "gone": None}}),
+            req("sync", id=13, params={"timeoutMs": 0}),
+        ),
+    ),
+    # The same methods given what a hostile or careless peer sends: ids equal only
+    # under Unicode canonical equivalence, NUL and controls, wrong types, limits.
+    "nd-model-hostile": (
+        0x4D,
+        nd(
+            req("follow", params={"kind": "artist", "id": "caf\u00e9"}),
+            req("getFollowState", id=2, params={"kind": "artist", "id": "cafe\u0301"}),
+            req("getFollowState", id=3, params={"kind": "artist", "id": "a\u0000b", "maxAgeMs": -1}),
+            req("getFollowState", id=4, params={"kind": "", "id": "x" * 300, "refresh": "yes"}),
+            req("setFollowState", id=5, params={"kind": "gene", "id": 7, "following": None}),
+            req("setInterfaceState", id=6, params={"items": [{"kind": "artist", "id": "1"}, 3], "state": "visible"}),
+            req("setInterfaceState", id=7, params={"items": {"kind": "artist"}, "state": "hidden"}),
+            req("fetchList", id=8, params={"list": "followedArtists", "params": {"p": {"nested": [1]}}}),
+            req("fetchList", id=9, params={"list": "../x", "page": "last"}),
+            req("unsubscribe", id=10, params={"subscription": 1}),
+            req("inspect", id=11, params={"sections": ["nope"], "limit": 0}),
+            req("configure", id=12, params={"authToken": "a\r\nX-Injected: 1"}),
+            req("configure", id=13, params={"environment": "", "values": []}),
+            req("sync", id=14, params={"timeoutMs": 600001}),
+            req("getEntity", id=15, params=["artist", "banksy"]),
+        ),
+    ),
     "nd-duplicate-keys": (
         0x4A,
         nd('{"jsonrpc":"2.0","jsonrpc":"1.0","id":1,"method":"initialize"}', '{"jsonrpc":"2.0","id":1,"id":"2","method":"initialize"}'),
@@ -282,6 +324,9 @@ OTHER = {
         "ledger": b"\x00" + b'{"next":9}\n{"q":7,"k":"artist","i":"1","w":true,"c":"nvim","e":"prod","a":1,"o":"pending"}\n'
         + b'{"q":7,"k":"artist","i":"1","w":true,"a":1,"o":"refused","t":2,"n":1,"x":"rejected","xs":422,"xm":"no"}\n'
         + b'{"q":8,"k":"gene","i":"2","w":false,"a":3,"o":"waiting","x":"unauthorized","xs":401,"xm":"sign in"}\n{"q":',
+        "warm-states": b"\x00" + b'{"netmodel":"states","form":1,"environment":"the local backend"}\n'
+        + b'{"kind":"artist","id":"banksy","following":true,"at":1700000000000}\n'
+        + b'{"kind":"artist","id":"kaws","following":false,"requested":true,"at":1}\n',
     },
 }
 
@@ -298,9 +343,10 @@ def write(directory, files):
 
 
 def main():
-    write(OUT, {name: bytes([selector]) + payload for name, (selector, payload) in SEEDS.items()})
+    corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "corpus")
+    write(os.path.join(corpus, "FuzzDispatch"), {name: bytes([selector]) + payload for name, (selector, payload) in SEEDS.items()})
     for target, files in OTHER.items():
-        write(os.path.join(HERE, "corpus", target), files)
+        write(os.path.join(corpus, target), files)
 
 
 if __name__ == "__main__":
