@@ -61,6 +61,11 @@ public final class MutationLedger {
   }
 
   public var count: Int { entries.count - head }
+  /// Entries with no final outcome yet: pending, or waiting for credentials.
+  public var openCount: Int { open.count }
+  /// Kept entries whose intent failed (refused or rolled back): what a user who asked
+  /// for them should hear of. A pass over the kept entries (at most `maxEntries`).
+  public var failedCount: Int { entries[head...].reduce(0) { $1.outcome.isFailure ? $0 + 1 : $0 } }
   /// The highest `seq` given so far (0: none).
   public var lastSeq: UInt64 { nextSeq - 1 }
   /// The lowest `seq` that may still be kept: entries after `since` were dropped when

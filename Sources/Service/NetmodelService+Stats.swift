@@ -53,6 +53,10 @@ extension NetmodelService {
         sent: Int64(subscriptions.counters.notificationsSent), coalesced: Int64(subscriptions.counters.coalesced),
         stats: Int64(subscriptions.counters.statsSent)),
       outbox: Int64(figures.outbox),
+      mutations: StatsFigures.Mutations(
+        entries: Int64(ledger.count), open: Int64(ledger.openCount), failed: Int64(ledger.failedCount),
+        lastSeq: Int64(ledger.lastSeq), dropped: Int64(ledger.dropped), bytes: Int64(ledger.bytes),
+        maxEntries: Int64(ledger.maxEntries), maxBytes: Int64(ledger.maxBytes)),
       waitingForCredentials: Int64(figures.waitingForCredentials),
       residentMemoryBytes: Int64(Process.residentMemoryBytes()),
       heldBytes: Int64(figures.heldBytes), maxHeldBytes: Int64(figures.maxHeldBytes),

@@ -34,6 +34,12 @@ struct StatsFigures: EncodableResult {
     var sent: Int64, coalesced: Int64, stats: Int64
   }
 
+  /// The mutations ledger (`getMutations`).
+  struct Mutations {
+    var entries: Int64, open: Int64, failed: Int64, lastSeq: Int64, dropped: Int64, bytes: Int64
+    var maxEntries: Int64, maxBytes: Int64
+  }
+
   struct Connection {
     var id: Int64
     var transport: String
@@ -50,6 +56,7 @@ struct StatsFigures: EncodableResult {
   var subscriptions: Int64
   var notifications: Notifications
   var outbox: Int64
+  var mutations: Mutations
   var waitingForCredentials: Int64
   var residentMemoryBytes: Int64
   var heldBytes: Int64, maxHeldBytes: Int64
@@ -169,6 +176,18 @@ struct StatsFigures: EncodableResult {
           .set("stats", .integer(notifications.stats))
       )
       .set("outbox", .integer(outbox))
+      .set(
+        "mutations",
+        JSON.object()
+          .set("entries", .integer(mutations.entries))
+          .set("open", .integer(mutations.open))
+          .set("failed", .integer(mutations.failed))
+          .set("lastSeq", .integer(mutations.lastSeq))
+          .set("dropped", .integer(mutations.dropped))
+          .set("bytes", .integer(mutations.bytes))
+          .set("maxEntries", .integer(mutations.maxEntries))
+          .set("maxBytes", .integer(mutations.maxBytes))
+      )
       .set("waitingForCredentials", .integer(waitingForCredentials))
       .set("residentMemoryBytes", .integer(residentMemoryBytes))
       .set("heldBytes", .integer(heldBytes))

@@ -99,6 +99,11 @@ struct TopScreen {
     lines.append(
       "backend: calls \(int(stats, "backend", "calls"))  retries \(int(stats, "backend", "retries"))  rollbacks "
         + "\(int(stats, "backend", "rollbacks"))  http in flight \(int(stats, "backend", "http", "inFlight"))")
+    // The ledger: failed intents are what a user who asked for them should hear of;
+    // dropped entries, what a client away may have missed.
+    lines.append(
+      "intents in the ledger \(int(stats, "mutations", "entries"))  open \(int(stats, "mutations", "open"))  failed "
+        + warn(int(stats, "mutations", "failed"), "31") + "  dropped " + warn(int(stats, "mutations", "dropped"), "33"))
     lines.append(
       "lists held \(int(stats, "lists", "held"))  page calls \(int(stats, "lists", "pageCalls"))  preload queued "
         + "\(int(stats, "preload", "queued"))  in flight \(int(stats, "preload", "inFlight"))  subscriptions "

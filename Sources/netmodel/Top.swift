@@ -5,8 +5,9 @@ let topUsage = """
   Usage: netmodel top [--socket=PATH] [--json]
 
   A live view of a running server: the counters (entities pending and failed, the
-  outbox, backend calls in flight per endpoint with their latency, retries and
-  rollbacks per second, lists and preload queues), and the items behind them. It
+  outbox, the ledger's failed intents, backend calls in flight per endpoint with
+  their latency, retries and rollbacks per second, lists and preload queues), and
+  the items behind them. It
   subscribes to the server's `stats` topic (pushed at most once a second, when the
   figures change), asks `inspect` every second, and redraws every second, fitted to
   the terminal's size (redrawn when it changes). Colour when stdout is a terminal and

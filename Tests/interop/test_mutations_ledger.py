@@ -259,6 +259,41 @@ def test_the_entry_bound_drops_the_oldest_and_says_truncated(spawn, runtime):
     assert mutations(c, since=3)["truncated"] is False
 
 
+def test_stats_tells_the_ledger_entries_open_failed_and_dropped(spawn, runtime):
+    """`stats.mutations`: what an operator asks of the ledger without paging it: how
+    many intents are still open, how many failed (a user should hear of them), and
+    whether the bounds dropped entries a client away may have wanted."""
+    c = serve(spawn, runtime, "--simulate", "latency=400,failure=0", "--max-ledger-entries", "3").conn
+    STATS = schema_validator("Stats")
+
+    def figures():
+        stats = c.result("stats")
+        STATS.validate(stats)
+        return stats["mutations"]
+
+    assert figures() == {"entries": 0, "open": 0, "failed": 0, "lastSeq": 0, "dropped": 0,
+                         "bytes": 0, "maxEntries": 3, "maxBytes": 4 << 20}
+    c.result("follow", {"kind": "artist", "id": "kept", "await": True})
+    c.result("setFollowState", {"kind": "artist", "id": "slow", "following": True})
+    now = figures()
+    assert (now["entries"], now["open"], now["failed"], now["lastSeq"]) == (2, 1, 0, 2), now
+    assert now["bytes"] > 0, now
+    c.result("sync", {"timeoutMs": 10_000})
+    assert figures()["open"] == 0
+    for index in range(3):
+        c.result("follow", {"kind": "artist", "id": f"more{index}", "await": True})
+    now = figures()
+    assert (now["entries"], now["lastSeq"], now["dropped"]) == (3, 5, 2), now
+
+
+def test_stats_counts_the_failed_intents_the_ledger_keeps(spawn, runtime):
+    c = serve(spawn, runtime, "--simulate", "latency=10,failure=1,status=422").conn
+    assert c.call("follow", {"kind": "artist", "id": "kaws", "await": True})["error"]["code"] == REJECTED
+    assert c.call("unfollow", {"kind": "artist", "id": "andy", "await": True})["error"]["code"] == REJECTED
+    figures = c.result("stats")["mutations"]
+    assert (figures["entries"], figures["open"], figures["failed"]) == (2, 0, 2), figures
+
+
 def test_the_byte_bound_keeps_the_newest_entries_within_it_across_a_restart(spawn, runtime):
     args = ("--simulate", "latency=5,failure=0", "--max-ledger-bytes", "2048")
     first = serve(spawn, runtime, *args)

@@ -268,6 +268,20 @@ def test_screen_in_a_pseudo_terminal(socket_server, connect, runtime, netmodel_b
         top.close()
 
 
+def test_the_screen_tells_the_ledgers_failed_intents(socket_server, connect, runtime, netmodel_bin):
+    server, sock = socket_server(None, "--simulate", "latency=10,failure=1,status=422")
+    conn = connect(sock)
+    top = PtyTop(netmodel_bin, sock, {**runtime.env, "NO_COLOR": "1"})
+    try:
+        top.read_until(b"intents in the ledger 0  open 0  failed 0  dropped 0", 10)
+        assert conn.call("follow", {"kind": "artist", "id": "kaws", "await": True})["error"]["code"] == -32002
+        top.read_until(b"intents in the ledger 1  open 0  failed 1  dropped 0", 10)
+        os.write(top.fd, b"q")
+        assert top.wait(5) == 0
+    finally:
+        top.close()
+
+
 def test_no_color_keeps_the_screen_plain(socket_server, runtime, netmodel_bin):
     server, sock = socket_server(None)
     top = PtyTop(netmodel_bin, sock, {**runtime.env, "NO_COLOR": "1"})

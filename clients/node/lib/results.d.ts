@@ -302,6 +302,36 @@ export interface StatsNotifications {
   stats: number;
 }
 
+/**
+ * The mutations ledger (`getMutations`, the `mutations` topic), where a client that was away finds
+ * what became of the intents: bounded by --max-ledger-entries and --max-ledger-bytes, the oldest
+ * entries dropped first.
+ */
+export interface StatsMutations {
+  /** Entries kept now: what getMutations can return. */
+  entries: number;
+  /** Kept entries with no final outcome yet (pending, or waiting for credentials). */
+  open: number;
+  /**
+   * Kept entries whose intent failed (refused or rolledBack): what a user who asked for them
+   * should hear of.
+   */
+  failed: number;
+  /** The highest seq given so far (0: none); getMutations' since counts up to it. */
+  lastSeq: number;
+  /**
+   * Entries the bounds dropped since start: a client away since before them finds its read
+   * `truncated` (getMutations).
+   */
+  dropped: number;
+  /** The bytes of the kept entries' lines in mutations.log. */
+  bytes: number;
+  /** --max-ledger-entries. */
+  maxEntries: number;
+  /** --max-ledger-bytes. */
+  maxBytes: number;
+}
+
 export interface StatsConnectionsListItem {
   /** The connection's number in this process. */
   id: number;
@@ -424,6 +454,12 @@ export interface Stats {
   notifications: StatsNotifications;
   /** Unsettled intents in the outbox now (mutations not yet confirmed or rolled back). */
   outbox: number;
+  /**
+   * The mutations ledger (`getMutations`, the `mutations` topic), where a client that was away
+   * finds what became of the intents: bounded by --max-ledger-entries and --max-ledger-bytes, the
+   * oldest entries dropped first.
+   */
+  mutations: StatsMutations;
   /** The process's resident memory (from /proc/self/statm); 0 when unknown. */
   residentMemoryBytes: number;
   /**

@@ -285,6 +285,23 @@ StatsNotifications = TypedDict(
     },
 )
 
+# The mutations ledger (`getMutations`, the `mutations` topic), where a client that was
+# away finds what became of the intents: bounded by --max-ledger-entries and
+# --max-ledger-bytes, the oldest entries dropped first.
+StatsMutations = TypedDict(
+    "StatsMutations",
+    {
+        "entries": int,
+        "open": int,
+        "failed": int,
+        "lastSeq": int,
+        "dropped": int,
+        "bytes": int,
+        "maxEntries": int,
+        "maxBytes": int,
+    },
+)
+
 StatsConnectionsListItem = TypedDict(
     "StatsConnectionsListItem",
     {
@@ -367,6 +384,7 @@ Stats = TypedDict(
         "subscriptions": int,
         "notifications": StatsNotifications,
         "outbox": int,
+        "mutations": StatsMutations,
         "residentMemoryBytes": int,
         "heldBytes": int,
         "maxHeldBytes": int,
