@@ -109,6 +109,12 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     try FileSystem.removeFile(file(name))
   }
 
+  /// The largest file `read` takes: each file netmodel writes here is bounded far
+  /// below it (by its options: --max-ledger-bytes, --max-warm-bytes, the entities it
+  /// may hold), so a larger one was put there by someone else, and reading it whole
+  /// could take the memory of the machine.
+  public static let maxFileBytes = 1 << 30
+
   /// The content of `name`, or nil when there is no such file.
   public func read(_ name: String) throws(Errno) -> [UInt8]? {
     let fd: FileDescriptor
@@ -119,7 +125,9 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     }
     defer { fd.close() }
     do {
-      return try fd.readToEnd()
+      return try fd.readToEnd(atMost: Self.maxFileBytes)
+    } catch  where error.code == Errno.fileTooLarge {
+      throw Errno(error.code, call: "read \(file(name)) (more than 1 GiB: not a file netmodel wrote)")
     } catch {
       throw Errno(error.code, call: "read \(file(name))")
     }

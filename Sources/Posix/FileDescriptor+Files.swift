@@ -104,12 +104,17 @@ extension FileDescriptor {
   /// in chunks sized by the file's size and not zeroed first: the files read at start
   /// are small, and a zeroed 64 KiB chunk for each was 16 page faults and a memset
   /// before the first answer. A file larger than `limit` throws `Errno.fileTooLarge`:
-  /// its reader is told, not handed a part.
+  /// its reader is told, not handed a part; when its size says so, before anything is
+  /// read.
   public func readToEnd(atMost limit: Int = .max) throws(Errno) -> [UInt8] {
     var result: [UInt8] = []
+    let size = (try? fileSize()) ?? 0
+    // A regular file's size is what a read would find: refused before a byte is read
+    // (a sparse file of 64 GiB would otherwise be read up to the limit first).
+    if size > limit { throw Errno(Errno.fileTooLarge, call: "read: more than \(limit) bytes") }
     // A byte more than the size, so that the next read, at the end, needs no more room;
     // and no more than `firstReadCap` however large the size said (sparse, or lying).
-    var room = min(max(((try? fileSize()) ?? 0) + 1, 4096), Self.firstReadCap)
+    var room = min(max(size + 1, 4096), Self.firstReadCap)
     while true {
       // One byte past the limit tells a file that is larger from one that fits exactly.
       let remaining = limit - result.count

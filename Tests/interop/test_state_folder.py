@@ -65,6 +65,32 @@ def test_a_fifo_in_the_state_folder_does_not_hang_the_start(spawn, runtime, name
     assert f"{state}/{name} is a FIFO, not a regular file" in err, err
 
 
+@pytest.mark.parametrize("name", [n for n in STATE_FILES if n != "lock"])
+def test_a_state_file_past_a_gibibyte_is_refused_at_once_not_read(spawn, runtime, name):
+    """A sparse file whose size says 64 GiB (it takes no disk) where a state file
+    should be: read whole, it would take the machine's memory. The start stops at once
+    and names it; nothing of it is read."""
+    state = state_folder(runtime)
+    with open(state / name, "wb") as f:
+        f.truncate(64 << 30)
+    err = start_and_refuse(spawn, runtime, state)
+    assert f"read {state / name} (more than 1 GiB: not a file netmodel wrote)" in err, err
+
+
+@pytest.mark.parametrize("name, said", [
+    ("mutations.log", "the mutations ledger is kept in memory only"),
+    ("states", "no warm start"),
+])
+def test_a_huge_ledger_or_warm_state_file_is_told_and_the_server_serves(spawn, runtime, name, said):
+    state = state_folder(runtime)
+    with open(state / name, "wb") as f:
+        f.truncate(64 << 30)
+    server = spawn("--state-dir", state)
+    assert server.conn.result("getFollowState", {"kind": "artist", "id": "banksy"})["kind"] == "artist"
+    err = server.stderr()
+    assert "(more than 1 GiB: not a file netmodel wrote)" in err and said in err, err
+
+
 def test_a_folder_where_the_outbox_should_be_is_refused(spawn, runtime):
     state = state_folder(runtime)
     (state / "outbox.log").mkdir()
