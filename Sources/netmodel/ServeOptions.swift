@@ -139,8 +139,10 @@ struct ServeOptions {
   }
 
   /// `$XDG_RUNTIME_DIR/netmodel/netmodel.sock`, else `/tmp/netmodel-$UID/netmodel.sock`.
+  /// A relative `$XDG_RUNTIME_DIR` is ignored, as the XDG Base Directory specification
+  /// says: it would name a different socket from each folder a client runs in.
   static func defaultSocketPath() -> String {
-    if let runtime = Process.environment("XDG_RUNTIME_DIR"), !runtime.isEmpty {
+    if let runtime = Process.environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
       return runtime + "/netmodel/netmodel.sock"
     }
     return "/tmp/netmodel-\(UnixSocket.currentUID())/netmodel.sock"

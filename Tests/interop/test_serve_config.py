@@ -412,6 +412,17 @@ def test_options_before_the_command_are_the_commands(netmodel_bin, runtime):
     assert result.returncode == 2 and "call: unknown option --log-level" in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize(
+    "vector", json.loads((ROOT / "clients" / "conformance" / "vectors.json").read_text())["default_socket"],
+    ids=lambda v: repr(v["env"]))
+def test_the_default_socket_is_the_one_every_client_computes(netmodel_bin, runtime, vector):
+    """`serve --socket`, `call` and `watch` find the socket where the clients do, from
+    the shared vectors: `$XDG_RUNTIME_DIR` only when it is an absolute path."""
+    env = {k: v for k, v in runtime.env.items() if k != "XDG_RUNTIME_DIR"} | vector["env"]
+    rows = printed(run(netmodel_bin, "serve", "--socket", "--print-config", env=env))
+    assert rows["socket"][0] == vector["path"].replace("{uid}", str(os.getuid())), rows["socket"]
+
+
 def token_source_line(stderr: str, source: str) -> bool:
     """Whether the log says the start's token came from `source` (Serve's token.source event)."""
     return any("the auth token was read at start" in line and source in line for line in stderr.splitlines())

@@ -10,7 +10,8 @@ import { DefaultSocket, ErrorCodes, ListParamsDropNull, TopicShorthandsText, new
  * (schema/openrpc.json, x-netmodel-protocol.defaultSocket).
  */
 export function defaultSocketPath(env = process.env) {
-  if (env[DefaultSocket.env]) return path.join(env[DefaultSocket.env], DefaultSocket.underEnv);
+  // A relative one is ignored, as the XDG Base Directory specification says.
+  if (env[DefaultSocket.env]?.startsWith('/')) return path.join(env[DefaultSocket.env], DefaultSocket.underEnv);
   return DefaultSocket.fallback.replace('{uid}', String(os.userInfo().uid));
 }
 

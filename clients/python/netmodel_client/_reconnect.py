@@ -46,7 +46,7 @@ def default_socket_path() -> str:
     """``$XDG_RUNTIME_DIR/netmodel/netmodel.sock``, else ``/tmp/netmodel-$UID/netmodel.sock``
     (schema/openrpc.json, x-netmodel-protocol.defaultSocket)."""
     runtime = os.environ.get(_protocol.SOCKET_ENV)
-    if runtime:
+    if runtime and runtime.startswith("/"):  # a relative one is ignored (XDG Base Directory)
         return os.path.join(runtime, _protocol.SOCKET_UNDER_ENV)
     return _protocol.SOCKET_FALLBACK.replace("{uid}", str(os.getuid()))
 

@@ -12,7 +12,7 @@ M.CONNECTION_LOST, M.TIMEOUT, M.NOT_CONNECTED, M.CANCELLED =
 -- (schema/openrpc.json, x-netmodel-protocol.defaultSocket).
 function M.default_socket()
   local runtime = vim.env[protocol.socket.env]
-  if runtime and runtime ~= '' then
+  if runtime and runtime:sub(1, 1) == '/' then -- a relative one is ignored (XDG Base Directory)
     return runtime .. '/' .. protocol.socket.under_env
   end
   return (protocol.socket.fallback:gsub('{uid}', tostring(vim.loop.getuid())))
