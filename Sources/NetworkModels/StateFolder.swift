@@ -37,8 +37,10 @@ public struct StateFolder: Sendable, CustomStringConvertible {
 
   /// The path `init(stateDir:environment:)` would use, without touching the disk.
   /// `$XDG_STATE_HOME` counts only when it is an absolute path (a relative one is
-  /// invalid by the XDG specification); without `$HOME` the password database is
-  /// asked. Throws ENOENT when no home folder can be found at all.
+  /// invalid by the XDG specification); so does `$HOME` (a relative one would put the
+  /// state in whatever folder the server started in, intents split across them), and
+  /// without one the password database is asked. Throws ENOENT when no home folder can
+  /// be found at all.
   public static func resolve(
     stateDir: String?, environment: (String) -> String? = { Process.environment($0) }
   ) throws(Errno) -> String {
@@ -46,7 +48,7 @@ public struct StateFolder: Sendable, CustomStringConvertible {
     if let xdg = environment("XDG_STATE_HOME"), xdg.hasPrefix("/") {
       return joined(xdg, "netmodel")
     }
-    if let home = environment("HOME"), !home.isEmpty {
+    if let home = environment("HOME"), home.hasPrefix("/") {
       return joined(home, ".local/state/netmodel")
     }
     if let home = Process.passwordDatabaseHome() {

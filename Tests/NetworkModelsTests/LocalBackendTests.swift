@@ -620,6 +620,12 @@ private final class Answer<T> {
       try StateFolder.resolve(stateDir: nil, environment: env(["XDG_STATE_HOME": "rel", "HOME": "/h"]))
         == "/h/.local/state/netmodel")
     #expect(try StateFolder.resolve(stateDir: "", environment: env(["HOME": "/h"])) == "/h/.local/state/netmodel")
+    // A relative HOME is not taken either: the password database's home is.
+    if let home = Process.passwordDatabaseHome() {
+      #expect(
+        try StateFolder.resolve(stateDir: nil, environment: env(["HOME": "rel/home"]))
+          == home + (home.hasSuffix("/") ? "" : "/") + ".local/state/netmodel")
+    }
   }
 
   @Test func stateFolderIsCreatedWithPrivateParents() throws {

@@ -83,10 +83,13 @@ public enum AuthTokenSources {
     return .token(token, from: path)
   }
 
-  /// `~/…` under `$HOME`, a relative path under `folder`, an absolute one as it is.
+  /// `~/…` under `$HOME` (when it is an absolute path, else the password database's
+  /// home: a relative one would read a token from the folder the server started in), a
+  /// relative path under `folder`, an absolute one as it is.
   public static func expand(_ path: String, folder: String?, environment: (String) -> String?) -> String? {
     if path.utf8.first == UInt8(ascii: "~") {
-      guard let home = environment("HOME") ?? Process.passwordDatabaseHome(), !home.isEmpty else { return nil }
+      let named = environment("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+      guard let home = named ?? Process.passwordDatabaseHome(), home.hasPrefix("/") else { return nil }
       return home + String(decoding: path.utf8.dropFirst(), as: UTF8.self)
     }
     if path.utf8.first == UInt8(ascii: "/") { return path }

@@ -71,4 +71,14 @@ import Testing
     }
     #expect(control.contains("control characters") && !control.contains("zq7"))
   }
+
+  /// `~/` is `$HOME` only when that is an absolute path: a relative one would read the
+  /// token from whatever folder the server started in.
+  @Test func aTildeIsAnAbsoluteHomeOrThePasswordDatabasesOne() {
+    #expect(AuthTokenSources.expand("~/t", folder: "/f", environment: { ["HOME": "/h"][$0] }) == "/h/t")
+    let fromDatabase = AuthTokenSources.expand("~/t", folder: "/f", environment: { ["HOME": "rel"][$0] })
+    #expect(fromDatabase == Process.passwordDatabaseHome().map { $0 + "/t" })
+    #expect(fromDatabase?.hasPrefix("rel") != true)
+    #expect(AuthTokenSources.expand("t", folder: "/f", environment: { _ in nil }) == "/f/t")
+  }
 }
