@@ -26,6 +26,11 @@ public enum AuthTokenSources {
     var notes: [String] = []
     if let name = auth.tokenCredential {
       if let directory = environment("CREDENTIALS_DIRECTORY"), !directory.isEmpty {
+        // systemd sets an absolute one; a relative one would be read, unchecked for
+        // privacy as systemd's own folder is, from whatever folder the server started in.
+        guard directory.hasPrefix("/") else {
+          return .refused("$CREDENTIALS_DIRECTORY \(directory) is not an absolute path (systemd sets an absolute one)")
+        }
         let path = (directory.hasSuffix("/") ? directory : directory + "/") + name
         switch read(path, role: "the credential \(name) (auth.tokenCredential)", mustBePrivate: false) {
         case .token(let token, _): return .token(token, from: "the credential \(name)")

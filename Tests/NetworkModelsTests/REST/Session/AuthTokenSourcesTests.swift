@@ -81,4 +81,14 @@ import Testing
     #expect(fromDatabase?.hasPrefix("rel") != true)
     #expect(AuthTokenSources.expand("t", folder: "/f", environment: { _ in nil }) == "/f/t")
   }
+
+  @Test func aRelativeCredentialsDirectoryIsRefusedNotReadFromTheCurrentFolder() {
+    let outcome = AuthTokenSources.resolve(
+      auth(credential: "api"), folder: "/f", environment: { ["CREDENTIALS_DIRECTORY": "creds"][$0] })
+    guard case .refused(let why) = outcome else {
+      Issue.record("not refused: \(outcome)")
+      return
+    }
+    #expect(why.contains("$CREDENTIALS_DIRECTORY creds is not an absolute path"))
+  }
 }
