@@ -114,7 +114,8 @@ Set it (e.g. to 2000000) before connecting, to see what is sent and received."
 
 (defun netmodel-default-socket ()
   "$XDG_RUNTIME_DIR/netmodel/netmodel.sock, else /tmp/netmodel-UID/netmodel.sock.
-A relative $XDG_RUNTIME_DIR is ignored, as the XDG Base Directory specification says."
+A relative $XDG_RUNTIME_DIR is ignored, as the XDG Base Directory
+specification says."
   (let ((runtime (getenv netmodel-protocol-socket-env)))
     (if (and runtime (string-prefix-p "/" runtime))
         (concat runtime "/" netmodel-protocol-socket-under-env)
