@@ -3,7 +3,7 @@
  * second through a bare libcurl multi loop, with nothing else in the process.
  *
  *   curlmulti --url http://127.0.0.1:PORT/v1/me [--requests N] [--in-flight K]
- *             [--method GET|PUT|POST|DELETE]
+ *             [--method GET|PUT|POST|DELETE] [--work-us U [--worker]]
  *
  * It drives libcurl the way netmodel does, so that the ratio between the two
  * is netmodel's own cost and not a difference in how curl is used:
@@ -25,6 +25,14 @@
  * answers); anything else is an error, the first few are printed on stderr, and
  * the exit status is 1.
  *
+ * --work-us U spends U µs of CPU on each answer before its handle goes out
+ * again: a stand-in for what netmodel's models do with an answer, to measure
+ * what a design would give before building it (bench/README, "HTTP at the
+ * floor").  By default the work runs on the loop's thread, in turn with
+ * libcurl's, as netmodel's one thread does; with --worker it runs on a second
+ * thread, which hands each handle back through an eventfd the loop watches:
+ * libcurl on its own thread, the models on theirs.
+ *
  * Output, one JSON line on stdout:
  *   {"requests":N,"in_flight":K,"seconds":S,"per_second":R,"connections":C}
  * seconds runs from adding the first transfer to the last completion, so it
@@ -39,7 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <time.h>
 
 enum {
@@ -61,6 +72,8 @@ static struct {
     const char *url;
     long requests, in_flight;
     const char *method;
+    long work_us;
+    bool worker;
 } opt = {.requests = 10000, .in_flight = 16, .method = "GET"};
 
 static CURLM *multi;
@@ -70,6 +83,11 @@ static uint64_t deadline_ns;
 static long started, completed, errors, connections;
 static char *url_buf; /* base URL + "/follow/artist/" + id, rewritten per request */
 static size_t url_prefix_len;
+
+struct handoff;
+static struct handoff to_worker;
+static bool push(struct handoff *q, struct xfer *x);
+static void spend_work(void);
 
 static uint64_t now_ns(void)
 {
@@ -222,9 +240,85 @@ static void drain_completions(void)
         check(x, result);
         curl_multi_remove_handle(multi, e);
         completed++;
+        if (opt.worker) {
+            push(&to_worker, x);
+            continue;
+        }
+        if (opt.work_us)
+            spend_work();
         if (started < opt.requests)
             start_next(x);
     }
+}
+
+/* ---- the stand-in for the models' work (--work-us) ------------------------------ */
+
+static void spend_work(void)
+{
+    uint64_t until = now_ns() + (uint64_t)opt.work_us * 1000u;
+    while (now_ns() < until) {
+    }
+}
+
+/* A queue of handles between the two threads: a ring as large as the pool. */
+struct handoff {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    struct xfer **ring;
+    long head, count;
+};
+
+static struct handoff to_worker = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
+static struct handoff to_loop = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
+static int back_fd = -1; /* the worker's eventfd: handles are waiting in to_loop */
+
+/* true when the queue was empty: the other side may be asleep. */
+static bool push(struct handoff *q, struct xfer *x)
+{
+    pthread_mutex_lock(&q->lock);
+    q->ring[(q->head + q->count) % opt.in_flight] = x;
+    bool was_empty = q->count++ == 0;
+    pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+    return was_empty;
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&to_worker.lock);
+        while (to_worker.count == 0)
+            pthread_cond_wait(&to_worker.ready, &to_worker.lock);
+        struct xfer *x = to_worker.ring[to_worker.head];
+        to_worker.head = (to_worker.head + 1) % opt.in_flight;
+        to_worker.count--;
+        pthread_mutex_unlock(&to_worker.lock);
+        spend_work();
+        if (push(&to_loop, x)) {
+            uint64_t one = 1;
+            if (write(back_fd, &one, sizeof one) < 0)
+                fail("write eventfd", strerror(errno));
+        }
+    }
+    return NULL;
+}
+
+/* On the loop: the handles the worker is done with go out again. */
+static void take_back(void)
+{
+    uint64_t value;
+    if (read(back_fd, &value, sizeof value) < 0 && errno != EAGAIN)
+        fail("read eventfd", strerror(errno));
+    pthread_mutex_lock(&to_loop.lock);
+    while (to_loop.count > 0) {
+        struct xfer *x = to_loop.ring[to_loop.head];
+        to_loop.head = (to_loop.head + 1) % opt.in_flight;
+        to_loop.count--;
+        if (started < opt.requests)
+            start_next(x);
+    }
+    pthread_mutex_unlock(&to_loop.lock);
 }
 
 /* ---- main ------------------------------------------------------------------------ */
@@ -242,7 +336,7 @@ static long parse_count(const char *s, const char *what)
 static void usage(void)
 {
     fprintf(stderr, "usage: curlmulti --url URL [--requests N] [--in-flight K] "
-                    "[--method GET|PUT|POST|DELETE]\n");
+                    "[--method GET|PUT|POST|DELETE] [--work-us U [--worker]]\n");
     exit(2);
 }
 
@@ -250,6 +344,10 @@ int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
+        if (strcmp(arg, "--worker") == 0) {
+            opt.worker = true;
+            continue;
+        }
         if (i + 1 >= argc)
             usage();
         if (strcmp(arg, "--url") == 0)
@@ -260,6 +358,8 @@ int main(int argc, char **argv)
             opt.in_flight = parse_count(argv[++i], "--in-flight");
         else if (strcmp(arg, "--method") == 0)
             opt.method = argv[++i];
+        else if (strcmp(arg, "--work-us") == 0)
+            opt.work_us = parse_count(argv[++i], "--work-us");
         else
             usage();
     }
@@ -270,6 +370,8 @@ int main(int argc, char **argv)
         usage();
     if (opt.in_flight > opt.requests)
         opt.in_flight = opt.requests;
+    if (opt.worker && !opt.work_us)
+        usage();
 
     size_t base_len = strlen(opt.url);
     while (base_len > 0 && opt.url[base_len - 1] == '/')
@@ -305,6 +407,21 @@ int main(int argc, char **argv)
     for (long i = 0; i < opt.in_flight; i++)
         start_next(&pool[i]); /* each add sets a 0 ms timeout: the loop starts them */
 
+    if (opt.worker) {
+        to_worker.ring = calloc((size_t)opt.in_flight, sizeof *to_worker.ring);
+        to_loop.ring = calloc((size_t)opt.in_flight, sizeof *to_loop.ring);
+        back_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (!to_worker.ring || !to_loop.ring || back_fd < 0)
+            fail("worker set-up", strerror(errno));
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = back_fd};
+        if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, back_fd, &ev) < 0)
+            fail("epoll_ctl eventfd", strerror(errno));
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, worker_main, NULL) != 0)
+            fail("pthread_create", "failed");
+        pthread_detach(thread);
+    }
+
     struct epoll_event events[MAX_EVENTS];
     int running = 0;
     while (completed < opt.requests) {
@@ -318,6 +435,10 @@ int main(int argc, char **argv)
         if (n < 0 && errno != EINTR)
             fail("epoll_wait", strerror(errno));
         for (int i = 0; i < n; i++) {
+            if (events[i].data.fd == back_fd) {
+                take_back();
+                continue;
+            }
             uint32_t ev = events[i].events;
             int flags = ((ev & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((ev & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                         ((ev & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);

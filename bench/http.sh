@@ -42,7 +42,7 @@ RESULTS=${RESULTS:-bench/results}
 mkdir -p "$BUILD" "$RESULTS"
 log "building httpserver and curlmulti (gcc -O2)"
 gcc -O2 -Wall -Wextra -o "$BUILD/httpserver" bench/httpserver.c
-if ! gcc -O2 -Wall -Wextra -o "$BUILD/curlmulti" bench/curlmulti.c -lcurl; then
+if ! gcc -O2 -Wall -Wextra -pthread -o "$BUILD/curlmulti" bench/curlmulti.c -lcurl; then
     log "ERROR: building curlmulti needs libcurl's headers: apt-get install libcurl4-openssl-dev"
     exit 2
 fi

@@ -57,7 +57,7 @@ for name in gfs gfs-lsp ping; do
 done
 
 gcc -O2 -o "$OUT/httpserver" "$REPO/bench/httpserver.c"
-gcc -O2 -o "$OUT/curlmulti" "$REPO/bench/curlmulti.c" -lcurl
+gcc -O2 -pthread -o "$OUT/curlmulti" "$REPO/bench/curlmulti.c" -lcurl
 rm -f "$OUT/port"
 "$OUT/httpserver" --port-file "$OUT/port" >/dev/null 2>&1 &
 server=$!

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/http_thread.sh — what libcurl on a thread of its own would give netmodel,
+# measured before it is built (issue 30 §2; bench/README, "HTTP at the floor").
+#
+#   bash bench/http_thread.sh
+#
+# Against one bench/httpserver.c, rounds interleaved so that a slow spell of a
+# shared machine hits every row alike:
+#   floor     curlmulti as it is
+#   inline    curlmulti --work-us U: U µs of CPU on each answer, on the loop's
+#             thread (netmodel's design today: one thread does libcurl's work
+#             and the models' in turn)
+#   worker    curlmulti --work-us U --worker: the same work on a second thread,
+#             handles handed back through an eventfd (the design measured)
+#   netmodel  the REST backend through bench/http_netmodel.py
+# Prints the medians and each row ÷ the floor.  Knobs (defaults in brackets):
+#   ROUNDS [5]  INFLIGHT ["1 16 64"]  WORK_US [25]  REQUESTS [30000]
+#   NETMODEL_BIN [.build/release/netmodel] (NETMODEL=0 leaves it out)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+INFLIGHT=${INFLIGHT:-"1 16 64"}
+WORK_US=${WORK_US:-25}
+REQUESTS=${REQUESTS:-30000}
+NETMODEL_BIN=${NETMODEL_BIN:-.build/release/netmodel}
+
+BUILD=bench/bin
+mkdir -p "$BUILD"
+gcc -O2 -Wall -Wextra -o "$BUILD/httpserver" bench/httpserver.c
+gcc -O2 -Wall -Wextra -pthread -o "$BUILD/curlmulti" bench/curlmulti.c -lcurl
+
+TMP=$(mktemp -d)
+"$BUILD/httpserver" --port-file "$TMP/port" >/dev/null 2>"$TMP/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do [[ -s $TMP/port ]] && break; sleep 0.05; done
+url="http://127.0.0.1:$(<"$TMP/port")/v1/me"
+
+rate() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["per_second"])'; }
+
+for ((round = 1; round <= ROUNDS; round++)); do
+  echo "round $round of $ROUNDS" >&2
+  for k in $INFLIGHT; do
+    n=$REQUESTS
+    ((k == 1)) && n=$((REQUESTS / 3))
+    echo "$k floor $("$BUILD/curlmulti" --url "$url" --requests "$n" --in-flight "$k" | rate)"
+    echo "$k inline $("$BUILD/curlmulti" --url "$url" --requests "$n" --in-flight "$k" --work-us "$WORK_US" | rate)"
+    echo "$k worker $("$BUILD/curlmulti" --url "$url" --requests "$n" --in-flight "$k" --work-us "$WORK_US" --worker | rate)"
+    if [[ ${NETMODEL:-1} != 0 ]]; then
+      echo "$k netmodel $(python3 bench/http_netmodel.py --url "$url" --in-flight "$k" --requests "$n" \
+        --bin "$NETMODEL_BIN" | rate)"
+    fi
+  done
+done >"$TMP/raw"
+
+python3 - "$TMP/raw" "$WORK_US" "$ROUNDS" <<'PY'
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    k, name, value = line.split()
+    rows[(int(k), name)].append(float(value))
+print(f"medians of {sys.argv[3]} interleaved rounds; inline and worker spend {sys.argv[2]} µs of CPU an answer\n")
+print("| in flight | row | round trips/s | ÷ floor |")
+print("| ---: | --- | ---: | ---: |")
+for k in sorted({k for k, _ in rows}):
+    floor = statistics.median(rows[(k, "floor")])
+    for name in ("floor", "inline", "worker", "netmodel"):
+        if (k, name) in rows:
+            m = statistics.median(rows[(k, name)])
+            print(f"| {k} | {name} | {m:,.0f} | {m / floor:.2f} |")
+PY
