@@ -27,8 +27,8 @@
  *
  * --work-us U spends U µs of CPU on each answer before its handle goes out
  * again: a stand-in for what netmodel's models do with an answer, to measure
- * what a design would give before building it (bench/README, "HTTP at the
- * floor").  By default the work runs on the loop's thread, in turn with
+ * what a design would give before building it (bench/README, "2026-12-04:
+ * libcurl on its own thread").  By default the work runs on the loop's thread, in turn with
  * libcurl's, as netmodel's one thread does; with --worker it runs on a second
  * thread, which hands each handle back through an eventfd the loop watches:
  * libcurl on its own thread, the models on theirs.
@@ -83,11 +83,6 @@ static uint64_t deadline_ns;
 static long started, completed, errors, connections;
 static char *url_buf; /* base URL + "/follow/artist/" + id, rewritten per request */
 static size_t url_prefix_len;
-
-struct handoff;
-static struct handoff to_worker;
-static bool push(struct handoff *q, struct xfer *x);
-static void spend_work(void);
 
 static uint64_t now_ns(void)
 {
@@ -153,6 +148,38 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
         memcpy(x->body + x->body_len, data, n < BODY_CAP - x->body_len ? n : BODY_CAP - x->body_len);
     x->body_len += n;
     return n;
+}
+
+/* ---- the stand-in for the models' work (--work-us) ------------------------------ */
+
+static void spend_work(void)
+{
+    uint64_t until = now_ns() + (uint64_t)opt.work_us * 1000u;
+    while (now_ns() < until) {
+    }
+}
+
+/* A queue of handles between the two threads: a ring as large as the pool. */
+struct handoff {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    struct xfer **ring;
+    long head, count;
+};
+
+static struct handoff to_worker = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
+static struct handoff to_loop = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
+static int back_fd = -1; /* the worker's eventfd: handles are waiting in to_loop */
+
+/* true when the queue was empty: the other side may be asleep. */
+static bool push(struct handoff *q, struct xfer *x)
+{
+    pthread_mutex_lock(&q->lock);
+    q->ring[(q->head + q->count) % opt.in_flight] = x;
+    bool was_empty = q->count++ == 0;
+    pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+    return was_empty;
 }
 
 /* ---- transfers ---------------------------------------------------------------- */
@@ -251,37 +278,7 @@ static void drain_completions(void)
     }
 }
 
-/* ---- the stand-in for the models' work (--work-us) ------------------------------ */
-
-static void spend_work(void)
-{
-    uint64_t until = now_ns() + (uint64_t)opt.work_us * 1000u;
-    while (now_ns() < until) {
-    }
-}
-
-/* A queue of handles between the two threads: a ring as large as the pool. */
-struct handoff {
-    pthread_mutex_t lock;
-    pthread_cond_t ready;
-    struct xfer **ring;
-    long head, count;
-};
-
-static struct handoff to_worker = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
-static struct handoff to_loop = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
-static int back_fd = -1; /* the worker's eventfd: handles are waiting in to_loop */
-
-/* true when the queue was empty: the other side may be asleep. */
-static bool push(struct handoff *q, struct xfer *x)
-{
-    pthread_mutex_lock(&q->lock);
-    q->ring[(q->head + q->count) % opt.in_flight] = x;
-    bool was_empty = q->count++ == 0;
-    pthread_cond_signal(&q->ready);
-    pthread_mutex_unlock(&q->lock);
-    return was_empty;
-}
+/* ---- the worker's thread (--worker) ------------------------------------------- */
 
 static void *worker_main(void *arg)
 {
