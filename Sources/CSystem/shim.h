@@ -18,6 +18,12 @@
 
 static inline int nm_errno(void) { return errno; }
 
+// Likewise pthread_setname_np; pthread_t is an unsigned long on glibc.
+extern int pthread_setname_np(unsigned long thread, const char *name);
+static inline int nm_thread_setname(unsigned long thread, const char *name) {
+  return pthread_setname_np(thread, name);
+}
+
 static inline int nm_set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0) return -1;

@@ -2,13 +2,12 @@ import CCurl
 import EventLoop
 import Posix
 
-/// HTTP over libcurl's multi interface, driven by the event loop: libcurl tells us
-/// which sockets to watch and when to wake it (its socket and timer callbacks); the
-/// loop calls it back with `curl_multi_socket_action`. No thread per request, and
-/// connections stay open in the multi handle's cache for the next request.
-///
-/// Requests beyond the connection limit wait in the client's own queue, by
-/// `HTTPPriority`; one that waits can be moved (`setPriority`) or given up (`cancel`).
+/// HTTP over libcurl's multi interface, which runs on a thread of its own
+/// (`CurlThread`): connections stay open in its cache for the next request, and no
+/// thread is made per request. What goes out when is decided here, on the loop:
+/// requests beyond the connection limit wait in the client's own queue, by
+/// `HTTPPriority`; one that waits can be moved (`setPriority`) or given up (`cancel`);
+/// an API's hold and the rate limit keep them there.
 ///
 /// Must be used on the loop's thread. Completions run on the loop, once each, never
 /// inside `send` or `cancel`. The first client made opens libcurl (`loadLibcurl`).
@@ -44,26 +43,13 @@ public final class HTTPClient {
   /// was sent when, for tests and tracing.
   public var onStart: ((HTTPRequest) -> Void)?
 
-  private let multi: UnsafeMutableRawPointer
-  /// Each handle's transfer under way, at the slot the handle carries (its
-  /// CURLOPT_PRIVATE, set once, when it is made): a table keyed by the handle hashed
-  /// it twice a request.
-  private var transfers: [Transfer?] = []
+  private let curl: CurlThread
+  private var reportsRegistration: EventLoop.Registration?
+  /// Each request handed to the curl thread and not yet reported, at the slot its order
+  /// names: an array read where a table keyed by a number hashed it twice a request.
+  private var sent: [SentRequest?] = []
   private var freeSlots: [Int] = []
   private var inFlightCount = 0
-  /// Handles kept with their transfer objects and options for the next requests.
-  private var idleTransfers: [Transfer] = []
-  /// The sockets libcurl asked to watch, at their descriptor's number (descriptors are
-  /// small and reused): libcurl adds and removes a kept-alive connection's socket about
-  /// once a request, where a table keyed by the socket hashed it three times.
-  private var sockets: [WatchedSocket] = []
-  /// libcurl's timer (see `wake`): when it fires, which may be before libcurl's deadline.
-  private var timer: EventLoop.TimerID?
-  private var timerDeadline: UInt64 = 0
-  /// When libcurl last asked to be called with CURL_SOCKET_TIMEOUT, in the loop clock's
-  /// nanoseconds; nil once it was, or when it asks for nothing.
-  private var curlDeadline: UInt64?
-  private var timeoutTaskQueued = false
   /// Requests beyond `maxConnections` wait here, not in libcurl: its timeout would
   /// count the wait, its queue of pending transfers is slow when long, and only here
   /// can a waiting request be reordered or given up.
@@ -79,7 +65,7 @@ public final class HTTPClient {
   /// The answer whose screen runs now: a hold it causes says which API and header.
   private var delivering: (request: HTTPRequest, response: HTTPResponse)?
   var deliveringAnswer: (request: HTTPRequest, response: HTTPResponse)? { delivering }
-  private var lastTimeouts: (timeout: Duration, connect: Duration, ms: (total: Int, connect: Int))?
+  private var lastTimeouts: (timeout: Duration, connect: Duration, ms: TimeoutsMs)?
 
   /// At most this many requests go out a second, after a burst of as many; more wait in
   /// the queue, in priority order. 0: no limit. Whatever a bug or a broken API makes
@@ -98,37 +84,26 @@ public final class HTTPClient {
     self.proxies = proxies
     self.maxConnections = max(1, maxConnections)
     self.maxBodyBytes = maxBodyBytes
-    guard let multi = nm_multi_init() else { fatalError("curl_multi_init failed") }
-    self.multi = multi
-    let context = Unmanaged.passUnretained(self).toOpaque()
-    _ = nm_multi_setopt_socket_callback(multi) { _, socket, what, context, _ in
-      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().watch(socket: socket, what: what)
-      return 0
+    // Without a thread, a descriptor or a mailbox the process has no HTTP: it stops,
+    // saying why, as it does when libcurl cannot make a multi handle.
+    do {
+      curl = try CurlThread(maxConnections: self.maxConnections, maxBodyBytes: maxBodyBytes)
+      let reports = curl.reports
+      reportsRegistration = try loop.register(reports.bell.fd, events: .readable) { [unowned self] _ in
+        self.receive(reports.take())
+      }
+    } catch {
+      fatalError("HTTP: cannot start the curl thread: \(error)")
     }
-    _ = nm_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
-    _ = nm_multi_setopt_timer_callback(multi) { _, timeoutMs, context in
-      Unmanaged<HTTPClient>.fromOpaque(context!).takeUnretainedValue().wake(afterMilliseconds: timeoutMs)
-      return 0
-    }
-    _ = nm_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
-    _ = nm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, self.maxConnections)
-    _ = nm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, self.maxConnections)
-    _ = nm_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, self.maxConnections)
-    _ = nm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
   }
 
   deinit {
     // In-flight transfers are dropped without their completions: the process is
     // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    for case let transfer? in transfers { nm_multi_remove_handle(multi, transfer.handle) }
-    // Each transfer cleans up its handle, before the multi handle goes.
-    transfers.removeAll()
-    idleTransfers.removeAll()
-    for watched in sockets { if let registration = watched.registration { loop.deregister(registration) } }
-    if let timer { loop.cancel(timer) }
+    curl.stop()
+    if let reportsRegistration { loop.deregister(reportsRegistration) }
     if let rateTimer { loop.cancel(rateTimer) }
     if let holdTimer { loop.cancel(holdTimer) }
-    nm_multi_cleanup(multi)
   }
 
   /// Starts `request`, or queues it behind every waiting request of its priority or
@@ -205,7 +180,7 @@ public final class HTTPClient {
   }
 
   private func start(
-    _ request: HTTPRequest, screen: Transfer.Screen?, completion: @escaping Transfer.Completion
+    _ request: HTTPRequest, screen: SentRequest.Screen?, completion: @escaping SentRequest.Completion
   ) {
     var proxy = ""
     switch proxies.route(request.url, carriesCredentials: request.carriesCredentials) {
@@ -218,26 +193,10 @@ public final class HTTPClient {
       loop.execute { completion(.failure(HTTPError(.invalidRequest, message))) }
       return
     }
-    guard let transfer = idleTransfers.popLast() ?? newTransfer() else {
-      loop.execute { completion(.failure(HTTPError(.other, "\(request.summary): curl_easy_init failed"))) }
-      return
-    }
-    transfer.begin(request, startedAt: loop.clock.now, screen: screen, completion: completion)
-    if let error = transfer.configure(timeoutsMs: timeoutsMs(request), proxy: proxy) {
-      recycle(transfer)
-      counters.transportErrors += 1
-      loop.execute { completion(.failure(error)) }
-      return
-    }
-    let code = nm_multi_add_handle(multi, transfer.handle)
-    guard code == CURLM_OK else {
-      recycle(transfer)
-      counters.transportErrors += 1
-      let message = "\(request.summary): \(String(cString: nm_multi_strerror(code)))"
-      loop.execute { completion(.failure(HTTPError(.other, message))) }
-      return
-    }
-    transfers[transfer.slot] = transfer
+    let slot = freeSlots.popLast() ?? sent.count
+    let entry = SentRequest(request: request, startedAt: loop.clock.now, screen: screen, completion: completion)
+    if slot == sent.count { sent.append(entry) } else { sent[slot] = entry }
+    curl.orders.post(.start(slot: slot, request: request, timeoutsMs: timeoutsMs(request), proxy: proxy))
     inFlightCount += 1
     onStart?(request)
   }
@@ -254,207 +213,73 @@ public final class HTTPClient {
   /// `request`'s timeouts in libcurl's milliseconds. Requests nearly always carry the
   /// configuration's two: the last pair is remembered, where turning a `Duration` into
   /// milliseconds is 128-bit arithmetic, twice a request.
-  private func timeoutsMs(_ request: HTTPRequest) -> (total: Int, connect: Int) {
+  private func timeoutsMs(_ request: HTTPRequest) -> TimeoutsMs {
     if let last = lastTimeouts, last.timeout == request.timeout, last.connect == request.connectTimeout {
       return last.ms
     }
-    let ms = (Int(request.timeout.roundedUpMilliseconds), Int(request.connectTimeout.roundedUpMilliseconds))
+    let ms = TimeoutsMs(
+      total: Int(request.timeout.roundedUpMilliseconds), connect: Int(request.connectTimeout.roundedUpMilliseconds))
     lastTimeouts = (request.timeout, request.connectTimeout, ms)
     return ms
   }
 
-  // MARK: libcurl's callbacks
+  // MARK: The curl thread's reports
 
-  /// CURLMOPT_SOCKETFUNCTION: watch `socket` for what libcurl waits on, or stop.
-  private func watch(socket: curl_socket_t, what: Int32) {
-    guard socket >= 0 else { return }
-    let index = Int(socket)
-    if what == CURL_POLL_REMOVE {
-      guard index < sockets.count, let registration = sockets[index].registration else { return }
-      sockets[index].registration = nil
-      loop.deregister(registration)
+  /// Hands every answer reported to its completion. Each answer's `screen` reads it
+  /// first; then the connections freed go to waiting requests of the highest priority,
+  /// and the curl thread writes those while the completions run here: the API works on
+  /// the next request while the models read this answer. Only those: a request a
+  /// completion sends could outrank any other, and must find the connection free
+  /// (`send`), as it always did.
+  private func receive(_ reports: [CurlReport]) {
+    var finished: [(SentRequest.Completion, Result<HTTPResponse, HTTPError>)] = []
+    finished.reserveCapacity(reports.count)
+    for report in reports {
+      switch report {
+      case .trouble(let message): Log.error(message)
+      case .finished(let slot, let result, let wasSent, let connections):
+        guard let entry = sent[slot] else { continue }
+        sent[slot] = nil
+        freeSlots.append(slot)
+        inFlightCount -= 1
+        counters.connectionsOpened += connections
+        screen(entry, result, wasSent: wasSent)
+        finished.append((entry.completion, result))
+      }
+    }
+    startWaiting(atLeast: finished.isEmpty ? .preload : .user)
+    for (completion, result) in finished { completion(result) }
+    startWaiting()
+  }
+
+  /// Counts and logs an answer, and runs its screen (not for a request that never went
+  /// out).
+  private func screen(_ entry: SentRequest, _ result: Result<HTTPResponse, HTTPError>, wasSent: Bool) {
+    guard wasSent else {
+      counters.transportErrors += 1
       return
     }
-    var events: IOEvents = []
-    if what & CURL_POLL_IN != 0 { events.insert(.readable) }
-    if what & CURL_POLL_OUT != 0 { events.insert(.writable) }
-    if index >= sockets.count {
-      sockets.append(contentsOf: repeatElement(WatchedSocket(), count: index + 1 - sockets.count))
-    }
-    do {
-      if let registration = sockets[index].registration {
-        // libcurl often repeats what it already asked for: no system call then.
-        guard sockets[index].events != events else { return }
-        try loop.modify(registration, events: events)
-        sockets[index].events = events
-      } else {
-        // The handler is stored once and never written back: a closure that passed
-        // through a generic function (`??`, a tuple in a dictionary) comes back wrapped
-        // in reabstraction thunks, and storing that would add two to the chain every
-        // time the socket is watched again, and every wake-up would walk the chain.
-        if sockets[index].handler == nil { sockets[index].handler = makeSocketHandler(socket) }
-        sockets[index].registration = try loop.register(
-          FileDescriptor(rawValue: socket), events: events, handler: sockets[index].handler!)
-        sockets[index].events = events
+    // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
+    // division goes through floating point, for every answer.
+    var elapsedUs: String { String((loop.clock.now.nanoseconds &- entry.startedAt.nanoseconds) / 1000) }
+    switch result {
+    case .success(let response):
+      counters.responses += 1
+      counters.bytesReceived += response.body.count
+      Log.debug("HTTP \(entry.request.summary) → \(response.status) in \(elapsedUs) µs")
+      if let screen = entry.screen {
+        delivering = (entry.request, response)
+        screen(result)
+        delivering = nil
       }
-    } catch {
-      Log.error("HTTP: cannot watch socket \(socket): \(error)")
+    case .failure(let error):
+      counters.transportErrors += 1
+      Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
+      entry.screen?(result)
     }
   }
 
-  /// What the loop calls when `socket` is ready: made once per descriptor number and
-  /// kept with it, since libcurl registers a kept-alive socket again for each request.
-  private func makeSocketHandler(_ socket: curl_socket_t) -> EventLoop.IOHandler {
-    { [unowned self] ready in self.socketReady(socket, ready) }
-  }
-
-  /// CURLMOPT_TIMERFUNCTION: libcurl wants `socket_action` with CURL_SOCKET_TIMEOUT
-  /// after `delay` (-1: no timer). It must not be called from inside this callback,
-  /// so even zero goes through the loop.
-  ///
-  /// libcurl asks about twice a request: zero when a transfer is added, then its earliest
-  /// deadline again (the oldest transfer's timeout, which only moves later). Zero is a
-  /// task on the loop's next turn, and a later deadline keeps the timer that is due
-  /// first (it fires early, finds the deadline ahead, and waits on for it) rather than
-  /// a timer cancelled and scheduled each time. The deadline
-  /// is in whole nanoseconds, where a `Duration` multiplies in 128 bits.
-  private func wake(afterMilliseconds delay: Int) {
-    guard delay >= 0 else {
-      curlDeadline = nil
-      if let timer { loop.cancel(timer) }
-      timer = nil
-      return
-    }
-    let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
-    let (sum, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
-    let deadline = overflow || later ? UInt64.max : sum
-    curlDeadline = deadline
-    if delay == 0 {
-      if !timeoutTaskQueued {
-        timeoutTaskQueued = true
-        loop.execute(timeoutTask)
-      }
-      return
-    }
-    if timer != nil, timerDeadline <= deadline { return }
-    if let timer { loop.cancel(timer) }
-    timerDeadline = deadline
-    timer = loop.scheduleRepeating(at: LoopInstant(nanoseconds: deadline), timerBody)
-  }
-
-  /// Calls libcurl when its deadline has come (not before: it may have moved it later).
-  private func timeoutDue() {
-    guard let deadline = curlDeadline, deadline <= loop.clock.now.nanoseconds else { return }
-    curlDeadline = nil
-    act(on: nm_curl_socket_timeout(), mask: 0)
-  }
-
-  /// What libcurl's timer runs, made once (a closure made per `wake` was an allocation
-  /// and a free): it serves whatever deadline libcurl holds when it fires, also one set
-  /// while it ran, and stops when there is none.
-  private lazy var timerBody: EventLoop.TimerBody = { [unowned self] in
-    self.timeoutDue()
-    guard let next = self.curlDeadline else {
-      self.timer = nil
-      return nil
-    }
-    let now = self.loop.clock.now
-    self.timerDeadline = max(next, now.nanoseconds)
-    // Through `LoopInstant`'s difference: `.nanoseconds(_:)` traps beyond `Int64`, and
-    // an overflowing delay is a deadline of `UInt64.max`.
-    return LoopInstant(nanoseconds: self.timerDeadline) - now
-  }
-
-  /// `wake(afterMilliseconds: 0)`'s task, made once. Weak: a queued task cannot be
-  /// cancelled when the client goes.
-  private lazy var timeoutTask: () -> Void = { [weak self] in
-    guard let self else { return }
-    self.timeoutTaskQueued = false
-    self.timeoutDue()
-  }
-
-  private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
-    var mask: Int32 = 0
-    if events.contains(.readable) { mask |= CURL_CSELECT_IN }
-    if events.contains(.writable) { mask |= CURL_CSELECT_OUT }
-    if !events.isDisjoint(with: [.error, .hangUp]) { mask |= CURL_CSELECT_ERR }
-    act(on: socket, mask: mask)
-  }
-
-  private func act(on socket: curl_socket_t, mask: Int32) {
-    var running: Int32 = 0
-    _ = nm_multi_socket_action(multi, socket, mask, &running)
-    collectFinished()
-  }
-
-  /// Hands every finished transfer to its completion, after detaching it, so a
-  /// completion may start new requests. Each answer's `screen` reads it first; then the
-  /// connections freed go to waiting requests of the highest priority, and libcurl
-  /// writes those before any completion runs: the API works on the next request while
-  /// the models read this answer. Only those: a request a completion sends could outrank
-  /// any other, and must find the connection free (`send`), as it always did.
-  private func collectFinished() {
-    while true {
-      let finished = detachFinished()
-      let before = inFlightCount
-      startWaiting(atLeast: finished.isEmpty ? .preload : .user)
-      guard !finished.isEmpty else { return }
-      if inFlightCount > before {
-        var running: Int32 = 0
-        _ = nm_multi_socket_action(multi, nm_curl_socket_timeout(), 0, &running)
-      }
-      for (completion, result) in finished { completion?(result) }
-    }
-  }
-
-  /// Takes every finished transfer out of libcurl, counts and logs it, and runs its
-  /// screen; what is left to run is each one's completion, in the order they finished.
-  private func detachFinished() -> [(Transfer.Completion?, Result<HTTPResponse, HTTPError>)] {
-    var finished: [(Transfer.Completion?, Result<HTTPResponse, HTTPError>)] = []
-    var remaining: Int32 = 0
-    while let message = nm_multi_info_read(multi, &remaining) {
-      guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
-      let code = nm_msg_result(message)
-      let slot = Int(bitPattern: nm_easy_getinfo_pointer(handle, CURLINFO_PRIVATE)) &- 1
-      guard transfers.indices.contains(slot), let transfer = transfers[slot], transfer.handle == handle else {
-        continue
-      }
-      transfers[slot] = nil
-      inFlightCount -= 1
-      let result = transfer.result(code: code)
-      counters.connectionsOpened += nm_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS)
-      nm_multi_remove_handle(multi, handle)
-      // Taken out before the transfer is reset: a completion may start the next request
-      // on this very handle.
-      let request = transfer.request
-      let startedAt = transfer.startedAt
-      let screen = transfer.screen
-      let completion = transfer.completion
-      recycle(transfer)
-      // Whole nanoseconds to µs, read only when debug logging is on: `Duration`'s
-      // division goes through floating point, for every answer.
-      var elapsedUs: String { String((loop.clock.now.nanoseconds &- startedAt.nanoseconds) / 1000) }
-      switch result {
-      case .success(let response):
-        counters.responses += 1
-        counters.bytesReceived += response.body.count
-        Log.debug("HTTP \(request.summary) → \(response.status) in \(elapsedUs) µs")
-        if let screen {
-          delivering = (request, response)
-          screen(result)
-          delivering = nil
-        }
-      case .failure(let error):
-        counters.transportErrors += 1
-        Log.debug("HTTP \(error.message) after \(elapsedUs) µs")
-        screen?(result)
-      }
-      finished.append((completion, result))
-    }
-    return finished
-  }
-
-  /// Hands waiting requests of `priority` or higher to libcurl, highest first, while
+  /// Hands waiting requests of `priority` or higher to the curl thread, highest first, while
   /// connections are free.
   private func startWaiting(atLeast priority: HTTPPriority = .preload) {
     while inFlightCount < maxConnections, queue.hasWaiting(atLeast: priority), !isHeld {
@@ -550,47 +375,16 @@ public final class HTTPClient {
       self?.startWaiting()
     }
   }
-
-  /// A handle with the options every request shares (see `Transfer.prepare`), in its
-  /// transfer object.
-  private func newTransfer() -> Transfer? {
-    guard let handle = nm_easy_init() else { return nil }
-    let slot: Int
-    if let free = freeSlots.popLast() {
-      slot = free
-    } else {
-      slot = transfers.count
-      transfers.append(nil)
-    }
-    let transfer = Transfer(
-      handle: handle, errorBuffer: Transfer.makeErrorBuffer(), slot: slot, maxBodyBytes: maxBodyBytes)
-    // The slot + 1, so that no handle carries a null pointer.
-    var code = nm_easy_setopt_pointer(handle, CURLOPT_PRIVATE, UnsafeMutableRawPointer(bitPattern: slot + 1))
-    if code == CURLE_OK { code = transfer.prepare() ?? CURLE_OK }
-    guard code == CURLE_OK else {
-      Log.error("HTTP: libcurl refused an option: \(String(cString: nm_easy_strerror(code)))")
-      freeSlots.append(slot)
-      return nil  // its handle is cleaned up with it
-    }
-    return transfer
-  }
-
-  /// Kept as configured, with its error buffer and options: the next request sets
-  /// every option a request sets that differs. Beyond the pool's size it goes, with its
-  /// handle.
-  private func recycle(_ transfer: Transfer) {
-    transfer.end()
-    if idleTransfers.count < 4 * maxConnections {
-      idleTransfers.append(transfer)
-    } else {
-      freeSlots.append(transfer.slot)
-    }
-  }
 }
 
-/// A descriptor libcurl watches through the loop (`registration`), or did.
-private struct WatchedSocket {
-  var registration: EventLoop.Registration?
-  var events: IOEvents = []
-  var handler: EventLoop.IOHandler?
+/// A request handed to the curl thread, with what runs when it is answered.
+struct SentRequest {
+  typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
+  /// Reads an answer before the next waiting request goes out (`HTTPClient.send`).
+  typealias Screen = (Result<HTTPResponse, HTTPError>) -> Void
+
+  let request: HTTPRequest
+  let startedAt: LoopInstant
+  let screen: Screen?
+  let completion: Completion
 }

@@ -1,28 +1,22 @@
 import CCurl
-import EventLoop
 import Posix
 
-/// One libcurl easy handle and the request on it. Pooled by `HTTPClient` with its handle
+/// One libcurl easy handle and the request on it. Pooled by `CurlMulti` with its handle
 /// and reset for each request: one object per request was an allocation and a free, and
 /// two options a request to point libcurl's callbacks at it.
 final class Transfer {
-  typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
-  /// Reads an answer before the next waiting request goes out (`HTTPClient.send`).
-  typealias Screen = (Result<HTTPResponse, HTTPError>) -> Void
-
   let handle: UnsafeMutableRawPointer
   /// The handle's (see `prepare`): libcurl writes why a transfer failed there.
   let errorBuffer: UnsafeMutablePointer<CChar>
-  /// Where the client keeps it while a request is under way (the handle's CURLOPT_PRIVATE).
+  /// Where the multi handle keeps it while a request is under way (the handle's CURLOPT_PRIVATE).
   let slot: Int
   private let maxBodyBytes: Int
   /// The per-request options the handle was last given (see `configure`).
   private var applied: Options?
   /// The request under way; an empty one between requests.
   private(set) var request = HTTPRequest(method: "", url: "")
-  private(set) var screen: Screen?
-  private(set) var completion: Completion?
-  private(set) var startedAt = LoopInstant(nanoseconds: 0)
+  /// The client's slot for the request under way, which its report names.
+  private(set) var order = 0
   private var headerList: UnsafeMutablePointer<curl_slist>?
   private var headerBytes: [UInt8] = []
   private(set) var body: [UInt8] = []
@@ -43,22 +37,17 @@ final class Transfer {
   }
 
   /// Takes `request` on: `configure` sets its options next.
-  func begin(_ request: HTTPRequest, startedAt: LoopInstant, screen: Screen?, completion: @escaping Completion) {
+  func begin(_ request: HTTPRequest, for order: Int) {
     self.request = request
-    self.startedAt = startedAt
-    self.screen = screen
-    self.completion = completion
+    self.order = order
     exceededBodyLimit = false
     errorBuffer.pointee = 0  // no message of the handle's last transfer stays
   }
 
-  /// Forgets the request once it is answered or refused: its strings, its completion,
-  /// the answer's buffers (the response holds its own) and the header list, which the
+  /// Forgets the request once it is answered or refused: its strings, the answer's buffers (the response holds its own) and the header list, which the
   /// handle no longer points at, so nothing can reach it.
   func end() {
     request = HTTPRequest(method: "", url: "")
-    screen = nil
-    completion = nil
     _ = nm_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
     nm_slist_free_all(headerList)
     headerList = nil
@@ -132,7 +121,7 @@ final class Transfer {
   /// request may set is set by each one, or was set to the same value by the handle's
   /// last (`applied`: nil when unknown), so nothing of the handle's last request stays.
   /// nil when libcurl took them all.
-  func configure(timeoutsMs: (total: Int, connect: Int), proxy: String) -> HTTPError? {
+  func configure(timeoutsMs: TimeoutsMs, proxy: String) -> HTTPError? {
     let easy = handle
     var failed: CURLcode = CURLE_OK
     func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }

@@ -27,8 +27,8 @@ public struct HTTPTicket: Hashable, Sendable {
 struct WaitingQueue {
   struct Entry {
     let request: HTTPRequest
-    let screen: Transfer.Screen?
-    let completion: Transfer.Completion
+    let screen: SentRequest.Screen?
+    let completion: SentRequest.Completion
   }
 
   /// A request's place among those waiting. The bookkeeping is scalars beside the entry:
@@ -64,8 +64,8 @@ struct WaitingQueue {
   /// `ticket` is newer than every ticket appended before.
   mutating func append(
     _ ticket: HTTPTicket, _ request: HTTPRequest, _ priority: HTTPPriority,
-    at now: LoopInstant = LoopInstant(nanoseconds: 0), screen: Transfer.Screen? = nil,
-    _ completion: @escaping Transfer.Completion
+    at now: LoopInstant = LoopInstant(nanoseconds: 0), screen: SentRequest.Screen? = nil,
+    _ completion: @escaping SentRequest.Completion
   ) {
     precondition(slots.last.map { $0.ticket.raw < ticket.raw } ?? true, "tickets only grow")
     serial += 1

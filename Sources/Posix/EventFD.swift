@@ -1,8 +1,9 @@
 import CSystem
 import Glibc
 
-/// An eventfd used to wake the loop from another thread or a signal context.
-public struct EventFD {
+/// An eventfd used to wake the loop from another thread or a signal context: `signal`
+/// and `drain` are single system calls, safe from any thread.
+public struct EventFD: Sendable {
   public let fd: FileDescriptor
 
   public init() throws(Errno) {

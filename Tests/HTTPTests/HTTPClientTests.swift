@@ -383,3 +383,27 @@ extension Result {
     return nil
   }
 }
+
+/// The client's libcurl runs on a thread of its own, which goes with the client.
+@Suite struct CurlThreadTests {
+  /// What the process stops with: requests on the wire are dropped without their
+  /// completions (the outbox keeps what they carried), and the thread is joined, not
+  /// left running with a multi handle whose owner is gone.
+  @Test func aClientDroppedWithRequestsOnTheWireRunsNoCompletionAndStopsItsThread() throws {
+    let loop = try EventLoop()
+    let server = try LoopbackHTTPServer(loop: loop)
+    server.handler = { _ in .after(milliseconds: 100, .respond(status: 200)) }
+    var completions = 0
+    var client: HTTPClient? = HTTPClient(loop: loop, maxConnections: 2)
+    for path in ["/a", "/b", "/c"] {
+      client!.send(HTTPRequest(method: "GET", url: server.baseURL + path)) { _ in completions += 1 }
+    }
+    let deadline = Process.monotonicNanoseconds() + 5_000_000_000
+    while server.requests.count < 2 && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
+    #expect(server.requests.count == 2, "two on the wire, one waiting")
+    client = nil
+    let quiet = Process.monotonicNanoseconds() + 300_000_000
+    while Process.monotonicNanoseconds() < quiet { try loop.runOnce(wait: false) }
+    #expect(completions == 0)
+  }
+}

@@ -1,5 +1,6 @@
 """libcurl is opened only when the REST backend starts (issue 30, start-up): the binary
-does not link it, a local-backend server never maps it, a REST server does, and a
+does not link it, a local-backend server never maps it (nor starts libcurl's thread), a
+REST server does, and a
 machine without it gets a clear error and exit code 2 from `serve --backend rest`.
 
 NETMODEL_LIBCURL names the library to open instead of libcurl.so.4: how these tests
@@ -35,6 +36,11 @@ def mapped_libraries(pid: int) -> set[str]:
     return names
 
 
+def thread_names(pid: int) -> list[str]:
+    """The names of the process's threads, as `top -H` shows them."""
+    return sorted((task / "comm").read_text().strip() for task in Path(f"/proc/{pid}/task").iterdir())
+
+
 def libcurls(names: set[str]) -> set[str]:
     return {name for name in names if name.startswith("libcurl")}
 
@@ -61,6 +67,7 @@ def test_a_local_backend_server_never_maps_libcurl(spawn):
     names = mapped_libraries(server.pid)
     assert [name for name in names if name.startswith("libjansson")], names  # it reads the maps it means to
     assert libcurls(names) == set(), names
+    assert thread_names(server.pid) == ["netmodel"], "the local backend runs on one thread"
 
 
 def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, demo):
@@ -72,6 +79,9 @@ def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, d
     # The functions resolved at run time carry requests: a read goes to the API and back.
     assert server.conn.result("getFollowState", {"kind": "artist", "id": "andy-warhol"})["following"] is True
     assert api.log(), "no request reached the API"
+    # libcurl's own thread, one for the backend however many requests went out.
+    assert server.conn.result("getFollowState", {"kind": "artist", "id": "banksy"})["following"] in (True, False)
+    assert thread_names(server.pid) == ["netmodel", "netmodel curl"]
 
 
 def test_without_libcurl_the_rest_backend_stops_with_exit_2_saying_what_to_install(spawn, runtime):
