@@ -11,9 +11,9 @@ import class Foundation.ProcessInfo
 /// Release builds drop the run-time exclusivity checks; the compile-time ones stay, and
 /// debug builds and the tests keep both. Safe here because the checks that go are for
 /// accesses the compiler cannot see whole (class properties, globals, escaped
-/// captures), and netmodel touches each from one thread (the models' loop; the multi
-/// handle and its transfers the curl thread's, which shares only its mailboxes, behind
-/// a lock): two accesses can overlap only
+/// captures), and netmodel touches each from one thread (the models' loop; libcurl's
+/// multi handle and its transfers belong to one thread at a time, handed whole through a
+/// mailbox behind a lock): two accesses can overlap only
 /// when code re-enters an object while one of its properties is being modified, and no
 /// such path trips the checks, neither in the debug build under `swift test` nor in a
 /// checked release build (`NETMODEL_EXCLUSIVITY_CHECKED=1`) under the interop suite.

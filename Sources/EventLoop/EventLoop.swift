@@ -3,7 +3,8 @@ import Posix
 /// The loop that owns a thread's state: file descriptors, timers, and hooks that run
 /// before it sleeps. Single-threaded by design (Redis `ae.c`): nothing it drives
 /// needs a lock, and every change happens in one order. The models have one; libcurl
-/// has its own, on its thread (`HTTP.CurlThread`), and they talk through mailboxes.
+/// gets its own, on its thread, while many requests are in flight (`HTTP.CurlRunner`),
+/// and the two talk through mailboxes.
 ///
 /// Tests drive it with `runOnce(wait: false)` and a `ManualClock`: one iteration at a
 /// time, no sleeping.

@@ -2,12 +2,12 @@ import CCurl
 import EventLoop
 import Posix
 
-/// What `HTTPClient` asks of the curl thread.
-enum CurlOrder: Sendable {
-  /// Send `request`, through `proxy` ("" for none); its report names `slot`.
-  case start(slot: Int, request: HTTPRequest, timeoutsMs: TimeoutsMs, proxy: String)
-  /// Stop the thread: transfers under way are dropped, unreported.
-  case stop
+/// A request to send, through `proxy` ("" for none); its report names `slot`.
+struct CurlStart: Sendable {
+  let slot: Int
+  let request: HTTPRequest
+  let timeoutsMs: TimeoutsMs
+  let proxy: String
 }
 
 /// libcurl's two timeouts for a request, in its milliseconds.
@@ -16,25 +16,36 @@ struct TimeoutsMs: Sendable, Equatable {
   var connect: Int
 }
 
-/// What the curl thread tells `HTTPClient`.
+/// What `CurlMulti` tells `HTTPClient`, on whichever thread it runs.
 enum CurlReport: Sendable {
   /// The request of `slot` is done. `sent` is false when it never went out (libcurl
   /// refused an option or a handle); `connectionsOpened` is libcurl's count for it.
   case finished(slot: Int, result: Result<HTTPResponse, HTTPError>, sent: Bool, connectionsOpened: Int)
   /// A failure the client's log should say: the curl thread writes no log of its own.
   case trouble(String)
+  /// The curl thread let go of the multi handle, which the client asked back.
+  case givenBack(MovingMulti)
 }
 
-/// libcurl's multi interface, driven by the curl thread's loop: libcurl tells it which
-/// sockets to watch and when to wake it (its socket and timer callbacks); the loop calls
-/// it back with `curl_multi_socket_action`. Connections stay open in the multi handle's
-/// cache for the next request. It starts what it is ordered to and reports each
-/// answer; which request goes when is the client's to decide.
+/// A multi handle on its way from one thread to another. Sendable because its owner lets
+/// go of it as it posts it and touches it no more: libcurl allows a handle to pass
+/// between threads, used by one at a time (libcurl-thread(3)), and so does this.
+struct MovingMulti: @unchecked Sendable {
+  let multi: CurlMulti
+}
+
+/// libcurl's multi interface, driven by the loop it is attached to: libcurl tells it
+/// which sockets to watch and when to wake it (its socket and timer callbacks); the loop
+/// calls it back with `curl_multi_socket_action`. Connections stay open in the multi
+/// handle's cache for the next request. It starts what it is told to and reports each
+/// answer to its sink; which request goes when is the client's to decide.
 ///
-/// Made on one thread and then used only on the curl thread's.
+/// Attached to one loop at a time, and used only on that loop's thread: `detach` lets go
+/// of every descriptor and timer, and `attach` takes them up on another.
 final class CurlMulti {
-  private let loop: EventLoop
-  private let reports: Mailbox<CurlReport>
+  /// The loop it is attached to, or was last.
+  private var loop: EventLoop
+  private var sink: ([CurlReport]) -> Void
   private let maxBodyBytes: Int
   private let maxIdle: Int
   private let multi: UnsafeMutableRawPointer
@@ -56,12 +67,25 @@ final class CurlMulti {
   /// nanoseconds; nil once it was, or when it asks for nothing.
   private var curlDeadline: UInt64?
   private var timeoutTaskQueued = false
-  /// Reports not yet posted: all of one wake-up go in one post.
+  /// Reports not yet handed to the sink: all of one wake-up go in one batch.
   private var unposted: [CurlReport] = []
+  /// Whether a start since the last `write` gave libcurl something to send.
+  private var added = false
+  /// What a detached handle keeps to take up on the next loop: the sockets it watched and
+  /// how long was left of libcurl's deadline, in nanoseconds (the two loops' clocks need
+  /// not agree).
+  private var detachedSockets: [Int] = []
+  private var detachedDeadline: UInt64?
+  /// This attachment's: a task queued on a loop cannot be cancelled, and one the last loop
+  /// runs after `detach` must not touch the handle (another thread has it).
+  private var attachment = Attachment()
 
-  init(loop: EventLoop, reports: Mailbox<CurlReport>, maxConnections: Int, maxBodyBytes: Int) {
+  /// Attached to `loop`, reporting to `sink`.
+  init(
+    loop: EventLoop, sink: @escaping ([CurlReport]) -> Void, maxConnections: Int, maxBodyBytes: Int
+  ) {
     self.loop = loop
-    self.reports = reports
+    self.sink = sink
     self.maxBodyBytes = maxBodyBytes
     maxIdle = 4 * maxConnections
     guard let multi = nm_multi_init() else { fatalError("curl_multi_init failed") }
@@ -93,41 +117,74 @@ final class CurlMulti {
     nm_multi_cleanup(multi)
   }
 
-  /// Carries out `orders`, oldest first, and has libcurl write the new requests at once.
-  func serve(_ orders: [CurlOrder]) {
-    var added = false
-    for order in orders {
-      switch order {
-      case .start(let slot, let request, let timeoutsMs, let proxy):
-        added = start(slot, request, timeoutsMs, proxy) || added
-      case .stop:
-        loop.stop()
-        return
-      }
-    }
-    if added { act(on: nm_curl_socket_timeout(), mask: 0) }
-    postReports()
-  }
-
-  private func start(_ slot: Int, _ request: HTTPRequest, _ timeoutsMs: TimeoutsMs, _ proxy: String) -> Bool {
+  /// Hands `start`'s request to libcurl; `write` sends it, with the others of its batch.
+  func start(_ start: CurlStart) {
+    let request = start.request
     guard let transfer = idleTransfers.popLast() ?? newTransfer() else {
-      refused(slot, HTTPError(.other, "\(request.summary): curl_easy_init failed"))
-      return false
+      return refused(start.slot, HTTPError(.other, "\(request.summary): curl_easy_init failed"))
     }
-    transfer.begin(request, for: slot)
-    if let error = transfer.configure(timeoutsMs: timeoutsMs, proxy: proxy) {
+    transfer.begin(request, for: start.slot)
+    if let error = transfer.configure(timeoutsMs: start.timeoutsMs, proxy: start.proxy) {
       recycle(transfer)
-      refused(slot, error)
-      return false
+      return refused(start.slot, error)
     }
     let code = nm_multi_add_handle(multi, transfer.handle)
     guard code == CURLM_OK else {
       recycle(transfer)
-      refused(slot, HTTPError(.other, "\(request.summary): \(String(cString: nm_multi_strerror(code)))"))
-      return false
+      return refused(start.slot, HTTPError(.other, "\(request.summary): \(String(cString: nm_multi_strerror(code)))"))
     }
     transfers[transfer.slot] = transfer
-    return true
+    added = true
+  }
+
+  /// Has libcurl write the requests started since the last call at once, and reports
+  /// what is done.
+  func write() {
+    if added {
+      added = false
+      act(on: nm_curl_socket_timeout(), mask: 0)
+    }
+    postReports()
+  }
+
+  /// Lets go of the loop: nothing of the handle stays registered with it, and what it
+  /// reported last goes to the sink first.
+  func detach() {
+    write()
+    attachment.isLive = false
+    detachedSockets = sockets.indices.filter { sockets[$0].registration != nil }
+    for index in detachedSockets {
+      loop.deregister(sockets[index].registration!)
+      sockets[index].registration = nil
+    }
+    if let timer { loop.cancel(timer) }
+    timer = nil
+    timeoutTaskQueued = false
+    let now = loop.clock.now.nanoseconds
+    detachedDeadline = curlDeadline.map { $0 > now ? $0 - now : 0 }
+    curlDeadline = nil
+  }
+
+  /// Takes up, on `loop`, what `detach` let go of; reports go to `sink` from now on.
+  func attach(to loop: EventLoop, sink: @escaping ([CurlReport]) -> Void) {
+    self.loop = loop
+    self.sink = sink
+    attachment = Attachment()
+    timeoutTask = makeTimeoutTask()
+    for index in detachedSockets {
+      do {
+        sockets[index].registration = try loop.register(
+          FileDescriptor(rawValue: Int32(index)), events: sockets[index].events, handler: sockets[index].handler!)
+      } catch {
+        unposted.append(.trouble("HTTP: cannot watch socket \(index): \(error)"))
+      }
+    }
+    detachedSockets = []
+    if let left = detachedDeadline {
+      detachedDeadline = nil
+      let (deadline, later) = loop.clock.now.nanoseconds.addingReportingOverflow(left)
+      arm(deadline: later ? UInt64.max : deadline, now: left == 0)
+    }
   }
 
   private func refused(_ slot: Int, _ error: HTTPError) {
@@ -136,8 +193,9 @@ final class CurlMulti {
 
   private func postReports() {
     guard !unposted.isEmpty else { return }
-    reports.post(contentsOf: unposted)
-    unposted.removeAll(keepingCapacity: true)
+    var batch: [CurlReport] = []
+    swap(&batch, &unposted)
+    sink(batch)
   }
 
   // MARK: libcurl's callbacks
@@ -204,9 +262,13 @@ final class CurlMulti {
     }
     let (nanoseconds, overflow) = UInt64(delay).multipliedReportingOverflow(by: 1_000_000)
     let (sum, later) = loop.clock.now.nanoseconds.addingReportingOverflow(nanoseconds)
-    let deadline = overflow || later ? UInt64.max : sum
+    arm(deadline: overflow || later ? UInt64.max : sum, now: delay == 0)
+  }
+
+  /// Calls libcurl at `deadline`, or on the loop's next turn (`now`).
+  private func arm(deadline: UInt64, now: Bool) {
     curlDeadline = deadline
-    if delay == 0 {
+    if now {
       if !timeoutTaskQueued {
         timeoutTaskQueued = true
         loop.execute(timeoutTask)
@@ -243,12 +305,16 @@ final class CurlMulti {
     return LoopInstant(nanoseconds: self.timerDeadline) - now
   }
 
-  /// `wake(afterMilliseconds: 0)`'s task, made once. Weak: a queued task cannot be
-  /// cancelled when the multi handle goes.
-  private lazy var timeoutTask: () -> Void = { [weak self] in
-    guard let self else { return }
-    self.timeoutTaskQueued = false
-    self.timeoutDue()
+  /// `wake(afterMilliseconds: 0)`'s task, made once an attachment. Weak: a queued task
+  /// cannot be cancelled when the multi handle goes.
+  private lazy var timeoutTask: () -> Void = makeTimeoutTask()
+
+  private func makeTimeoutTask() -> () -> Void {
+    { [weak self, attachment] in
+      guard attachment.isLive, let self else { return }
+      self.timeoutTaskQueued = false
+      self.timeoutDue()
+    }
   }
 
   private func socketReady(_ socket: curl_socket_t, _ events: IOEvents) {
@@ -322,6 +388,11 @@ final class CurlMulti {
       freeSlots.append(transfer.slot)
     }
   }
+}
+
+/// Whether a `CurlMulti` is still attached to the loop that made the closure holding it.
+private final class Attachment {
+  var isLive = true
 }
 
 /// A descriptor libcurl watches through the loop (`registration`), or did.

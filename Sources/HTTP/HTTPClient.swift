@@ -2,9 +2,10 @@ import CCurl
 import EventLoop
 import Posix
 
-/// HTTP over libcurl's multi interface, which runs on a thread of its own
-/// (`CurlThread`): connections stay open in its cache for the next request, and no
-/// thread is made per request. What goes out when is decided here, on the loop:
+/// HTTP over libcurl's multi interface, on the loop or, while many requests are in
+/// flight, on a thread of its own (`CurlRunner`): connections stay open in its cache for
+/// the next request, and no thread is made per request. What goes out when is decided
+/// here, on the loop:
 /// requests beyond the connection limit wait in the client's own queue, by
 /// `HTTPPriority`; one that waits can be moved (`setPriority`) or given up (`cancel`);
 /// an API's hold and the rate limit keep them there.
@@ -43,9 +44,9 @@ public final class HTTPClient {
   /// was sent when, for tests and tracing.
   public var onStart: ((HTTPRequest) -> Void)?
 
-  private let curl: CurlThread
-  private var reportsRegistration: EventLoop.Registration?
-  /// Each request handed to the curl thread and not yet reported, at the slot its order
+  /// Where libcurl runs, and the way to it.
+  let runner: CurlRunner
+  /// Each request handed to libcurl and not yet reported, at the slot its order
   /// names: an array read where a table keyed by a number hashed it twice a request.
   private var sent: [SentRequest?] = []
   private var freeSlots: [Int] = []
@@ -84,24 +85,14 @@ public final class HTTPClient {
     self.proxies = proxies
     self.maxConnections = max(1, maxConnections)
     self.maxBodyBytes = maxBodyBytes
-    // Without a thread, a descriptor or a mailbox the process has no HTTP: it stops,
-    // saying why, as it does when libcurl cannot make a multi handle.
-    do {
-      curl = try CurlThread(maxConnections: self.maxConnections, maxBodyBytes: maxBodyBytes)
-      let reports = curl.reports
-      reportsRegistration = try loop.register(reports.bell.fd, events: .readable) { [unowned self] _ in
-        self.receive(reports.take())
-      }
-    } catch {
-      fatalError("HTTP: cannot start the curl thread: \(error)")
-    }
+    runner = CurlRunner(loop: loop, maxConnections: self.maxConnections, maxBodyBytes: maxBodyBytes)
+    runner.deliver = { [unowned self] reports in self.receive(reports) }
   }
 
   deinit {
-    // In-flight transfers are dropped without their completions: the process is
-    // stopping, and the outbox holds every unconfirmed mutation for the next start.
-    curl.stop()
-    if let reportsRegistration { loop.deregister(reportsRegistration) }
+    // In-flight transfers are dropped without their completions (the runner goes with
+    // the client): the process is stopping, and the outbox holds every unconfirmed
+    // mutation for the next start.
     if let rateTimer { loop.cancel(rateTimer) }
     if let holdTimer { loop.cancel(holdTimer) }
   }
@@ -136,6 +127,7 @@ public final class HTTPClient {
       && rate.take(now: loop.clock.now)
     {
       start(request, screen: screen, completion: completion)
+      runner.flush(inFlight: inFlightCount)
     } else {
       queue.append(ticket, request, priority, at: loop.clock.now, screen: screen, completion)
       if inFlightCount < maxConnections { waitForRate() }
@@ -196,7 +188,7 @@ public final class HTTPClient {
     let slot = freeSlots.popLast() ?? sent.count
     let entry = SentRequest(request: request, startedAt: loop.clock.now, screen: screen, completion: completion)
     if slot == sent.count { sent.append(entry) } else { sent[slot] = entry }
-    curl.orders.post(.start(slot: slot, request: request, timeoutsMs: timeoutsMs(request), proxy: proxy))
+    runner.start(CurlStart(slot: slot, request: request, timeoutsMs: timeoutsMs(request), proxy: proxy))
     inFlightCount += 1
     onStart?(request)
   }
@@ -223,11 +215,11 @@ public final class HTTPClient {
     return ms
   }
 
-  // MARK: The curl thread's reports
+  // MARK: libcurl's reports
 
   /// Hands every answer reported to its completion. Each answer's `screen` reads it
   /// first; then the connections freed go to waiting requests of the highest priority,
-  /// and the curl thread writes those while the completions run here: the API works on
+  /// and libcurl writes those before the completions run: the API works on
   /// the next request while the models read this answer. Only those: a request a
   /// completion sends could outrank any other, and must find the connection free
   /// (`send`), as it always did.
@@ -237,6 +229,7 @@ public final class HTTPClient {
     for report in reports {
       switch report {
       case .trouble(let message): Log.error(message)
+      case .givenBack: break  // the runner's own, which it keeps
       case .finished(let slot, let result, let wasSent, let connections):
         guard let entry = sent[slot] else { continue }
         sent[slot] = nil
@@ -250,6 +243,7 @@ public final class HTTPClient {
     startWaiting(atLeast: finished.isEmpty ? .preload : .user)
     for (completion, result) in finished { completion(result) }
     startWaiting()
+    if inFlightCount == 0 { runner.becameIdle() }
   }
 
   /// Counts and logs an answer, and runs its screen (not for a request that never went
@@ -279,9 +273,10 @@ public final class HTTPClient {
     }
   }
 
-  /// Hands waiting requests of `priority` or higher to the curl thread, highest first, while
+  /// Hands waiting requests of `priority` or higher to libcurl, highest first, while
   /// connections are free.
   private func startWaiting(atLeast priority: HTTPPriority = .preload) {
+    defer { runner.flush(inFlight: inFlightCount) }
     while inFlightCount < maxConnections, queue.hasWaiting(atLeast: priority), !isHeld {
       guard rate.take(now: loop.clock.now) else { return waitForRate() }
       guard let waiting = queue.popFirst() else { return }
@@ -377,7 +372,7 @@ public final class HTTPClient {
   }
 }
 
-/// A request handed to the curl thread, with what runs when it is answered.
+/// A request handed to libcurl, with what runs when it is answered.
 struct SentRequest {
   typealias Completion = (Result<HTTPResponse, HTTPError>) -> Void
   /// Reads an answer before the next waiting request goes out (`HTTPClient.send`).

@@ -11,7 +11,7 @@ public struct OSThread: Sendable {
   /// show it). `body` is handed over: the thread is the only one to touch what it holds.
   /// The corresponding C function is `pthread_create`.
   public static func start(name: String, _ body: sending @escaping () -> Void) throws(Errno) -> OSThread {
-    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    let context = Unmanaged.passRetained(ThreadBody(name: String(name.utf8.prefix(15))!, body)).toOpaque()
     var all = sigset_t()
     var previous = sigset_t()
     sigfillset(&all)
@@ -20,7 +20,11 @@ public struct OSThread: Sendable {
     let code = pthread_create(
       &handle, nil,
       { context in
-        Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().body()
+        let thread = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+        // Named by itself before anything runs: named by its maker, it could be seen
+        // (and read its own name) as its maker's for a moment.
+        _ = nm_thread_setname(pthread_self(), thread.name)
+        thread.body()
         return nil
       }, context)
     pthread_sigmask(SIG_SETMASK, &previous, nil)
@@ -28,7 +32,6 @@ public struct OSThread: Sendable {
       Unmanaged<ThreadBody>.fromOpaque(context).release()
       throw Errno(code, call: "pthread_create")
     }
-    _ = nm_thread_setname(handle, String(name.utf8.prefix(15))!)
     return OSThread(handle: handle)
   }
 
@@ -39,6 +42,10 @@ public struct OSThread: Sendable {
 }
 
 private final class ThreadBody {
+  let name: String
   let body: () -> Void
-  init(_ body: @escaping () -> Void) { self.body = body }
+  init(name: String, _ body: @escaping () -> Void) {
+    self.name = name
+    self.body = body
+  }
 }

@@ -384,23 +384,96 @@ extension Result {
   }
 }
 
-/// The client's libcurl runs on a thread of its own, which goes with the client.
-@Suite struct CurlThreadTests {
+/// Where the client's libcurl runs: on the loop for a lone request, on its own thread for
+/// a burst (`CurlRunner`), the multi handle moving whole, with what is on the wire.
+@Suite struct CurlRunnerTests {
+  let loop: EventLoop
+  let server: LoopbackHTTPServer
+
+  init() throws {
+    loop = try EventLoop()
+    server = try LoopbackHTTPServer(loop: loop)
+    server.handler = { request in .after(milliseconds: 30, .respond(status: 200, body: request.path)) }
+  }
+
+  func run(until done: () -> Bool) throws {
+    let deadline = Process.monotonicNanoseconds() + 10_000_000_000
+    while !done() && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
+  }
+
+  func get(_ client: HTTPClient, _ path: String, into answers: Answers) {
+    client.send(HTTPRequest(method: "GET", url: server.baseURL + path)) { result in
+      answers.byPath[path] = result.map { String(decoding: $0.body, as: UTF8.self) }
+    }
+  }
+
+  final class Answers {
+    var byPath: [String: Result<String, HTTPError>] = [:]
+  }
+
+  @Test func aBurstMovesLibcurlToItsThreadWithWhatIsOnTheWireAndQuietBringsItBack() throws {
+    let client = HTTPClient(loop: loop, maxConnections: 16)
+    client.runner.quietBeforeReturn = .milliseconds(50)
+    let burst = (1..<CurlRunner.threadFrom).map { "/\($0)" }  // and /0
+    let answers = Answers()
+    get(client, "/lone", into: answers)
+    try run { answers.byPath.count == 1 }
+    #expect(!client.runner.onItsThread, "a lone request is served on the loop")
+
+    get(client, "/0", into: answers)
+    try run { server.requests.count == 2 }
+    #expect(!client.runner.onItsThread, "one in flight: still on the loop, and /0 is on the wire")
+    for path in burst.dropLast() { get(client, path, into: answers) }
+    #expect(!client.runner.onItsThread, "\(CurlRunner.threadFrom - 1) in flight: still on the loop")
+    get(client, burst.last!, into: answers)
+    #expect(client.runner.onItsThread, "a burst: libcurl moved, taking /0's transfer along")
+    try run { answers.byPath.count == burst.count + 2 }
+    for path in ["/lone", "/0"] + burst {
+      #expect((try? answers.byPath[path]?.get()) == path, "each answer reaches its own request")
+    }
+
+    try run { !client.runner.onItsThread }
+    #expect(!client.runner.onItsThread, "quiet for 50 ms: back on the loop")
+    let opened = client.counters.connectionsOpened
+    get(client, "/after", into: answers)
+    try run { answers.byPath.count == burst.count + 3 }
+    #expect((try? answers.byPath["/after"]?.get()) == "/after")
+    #expect(client.counters.connectionsOpened == opened, "the connections came back too: kept alive, reused")
+  }
+
+  /// While the handle is on its way back nothing can take a request: it waits, and goes
+  /// out as the handle arrives.
+  @Test func aRequestSentWhileLibcurlComesBackWaitsForItAndGoesOut() throws {
+    let client = HTTPClient(loop: loop, maxConnections: 16)
+    client.runner.quietBeforeReturn = .zero
+    let answers = Answers()
+    let burst = (1...CurlRunner.threadFrom).map { "/\($0)" }
+    for path in burst { get(client, path, into: answers) }
+    #expect(client.runner.onItsThread)
+    try run { answers.byPath.count == burst.count }
+    try run { client.runner.isComingBack || !client.runner.onItsThread }
+    try #require(client.runner.isComingBack, "asked back, not arrived: the runner's state between two turns")
+    get(client, "/held", into: answers)
+    #expect(server.requests.count == burst.count, "held, not sent")
+    try run { answers.byPath.count == burst.count + 1 }
+    #expect((try? answers.byPath["/held"]?.get()) == "/held")
+    #expect(!client.runner.onItsThread)
+  }
+
   /// What the process stops with: requests on the wire are dropped without their
-  /// completions (the outbox keeps what they carried), and the thread is joined, not
-  /// left running with a multi handle whose owner is gone.
-  @Test func aClientDroppedWithRequestsOnTheWireRunsNoCompletionAndStopsItsThread() throws {
-    let loop = try EventLoop()
-    let server = try LoopbackHTTPServer(loop: loop)
+  /// completions (the outbox keeps what they carried), the thread, when libcurl is on it,
+  /// is joined, not left running with a multi handle whose owner is gone.
+  @Test(arguments: [1, CurlRunner.threadFrom])
+  func aClientDroppedWithRequestsOnTheWireRunsNoCompletion(maxConnections: Int) throws {
     server.handler = { _ in .after(milliseconds: 100, .respond(status: 200)) }
     var completions = 0
-    var client: HTTPClient? = HTTPClient(loop: loop, maxConnections: 2)
-    for path in ["/a", "/b", "/c"] {
+    var client: HTTPClient? = HTTPClient(loop: loop, maxConnections: maxConnections)
+    for path in (0...maxConnections).map({ "/\($0)" }) {
       client!.send(HTTPRequest(method: "GET", url: server.baseURL + path)) { _ in completions += 1 }
     }
-    let deadline = Process.monotonicNanoseconds() + 5_000_000_000
-    while server.requests.count < 2 && Process.monotonicNanoseconds() < deadline { try loop.runOnce(wait: true) }
-    #expect(server.requests.count == 2, "two on the wire, one waiting")
+    #expect(client!.runner.onItsThread == (maxConnections > 1))
+    try run { server.requests.count == maxConnections }
+    #expect(server.requests.count == maxConnections, "on the wire, the others waiting")
     client = nil
     let quiet = Process.monotonicNanoseconds() + 300_000_000
     while Process.monotonicNanoseconds() < quiet { try loop.runOnce(wait: false) }

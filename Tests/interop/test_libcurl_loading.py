@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import rpcio
 from demo import DemoServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -72,15 +73,25 @@ def test_a_local_backend_server_never_maps_libcurl(spawn):
 
 def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, demo):
     api = demo(Artsy)
-    server = serve_rest(api.config())
+    server = serve_rest(api.config(maxInFlight=16))
     assert server.conn.result("initialize", {})["serverInfo"]["name"] == "netmodel"
     names = libcurls(mapped_libraries(server.pid))
     assert [name for name in names if name.startswith("libcurl.so.4")], names
     # The functions resolved at run time carry requests: a read goes to the API and back.
     assert server.conn.result("getFollowState", {"kind": "artist", "id": "andy-warhol"})["following"] is True
     assert api.log(), "no request reached the API"
-    # libcurl's own thread, one for the backend however many requests went out.
-    assert server.conn.result("getFollowState", {"kind": "artist", "id": "banksy"})["following"] in (True, False)
+    assert thread_names(server.pid) == ["netmodel"], "a lone request is served on the loop's thread"
+    # A burst (12 follows at once, a request each, more than CurlRunner.threadFrom)
+    # moves libcurl to a thread of its own, one however many requests go out.
+    before = len(api.log())
+    burst = [
+        server.conn.request_obj("follow", {"kind": "artist", "id": f"burst-{n}", "await": True}) for n in range(12)
+    ]
+    server.conn.send_raw(b"".join(rpcio.frame(request, server.conn.framing) for request in burst))
+    replies = [server.conn.recv_reply() for _ in burst]
+    assert sorted(reply["id"] for reply in replies) == sorted(request["id"] for request in burst)
+    posts = [entry for entry in api.log()[before:] if entry["method"] == "POST"]
+    assert len(posts) == len(burst), "one request each"
     assert thread_names(server.pid) == ["netmodel", "netmodel curl"]
 
 
