@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench/http_compare.sh — netmodel binaries side by side on REST round trips, against
+# the bare libcurl floor, in interleaved rounds (bench/README, "libcurl on its own
+# thread, built"): what a change to the HTTP path gives, old binary against new.
+#
+#   BINS="/tmp/netmodel-before .build/release/netmodel" bash bench/http_compare.sh
+#
+# Each round runs, for each number in flight: bench/curlmulti.c (the floor), then every
+# binary through bench/http_netmodel.py, against one bench/httpserver.c. Prints, per in
+# flight and row, the median round trips a second and its ratio to the floor's median.
+# Knobs: BINS [.build/release/netmodel]  ROUNDS [5]  INFLIGHT ["1 16 64"]
+# REQUESTS [30000] (a third of it at 1 in flight). A row is named by its binary's path.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BINS=${BINS:-.build/release/netmodel}
+ROUNDS=${ROUNDS:-5}
+INFLIGHT=${INFLIGHT:-"1 16 64"}
+REQUESTS=${REQUESTS:-30000}
+
+BUILD=bench/bin
+mkdir -p "$BUILD"
+gcc -O2 -Wall -Wextra -o "$BUILD/httpserver" bench/httpserver.c
+gcc -O2 -Wall -Wextra -pthread -o "$BUILD/curlmulti" bench/curlmulti.c -lcurl
+
+TMP=$(mktemp -d)
+"$BUILD/httpserver" --port-file "$TMP/port" >/dev/null 2>"$TMP/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do [[ -s $TMP/port ]] && break; sleep 0.05; done
+url="http://127.0.0.1:$(<"$TMP/port")/v1/me"
+
+rate() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["per_second"])'; }
+
+for ((round = 1; round <= ROUNDS; round++)); do
+  echo "round $round of $ROUNDS" >&2
+  for k in $INFLIGHT; do
+    n=$REQUESTS
+    ((k == 1)) && n=$((REQUESTS / 3))
+    echo "$k floor $("$BUILD/curlmulti" --url "$url" --requests "$n" --in-flight "$k" | rate)"
+    for bin in $BINS; do
+      echo "$k $bin $(python3 bench/http_netmodel.py --url "$url" --in-flight "$k" --requests "$n" --bin "$bin" | rate)"
+    done
+  done
+done >"$TMP/raw"
+
+python3 - "$TMP/raw" "$ROUNDS" <<'PY'
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    k, name, rate = line.split()
+    rows[(int(k), name)].append(float(rate))
+print(f"medians of {sys.argv[2]} interleaved rounds\n")
+print("| in flight | row | round trips/s | ÷ floor |")
+print("| ---: | --- | ---: | ---: |")
+for k in sorted({k for k, _ in rows}):
+    floor = statistics.median(rows[(k, "floor")])
+    for (kk, name), rates in rows.items():
+        if kk == k:
+            median = statistics.median(rates)
+            print(f"| {k} | {name} | {median:,.0f} | {median / floor:.2f} |")
+PY
