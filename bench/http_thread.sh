@@ -25,19 +25,8 @@ WORK_US=${WORK_US:-25}
 REQUESTS=${REQUESTS:-30000}
 NETMODEL_BIN=${NETMODEL_BIN:-.build/release/netmodel}
 
-BUILD=bench/bin
-mkdir -p "$BUILD"
-gcc -O2 -Wall -Wextra -o "$BUILD/httpserver" bench/httpserver.c
-gcc -O2 -Wall -Wextra -pthread -o "$BUILD/curlmulti" bench/curlmulti.c -lcurl
-
-TMP=$(mktemp -d)
-"$BUILD/httpserver" --port-file "$TMP/port" >/dev/null 2>"$TMP/server.log" &
-server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT
-for _ in $(seq 100); do [[ -s $TMP/port ]] && break; sleep 0.05; done
-url="http://127.0.0.1:$(<"$TMP/port")/v1/me"
-
-rate() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["per_second"])'; }
+# shellcheck source=bench/http_floor.sh
+source bench/http_floor.sh
 
 for ((round = 1; round <= ROUNDS; round++)); do
   echo "round $round of $ROUNDS" >&2

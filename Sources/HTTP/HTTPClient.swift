@@ -121,7 +121,7 @@ public final class HTTPClient {
       loop.execute { completion(.failure(HTTPError(.heldTooLong, message))) }
       return ticket
     }
-    // A connection is free while others wait only inside `collectFinished`, whose
+    // A connection is free while others wait only inside `receive`, whose
     // completions may send: a new request must not overtake waiting ones it ranks below.
     if inFlightCount < maxConnections && !queue.hasWaiting(atLeast: priority) && !isHeld
       && rate.take(now: loop.clock.now)
