@@ -20,6 +20,8 @@ final class CurlRunner {
   var quietBeforeReturn: Duration = .milliseconds(20)
   /// What gets the answers (and libcurl's failures to say), on the loop.
   var deliver: ([CurlReport]) -> Void = { _ in }
+  /// How many times libcurl moved to its thread since start (`stats` shows it).
+  private(set) var movesToThread = 0
 
   private enum Home {
     case loop(CurlMulti)
@@ -84,6 +86,7 @@ final class CurlRunner {
       multi.detach()
       thread.orders.post(.adopt(MovingMulti(multi: multi)))
       home = .thread
+      movesToThread += 1
       Log.debug("HTTP: libcurl moves to its own thread (\(inFlight) requests in flight)")
     }
     switch home {

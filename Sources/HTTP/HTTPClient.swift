@@ -40,6 +40,10 @@ public final class HTTPClient {
   public var inFlight: Int { inFlightCount }
   /// Requests waiting for a free connection.
   public var waiting: Int { queue.count }
+  /// Whether libcurl runs on its own thread now, not on the loop's (`CurlRunner`).
+  public var libcurlOnItsThread: Bool { runner.onItsThread }
+  /// How many times libcurl moved to its own thread since the client was made.
+  public var libcurlMoves: Int { runner.movesToThread }
   /// Called as each request goes out (is handed to libcurl), after any wait: what
   /// was sent when, for tests and tracing.
   public var onStart: ((HTTPRequest) -> Void)?

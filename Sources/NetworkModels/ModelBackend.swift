@@ -165,15 +165,21 @@ public struct HTTPStatistics {
   public var inFlight: Int
   public var callsByEndpoint: [String: Int]
   public var endpoints: [String: EndpointFigures]
+  /// Where libcurl runs now, and how often it moved to its own thread
+  /// (`HTTPClient.libcurlOnItsThread`, `libcurlMoves`).
+  public var libcurlOnItsThread: Bool
+  public var libcurlMoves: Int
 
   public init(
     counters: HTTPClient.Counters, inFlight: Int, callsByEndpoint: [String: Int],
-    endpoints: [String: EndpointFigures] = [:]
+    endpoints: [String: EndpointFigures] = [:], libcurlOnItsThread: Bool = false, libcurlMoves: Int = 0
   ) {
     self.counters = counters
     self.inFlight = inFlight
     self.callsByEndpoint = callsByEndpoint
     self.endpoints = endpoints
+    self.libcurlOnItsThread = libcurlOnItsThread
+    self.libcurlMoves = libcurlMoves
   }
 }
 

@@ -19,6 +19,7 @@ extension NetmodelService {
         requests: Int64(counts.requests), responses: Int64(counts.responses),
         transportErrors: Int64(counts.transportErrors), connectionsOpened: Int64(counts.connectionsOpened),
         inFlight: Int64(figures.inFlight),
+        libcurlThread: figures.libcurlOnItsThread ? "own" : "loop", libcurlMoves: Int64(figures.libcurlMoves),
         byEndpoint: figures.callsByEndpoint.sorted(by: { $0.key < $1.key }).map { ($0.key, Int64($0.value)) },
         endpoints: figures.endpoints.sorted(by: { $0.key < $1.key }).map { name, endpoint in
           (

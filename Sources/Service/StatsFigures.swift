@@ -20,6 +20,9 @@ struct StatsFigures: EncodableResult {
 
   struct HTTP {
     var requests: Int64, responses: Int64, transportErrors: Int64, connectionsOpened: Int64, inFlight: Int64
+    /// `loop` or `own`: where libcurl runs now.
+    var libcurlThread: String
+    var libcurlMoves: Int64
     /// By endpoint name, sorted.
     var byEndpoint: [(String, Int64)]
     var endpoints: [(String, Endpoint)]
@@ -124,6 +127,8 @@ struct StatsFigures: EncodableResult {
           .set("transportErrors", .integer(http.transportErrors))
           .set("connectionsOpened", .integer(http.connectionsOpened))
           .set("inFlight", .integer(http.inFlight))
+          .set("libcurlThread", .string(http.libcurlThread))
+          .set("libcurlMoves", .integer(http.libcurlMoves))
           .set("byEndpoint", object(http.byEndpoint))
           .set("endpoints", endpoints))
     }

@@ -78,6 +78,20 @@ struct TopScreen {
   /// The keys' line at the bottom (a terminal's screen, not a log's frame).
   var legend = false
 
+  /// `  libcurl on its own thread (moved 3 times)`: where the rest backend's HTTP runs
+  /// (`stats.backend.http.libcurlThread`); empty for another backend, or a server that
+  /// does not say.
+  static func libcurlText(_ http: JSON?) -> String {
+    guard let http, let thread = http["libcurlThread"]?.string else { return "" }
+    let moves = http["libcurlMoves"]?.integer ?? 0
+    let times = moves == 1 ? "once" : "\(moves) times"
+    switch thread {
+    case "own": return "  libcurl on its own thread (moved \(times))"
+    case "loop": return moves == 0 ? "  libcurl on the loop" : "  libcurl on the loop (moved to its thread \(times))"
+    default: return "  libcurl on " + EscapedText.line(thread)
+    }
+  }
+
   var text: String {
     var lines: [String] = []
     let uptime = (uptimeMs ?? int(stats, "uptimeMs")) / 1000
@@ -98,7 +112,8 @@ struct TopScreen {
         + format(rates.notifications))
     lines.append(
       "backend: calls \(int(stats, "backend", "calls"))  retries \(int(stats, "backend", "retries"))  rollbacks "
-        + "\(int(stats, "backend", "rollbacks"))  http in flight \(int(stats, "backend", "http", "inFlight"))")
+        + "\(int(stats, "backend", "rollbacks"))  http in flight \(int(stats, "backend", "http", "inFlight"))"
+        + Self.libcurlText(stats["backend"]?["http"]))
     // The ledger: failed intents are what a user who asked for them should hear of;
     // dropped entries, what a client away may have missed.
     lines.append(

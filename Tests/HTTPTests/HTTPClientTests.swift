@@ -425,8 +425,10 @@ extension Result {
     #expect(!client.runner.onItsThread, "one in flight: still on the loop, and /0 is on the wire")
     for path in burst.dropLast() { get(client, path, into: answers) }
     #expect(!client.runner.onItsThread, "\(CurlRunner.threadFrom - 1) in flight: still on the loop")
+    #expect(client.libcurlMoves == 0)
     get(client, burst.last!, into: answers)
     #expect(client.runner.onItsThread, "a burst: libcurl moved, taking /0's transfer along")
+    #expect(client.libcurlOnItsThread && client.libcurlMoves == 1, "what stats shows")
     try run { answers.byPath.count == burst.count + 2 }
     for path in ["/lone", "/0"] + burst {
       #expect((try? answers.byPath[path]?.get()) == path, "each answer reaches its own request")
@@ -434,6 +436,7 @@ extension Result {
 
     try run { !client.runner.onItsThread }
     #expect(!client.runner.onItsThread, "quiet for 50 ms: back on the loop")
+    #expect(!client.libcurlOnItsThread && client.libcurlMoves == 1, "a move there is counted, not the way back")
     let opened = client.counters.connectionsOpened
     get(client, "/after", into: answers)
     try run { answers.byPath.count == burst.count + 3 }

@@ -28,4 +28,29 @@ import Testing
       #expect(text.ranges(of: shown).count == 3, "instance, endpoint and transport: \(text)")
     }
   }
+
+  /// The overview's backend line says where libcurl runs: a burst moved it to its own
+  /// thread, and a figure that keeps growing says bursts are common.
+  @Test func theBackendLineSaysWhereLibcurlRuns() {
+    func line(_ http: JSON?) -> String {
+      let backend = JSON.object().set("calls", .integer(3))
+      if let http { backend.set("http", http) }
+      let text = TopScreen(
+        stats: JSON.object().set("backend", backend), rates: TopRates(), size: (rows: 40, columns: 300), colour: false
+      ).text
+      // Each line ends by clearing the rest of the terminal's row.
+      let row = text.split(separator: "\n").first { $0.hasPrefix("backend: calls 3") } ?? ""
+      return String(row.hasSuffix("\u{1B}[K") ? row.dropLast(3) : row)
+    }
+    func http(_ thread: String, _ moves: Int64) -> JSON {
+      JSON.object().set("inFlight", .integer(9)).set("libcurlThread", .string(thread)).set(
+        "libcurlMoves", .integer(moves))
+    }
+    #expect(line(http("own", 1)).hasSuffix("http in flight 9  libcurl on its own thread (moved once)"))
+    #expect(line(http("own", 3)).hasSuffix("libcurl on its own thread (moved 3 times)"))
+    #expect(line(http("loop", 0)).hasSuffix("http in flight 9  libcurl on the loop"))
+    #expect(line(http("loop", 2)).hasSuffix("libcurl on the loop (moved to its thread 2 times)"))
+    #expect(line(nil).hasSuffix("http in flight 0"), "the local backend: nothing about libcurl")
+    #expect(line(http("x\u{1B}[2J", 0)).hasSuffix(#"libcurl on x\x1b[2J"#), "a hostile server's word, escaped")
+  }
 }

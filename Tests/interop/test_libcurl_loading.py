@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 import rpcio
 from demo import DemoServer
+from test_compliance import _openrpc, _validate
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -71,7 +73,7 @@ def test_a_local_backend_server_never_maps_libcurl(spawn):
     assert thread_names(server.pid) == ["netmodel"], "the local backend runs on one thread"
 
 
-def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, demo):
+def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, demo, repo_root):
     api = demo(Artsy)
     server = serve_rest(api.config(maxInFlight=16))
     assert server.conn.result("initialize", {})["serverInfo"]["name"] == "netmodel"
@@ -81,6 +83,10 @@ def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, d
     assert server.conn.result("getFollowState", {"kind": "artist", "id": "andy-warhol"})["following"] is True
     assert api.log(), "no request reached the API"
     assert thread_names(server.pid) == ["netmodel"], "a lone request is served on the loop's thread"
+    stats = server.conn.result("stats")
+    _validate(_openrpc(repo_root), {"$ref": "#/components/schemas/Stats"}, stats, "the rest backend's stats")
+    http = stats["backend"]["http"]
+    assert (http["libcurlThread"], http["libcurlMoves"]) == ("loop", 0), http
     # A burst (12 follows at once, a request each, more than CurlRunner.threadFrom)
     # moves libcurl to a thread of its own, one however many requests go out.
     before = len(api.log())
@@ -93,6 +99,15 @@ def test_a_rest_backend_server_maps_libcurl_and_answers_through_it(serve_rest, d
     posts = [entry for entry in api.log()[before:] if entry["method"] == "POST"]
     assert len(posts) == len(burst), "one request each"
     assert thread_names(server.pid) == ["netmodel", "netmodel curl"]
+    # stats says so, and says when it came back (20 ms after the burst's last answer).
+    http = server.conn.result("stats")["backend"]["http"]
+    assert http["libcurlMoves"] == 1 and http["libcurlThread"] in ("own", "loop"), http
+    deadline = time.monotonic() + 5
+    while http["libcurlThread"] != "loop" and time.monotonic() < deadline:
+        time.sleep(0.02)
+        http = server.conn.result("stats")["backend"]["http"]
+    assert (http["libcurlThread"], http["libcurlMoves"]) == ("loop", 1), http
+    assert thread_names(server.pid) == ["netmodel", "netmodel curl"], "the thread stays, asleep"
 
 
 def test_without_libcurl_the_rest_backend_stops_with_exit_2_saying_what_to_install(spawn, runtime):

@@ -29,7 +29,8 @@ public final class RESTStatistics: BackendStatistics {
   public var httpStatistics: HTTPStatistics {
     HTTPStatistics(
       counters: session.http.counters, inFlight: session.http.inFlight, callsByEndpoint: calls,
-      endpoints: figuresByEndpoint)
+      endpoints: figuresByEndpoint, libcurlOnItsThread: session.http.libcurlOnItsThread,
+      libcurlMoves: session.http.libcurlMoves)
   }
 
   /// The API's rate-limit hold and the calls waiting, for `inspect`.

@@ -259,6 +259,17 @@ export interface StatsBackendHttp {
   connectionsOpened: number;
   /** Requests started and not yet answered. */
   inFlight: number;
+  /**
+   * Where libcurl writes and reads now: `loop`, the models' own thread (a few requests in flight),
+   * or `own`, a thread of its own (`netmodel curl`), from 8 in flight at once until none has been
+   * for 20 ms (docs/operations.md, Bounds).
+   */
+  libcurlThread: "loop" | "own";
+  /**
+   * Times libcurl moved to its own thread since start: a figure that grows with every burst says
+   * the API is often asked many things at once.
+   */
+  libcurlMoves: number;
   /** Requests per `kind.endpoint` (`artist.state`, `profile.unfollow`, ...). */
   byEndpoint: Record<string, number>;
   /**

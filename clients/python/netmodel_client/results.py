@@ -257,6 +257,8 @@ StatsBackendHttp = TypedDict(
         "transportErrors": int,
         "connectionsOpened": int,
         "inFlight": int,
+        "libcurlThread": Literal["loop", "own"],
+        "libcurlMoves": int,
         "byEndpoint": Dict[str, int],
         "endpoints": Dict[str, StatsBackendHttpEndpointsValue],
     },
