@@ -33,19 +33,4 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done >"$TMP/raw"
 
-python3 - "$TMP/raw" "$ROUNDS" <<'PY'
-import collections, statistics, sys
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    k, name, rate = line.split()
-    rows[(int(k), name)].append(float(rate))
-print(f"medians of {sys.argv[2]} interleaved rounds\n")
-print("| in flight | row | round trips/s | ÷ floor |")
-print("| ---: | --- | ---: | ---: |")
-for k in sorted({k for k, _ in rows}):
-    floor = statistics.median(rows[(k, "floor")])
-    for (kk, name), rates in rows.items():
-        if kk == k:
-            median = statistics.median(rates)
-            print(f"| {k} | {name} | {median:,.0f} | {median / floor:.2f} |")
-PY
+medians_table "$TMP/raw" "medians of $ROUNDS interleaved rounds"

@@ -43,19 +43,5 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done >"$TMP/raw"
 
-python3 - "$TMP/raw" "$WORK_US" "$ROUNDS" <<'PY'
-import collections, statistics, sys
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    k, name, value = line.split()
-    rows[(int(k), name)].append(float(value))
-print(f"medians of {sys.argv[3]} interleaved rounds; inline and worker spend {sys.argv[2]} µs of CPU an answer\n")
-print("| in flight | row | round trips/s | ÷ floor |")
-print("| ---: | --- | ---: | ---: |")
-for k in sorted({k for k, _ in rows}):
-    floor = statistics.median(rows[(k, "floor")])
-    for name in ("floor", "inline", "worker", "netmodel"):
-        if (k, name) in rows:
-            m = statistics.median(rows[(k, name)])
-            print(f"| {k} | {name} | {m:,.0f} | {m / floor:.2f} |")
-PY
+medians_table "$TMP/raw" \
+  "medians of $ROUNDS interleaved rounds; inline and worker spend $WORK_US µs of CPU an answer"
