@@ -5,6 +5,9 @@ import Posix
 /// What a connection tells the server that owns it.
 protocol ConnectionOwner: AnyObject {
   func connectionNeedsFlush(_ connection: Connection)
+  /// `Connection.earlyFlushReplies` replies are queued: a chance to write them before
+  /// the loop's turn ends.
+  func connectionQueuedManyReplies(_ connection: Connection)
   func connectionDidReachEndOfInput(_ connection: Connection)
   func connectionDidClose(_ connection: Connection)
 }
@@ -82,6 +85,8 @@ public final class Connection {
   private var notificationScratch: [UInt8] = []
   /// Where the replies queued since the last flush begin in `outBuffer`.
   private var repliesStart: Int?
+  /// Replies queued since the last flush.
+  private var repliesQueued = 0
   private var flushScheduled = false
   private var inputRegistration: EventLoop.Registration?
   private var outputRegistration: EventLoop.Registration?
@@ -108,6 +113,12 @@ public final class Connection {
   public static let defaultMaxBatchElements = 10_000
   /// The default of `maxPendingRequests`.
   public static let defaultMaxPendingRequests = 10_000
+  /// How many replies of one read wait before the owner may write them while the rest
+  /// of the read is still being answered. Written only at the turn's end, a pipelining
+  /// peer and the server take turns: it waits for the whole window's replies, then the
+  /// server for its next requests. Written in parts, both work at once
+  /// (bench/README.md, "Replies written while the read is answered").
+  public static let earlyFlushReplies = 32
 
   init(
     id: Int, loop: EventLoop, input: FileDescriptor, output: FileDescriptor, transport: Transport,
@@ -163,6 +174,7 @@ public final class Connection {
     guard !isClosed else { return }
     if repliesStart == nil { repliesStart = outBuffer.count }
     (framing ?? .contentLength).appendFrame(to: &outBuffer, scratch: &scratch, encodeBody: encodeBody)
+    repliesQueued += 1
     scheduleFlush()
   }
 
@@ -227,6 +239,7 @@ public final class Connection {
   func flush() {
     flushScheduled = false
     repliesStart = nil
+    repliesQueued = 0
     guard !isClosed else { return }
     while outOffset < outBuffer.count {
       do {
@@ -404,6 +417,7 @@ public final class Connection {
       }
       guard let frame = splitter.next() else { return }
       dispatcher.handle(frame, from: self)
+      if repliesQueued >= Connection.earlyFlushReplies { owner?.connectionQueuedManyReplies(self) }
     }
   }
 

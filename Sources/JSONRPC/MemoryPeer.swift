@@ -14,6 +14,8 @@ import Posix
 public final class MemoryPeer {
   /// Every byte the connection wrote to this peer.
   public private(set) var received: [UInt8] = []
+  /// How many writes brought them: each is a socket peer's wake-up.
+  public private(set) var writeCount = 0
   /// The connection closed its end.
   public private(set) var closedByServer = false
   /// This peer closed its end: the connection reads the end of input.
@@ -73,6 +75,7 @@ public final class MemoryPeer {
   func take(_ bytes: UnsafeRawPointer, count: Int) throws(Errno) -> Int {
     guard !isClosed else { throw Errno(Errno.brokenPipe, call: "write") }
     received.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: count))
+    writeCount += 1
     return count
   }
 

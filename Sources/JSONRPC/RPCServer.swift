@@ -38,6 +38,11 @@ public final class RPCServer {
   /// makes the iteration's mutations durable (group commit), so no reply promises what
   /// a crash could lose.
   public var preFlushHook: (() -> Void)?
+  /// Whether the output of a turn may be written before the turn ends, every
+  /// `Connection.earlyFlushReplies` replies of one peer's read (the hook runs first, as
+  /// at the turn's end). The service says no while an intent waits for its fsync, so
+  /// a burst of mutations stays one group commit; unset, always.
+  public var mayFlushEarly: (() -> Bool)?
   private var listeners: [Listener] = []
   private var nextConnectionID = 1
   /// Stdio connections whose end of input was logged as their close.
@@ -137,6 +142,11 @@ public final class RPCServer {
   /// Writes whatever each connection has queued, without waiting.
   public func flushAll() {
     lastFlushIteration = loop.iteration
+    writeQueued()
+  }
+
+  /// The pre-flush hook, then every connection's queued bytes.
+  private func writeQueued() {
     flushing = true
     defer { flushing = false }
     preFlushHook?()
@@ -209,6 +219,12 @@ extension RPCServer: ConnectionOwner {
     // Output queued by a hook that runs after this iteration's flush (or from another
     // place past it) must not wait for the next event: run one more iteration now.
     if lastFlushIteration == loop.iteration && !flushing { loop.execute {} }
+  }
+
+  /// Not marked as the iteration's flush: the turn's end writes again.
+  func connectionQueuedManyReplies(_ connection: Connection) {
+    guard !flushing, mayFlushEarly?() ?? true else { return }
+    writeQueued()
   }
 
   func connectionDidReachEndOfInput(_ connection: Connection) {

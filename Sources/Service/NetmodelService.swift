@@ -104,11 +104,15 @@ public final class NetmodelService {
       self.ledger.commit()
       self.subscriptions.drainAll()
     }
+    // An intent waiting for its fsync keeps the turn's output for the turn's end, with
+    // every other intent of the turn: one fsync, not one per early write.
+    server.mayFlushEarly = { [unowned self] in self.outbox?.needsCommit != true }
   }
 
   deinit {
     server.onConnectionClosed = nil
     server.preFlushHook = nil
+    server.mayFlushEarly = nil
     store.onMutation = nil
     if let timer = statsPush.timer { loop.cancel(timer) }
   }
