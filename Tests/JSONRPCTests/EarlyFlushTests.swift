@@ -1,6 +1,7 @@
 import EventLoop
 import JSON
 import JSONRPC
+import TestSupport
 import Testing
 
 enum Seen: TestMethod { static let name = "seen" }
@@ -85,6 +86,26 @@ enum Seen: TestMethod { static let name = "seen" }
 
     #expect(writesWhenHooked == [0, 1, 2])
     #expect(peer.writeCount == 3)
+  }
+
+  /// A socket peer that stops reading: the early writes meet a full socket, reading
+  /// pauses at the limit, and once the peer reads, every reply comes, once, in order.
+  @Test(arguments: [Framing.newlineDelimited, .contentLength])
+  func aPeerThatStopsReadingGetsEveryReplyOnceItReads(framing: Framing) throws {
+    let fixture = try Fixture(maxUnreadBytes: 32 << 10)
+    let pad = String(repeating: "p", count: 400)
+    fixture.server.dispatcher.register(Seen.self) { request in request.reply.succeed(.string(pad)) }
+    let peer = try fixture.peer(framing)
+    // 600 small requests fit the socket's buffer; their 250 KB of replies do not.
+    try peer.write(requests(600, framing))
+    for _ in 0..<20 { try fixture.loop.runOnce(wait: false) }
+    let connection = try #require(fixture.server.connections.values.first)
+    #expect(connection.unsentByteCount > 0)
+
+    let replies = try peer.receive(600, iterations: 2000)
+    #expect(replies.map { $0["id"]?.integer } == (1...600).map { Int64($0) })
+    #expect(replies.allSatisfy { $0["result"]?.string == pad })
+    #expect(try peer.drain().isEmpty)
   }
 
   /// A batch's reply is one reply, written whole.
